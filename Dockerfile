@@ -1,0 +1,41 @@
+# syntax=docker/dockerfile:1
+# agent-test-gateway: build with dev dependencies, run with production ones only.
+#   docker build -t agent-test-gateway:0.1.0 .
+ARG NODE_IMAGE=node:20-slim
+
+# --- build: TypeScript -> dist/ ------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` runs the build, and the sources are not copied yet.
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json openapi.yaml ./
+COPY src ./src
+RUN npm run build
+
+# --- runtime -------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+# tini as PID 1: it forwards SIGTERM to node (which then drains: readiness false, running
+# turns get SHUTDOWN_GRACE_MS, sockets close, exit 0) and reaps zombies. The kernel applies
+# no default signal action to PID 1, so node as PID 1 would ignore a SIGTERM that arrives
+# before the app installs its handler, and linger until the kubelet's SIGKILL.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# Read at start-up from the package root (and served as /openapi.json).
+COPY openapi.yaml ./
+# The files above stay root-owned: the process can read its code but not change it.
+# `node` is uid 1000 in the official images; the Helm chart runs it read-only as 1000 too.
+USER node
+EXPOSE 8080
+# For plain `docker run` only: Kubernetes ignores HEALTHCHECK and uses the chart's probes.
+# Slim images have no curl, so node itself asks /healthz.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/server.js"]

@@ -1,0 +1,82 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { ConversationRegistry } from './conversations/registry.js';
+import { createEngineAdapter, type EngineAdapter } from './engine/adapter.js';
+import type { Config } from './ops/config.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
+import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
+import { createPlatformClient, type PlatformClient } from './platform/client.js';
+import { installErrorHandling } from './routes/errors.js';
+import { conversationRoutes } from './routes/conversations.js';
+import { memoryRoutes } from './routes/memory.js';
+import { opsRoutes } from './routes/ops.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    metrics: Metrics;
+    engine: EngineAdapter;
+    platform: PlatformClient;
+    authorizer: Authorizer;
+    conversations: ConversationRegistry;
+  }
+}
+
+/** Secrets are removed from log lines by path, structurally, not by remembering. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'token',
+  'config.engineIdentity',
+];
+
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  return { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+}
+
+export interface BuildOptions {
+  /** pino options, or false; defaults to JSON logs at the configured level. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** Builds the whole service, not yet listening: the server and each test build one the same way. */
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: opts.logger ?? loggerOptions(config.logLevel),
+    bodyLimit: config.maxBodyBytes,
+    // The socket of a long turn must not be cut by Node's own request timeout.
+    requestTimeout: 0,
+    return503OnClosing: true,
+  });
+
+  const metrics = createMetrics();
+  const engine = createEngineAdapter(config, metrics);
+  const platform = createPlatformClient(config, metrics);
+  app.decorate('config', config);
+  app.decorate('metrics', metrics);
+  app.decorate('engine', engine);
+  app.decorate('platform', platform);
+  app.decorate('authorizer', createAuthorizer(config, platform, metrics));
+  app.decorate('conversations', new ConversationRegistry({ config, engine, metrics, log: app.log }));
+
+  if (config.engineIdentity.state === 'malformed') {
+    app.log.warn(
+      'PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY is not HTTP Basic credentials (Basic <base64 of user:password> or user:password): it will never be sent, closed projects answer identity_malformed, open projects keep working',
+    );
+  }
+
+  // Closing the app closes every engine socket; server.ts drains with a grace period first.
+  app.addHook('preClose', async () => {
+    await app.conversations.drain(0);
+  });
+  app.addHook('onClose', async () => {
+    await Promise.all([engine.close(), platform.close()]);
+  });
+
+  installErrorHandling(app);
+  await app.register(opsRoutes);
+  await app.register(conversationRoutes);
+  await app.register(memoryRoutes);
+  return app;
+}

@@ -1,0 +1,377 @@
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { FastifyBaseLogger } from 'fastify';
+import type { EngineAdapter } from '../engine/adapter.js';
+import type { Element } from '../engine/elements.js';
+import type { TurnRecord } from '../engine/socket.js';
+import { GatewayError } from '../errors.js';
+import type { Config } from '../ops/config.js';
+import type { CloseCause, Metrics } from '../ops/metrics.js';
+import type { AgentAccess, Caller } from '../platform/authorizer.js';
+import { conflictingSettings, DEVICE_NAMESPACE, settingsFrom, type ConnectInput } from '../schemas/connect.js';
+import { Conversation, type ConversationState } from './conversation.js';
+
+/**
+ * The pod-local pool of engine sockets and the in-memory registry of conversations. Every state
+ * transition of a conversation happens here, synchronously between awaits, so limits, ownership
+ * and "is a turn running?" have one answer even when requests race.
+ */
+export interface TurnRequest {
+  line: string;
+  signal?: AbortSignal;
+  onElement?: (element: Element) => void;
+}
+
+export interface TurnResult {
+  conversation: Conversation;
+  record: TurnRecord;
+  /** This turn opened a new socket to an existing engine session, which lost the earlier planning. */
+  reconnected: boolean;
+  notes: string[];
+}
+
+export const END_OF_CONVERSATION_NOTE =
+  "The engine saw a plain socket close (never #exit): about 30 s later it runs the session's end-of-conversation work (post-session integrations, end-of-conversation evaluations), once per conversation.";
+
+const CLOSE_NOTES: Record<CloseCause, string> = {
+  idle: 'The connection closed after the idle time without a turn.',
+  turn_failed: "The connection closed because the turn did not end with the engine's exit element.",
+  cancelled: 'The connection closed because the turn was cancelled.',
+  agent_ended: 'The agent ended the conversation.',
+  caller: 'The connection was closed on request (DELETE).',
+  evicted: 'The connection was closed to make room for a newer conversation (least recently used idle one).',
+  engine_closed: 'The engine closed the connection between turns.',
+  shutdown: 'The connection closed because the gateway pod shut down.',
+};
+
+export const closeNotes = (conv: Conversation): string[] =>
+  conv.closeCause === undefined
+    ? []
+    : conv.closeCause === 'agent_ended'
+      ? [CLOSE_NOTES.agent_ended]
+      : [CLOSE_NOTES[conv.closeCause], END_OF_CONVERSATION_NOTE];
+
+export class ConversationRegistry {
+  readonly #config: Config;
+  readonly #engine: EngineAdapter;
+  readonly #metrics: Metrics;
+  readonly #log: FastifyBaseLogger;
+  /** Conversations holding (or opening) a socket. */
+  readonly #open = new Set<Conversation>();
+  readonly #byCaller = new Map<string, Set<Conversation>>();
+  /** Open conversations whose session id is known, and reconnects under way. */
+  readonly #live = new Map<string, Conversation>();
+  /** Closed conversations: still refused to others, and reconnected with their first settings. */
+  readonly #remembered: LRUCache<string, Conversation>;
+  #busy = 0;
+  #draining = false;
+
+  constructor(deps: { config: Config; engine: EngineAdapter; metrics: Metrics; log: FastifyBaseLogger }) {
+    this.#config = deps.config;
+    this.#engine = deps.engine;
+    this.#metrics = deps.metrics;
+    this.#log = deps.log;
+    this.#remembered = new LRUCache({
+      max: deps.config.rememberedConversationsMax,
+      ttl: deps.config.rememberedConversationsTtlMs,
+      ttlAutopurge: false,
+    });
+  }
+
+  get stats(): { open: number; busy: number; remembered: number; draining: boolean } {
+    return { open: this.#open.size, busy: this.#busy, remembered: this.#remembered.size, draining: this.#draining };
+  }
+
+  /** Opens a new conversation and runs its first turn. */
+  async start(caller: Caller, access: AgentAccess, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
+    const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
+    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings });
+    this.#admit(conv);
+    await this.#connect(conv, access);
+    return this.#runTurn(conv, turn, false);
+  }
+
+  /** The next turn: over the live socket, or over a new one to the same engine session. */
+  async turn(
+    caller: Caller,
+    access: AgentAccess,
+    sessionId: string,
+    input: ConnectInput,
+    turn: TurnRequest,
+  ): Promise<TurnResult> {
+    this.#refuseWhileDraining();
+    const live = this.#live.get(sessionId);
+    if (live !== undefined) {
+      this.#checkOwner(live, caller, access.agentKey);
+      if (live.state !== 'idle') {
+        throw new GatewayError('turn_in_progress', 'A turn of this conversation is still running; send the next line when it has ended.');
+      }
+      this.#checkSettings(live, input);
+      return this.#runTurn(live, turn, false);
+    }
+    const known = this.#remembered.get(sessionId);
+    if (known !== undefined) {
+      this.#checkOwner(known, caller, access.agentKey);
+      this.#checkSettings(known, input);
+    }
+    const conv =
+      known ??
+      new Conversation({
+        callerId: caller.id,
+        agent: access.agentKey,
+        settings: settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`),
+        sessionId,
+      });
+    this.#admit(conv);
+    await this.#connect(conv, access);
+    return this.#runTurn(conv, turn, true, known === undefined ? 'unknown' : 'closed');
+  }
+
+  /** A live or remembered conversation of this caller and agent. */
+  get(caller: Caller, agentKey: string, sessionId: string): Conversation {
+    const conv = this.#live.get(sessionId) ?? this.#remembered.get(sessionId);
+    if (conv === undefined) {
+      throw new GatewayError('not_found', 'This pod holds and remembers no conversation with this session_id.');
+    }
+    this.#checkOwner(conv, caller, agentKey);
+    return conv;
+  }
+
+  /** DELETE: a plain close; closing a closed conversation again is fine. */
+  closeByCaller(caller: Caller, agentKey: string, sessionId: string): Conversation {
+    const conv = this.get(caller, agentKey, sessionId);
+    this.#close(conv, 'caller');
+    return conv;
+  }
+
+  /** The caller's open and remembered conversations, newest first. */
+  list(callerId: string): Conversation[] {
+    const mine = [...(this.#byCaller.get(callerId) ?? [])].filter((c) => c.sessionId !== undefined);
+    for (const conv of this.#remembered.values()) {
+      if (conv.callerId === callerId && conv.state === 'closed') mine.push(conv);
+    }
+    return mine.sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /** Every conversation on the pod, open and remembered (for the debug page). */
+  all(): Conversation[] {
+    const open = [...this.#open].filter((c) => c.sessionId !== undefined);
+    const closed = [...this.#remembered.values()].filter((c) => c.state === 'closed');
+    return [...open, ...closed].sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /**
+   * Shutdown: refuse new work at once, give running turns the grace period, then close every
+   * socket plainly (1001 "going away").
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#draining = true;
+    const deadline = Date.now() + graceMs;
+    while (this.#busyOrConnecting() && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+    }
+    for (const conv of [...this.#open]) this.#close(conv, 'shutdown');
+  }
+
+  #busyOrConnecting(): boolean {
+    for (const conv of this.#open) if (conv.state !== 'idle') return true;
+    return false;
+  }
+
+  #refuseWhileDraining(): void {
+    if (this.#draining) {
+      throw new GatewayError('shutting_down', 'This gateway pod is shutting down; retry on another pod.');
+    }
+  }
+
+  #checkOwner(conv: Conversation, caller: Caller, agentKey: string): void {
+    if (conv.callerId !== caller.id || conv.agent !== agentKey) {
+      throw new GatewayError(
+        'conversation_not_yours',
+        'This conversation belongs to another caller or another agent; start a conversation of your own.',
+      );
+    }
+  }
+
+  #checkSettings(conv: Conversation, input: ConnectInput): void {
+    const differing = conflictingSettings(conv.settings, input);
+    if (differing.length > 0) {
+      throw new GatewayError(
+        'conversation_settings_fixed',
+        `${differing.join(', ')} ${differing.length > 1 ? 'are' : 'is'} fixed when the conversation connects; leave ${
+          differing.length > 1 ? 'them' : 'it'
+        } out or repeat the first turn's value${differing.length > 1 ? 's' : ''}.`,
+        { fields: differing, fixed: conv.settings },
+      );
+    }
+  }
+
+  /** Reserves a place for a new socket, evicting the least recently used idle conversation if needed. */
+  #admit(conv: Conversation): void {
+    this.#refuseWhileDraining();
+    const mine = this.#byCaller.get(conv.callerId) ?? new Set<Conversation>();
+    if (mine.size >= this.#config.maxConversationsPerCaller) {
+      const victim = leastRecentlyUsedIdle(mine);
+      if (victim === undefined) {
+        throw new GatewayError(
+          'caller_conversation_limit',
+          `You already have ${mine.size} open conversations with a turn running or connecting (the limit is ${this.#config.maxConversationsPerCaller}); close one (DELETE) or wait for a turn to end.`,
+        );
+      }
+      this.#evict(victim, 'caller');
+    }
+    if (this.#open.size >= this.#config.maxConversationsPerPod) {
+      const victim = leastRecentlyUsedIdle(this.#open);
+      if (victim === undefined) {
+        throw new GatewayError(
+          'pod_conversation_limit',
+          `This pod holds ${this.#open.size} conversations, all busy (the limit is ${this.#config.maxConversationsPerPod}); retry shortly.`,
+        );
+      }
+      this.#evict(victim, 'pod');
+    }
+    this.#setState(conv, 'connecting');
+    this.#open.add(conv);
+    this.#byCaller.set(conv.callerId, mine.add(conv));
+    if (conv.sessionId !== undefined) this.#live.set(conv.sessionId, conv);
+    this.#publish();
+  }
+
+  async #connect(conv: Conversation, access: AgentAccess): Promise<void> {
+    const reconnect = conv.sessionId;
+    let socket;
+    try {
+      socket = await this.#engine.connect({
+        agentKey: access.agentKey,
+        settings: conv.settings,
+        signIn: access.signIn,
+        ...(reconnect === undefined ? {} : { sessionId: reconnect }),
+      });
+    } catch (err) {
+      this.#release(conv);
+      throw err;
+    }
+    if (conv.state !== 'connecting') {
+      // Shut down while connecting.
+      socket.close(1001, 'going away');
+      throw new GatewayError('shutting_down', 'This gateway pod is shutting down; retry on another pod.');
+    }
+    conv.socket = socket;
+    conv.sessionId = socket.sessionId;
+    conv.closeCause = undefined;
+    conv.closedAt = undefined;
+    this.#live.set(socket.sessionId, conv);
+    this.#remembered.delete(socket.sessionId);
+    socket.onClose(() => this.#close(conv, conv.endedByAgent ? 'agent_ended' : 'engine_closed'));
+    this.#log.info(
+      { event: reconnect ? 'conversation_reconnected' : 'conversation_opened', session_id: socket.sessionId, agent: conv.agent },
+      reconnect ? 'conversation reconnected' : 'conversation opened',
+    );
+  }
+
+  async #runTurn(
+    conv: Conversation,
+    turn: TurnRequest,
+    reconnected: boolean,
+    previously?: 'closed' | 'unknown',
+  ): Promise<TurnResult> {
+    const socket = conv.socket!;
+    this.#setState(conv, 'busy');
+    const record = await socket.runTurn(turn.line, {
+      budgetMs: this.#config.turnBudgetMs,
+      ...(turn.signal ? { signal: turn.signal } : {}),
+      ...(turn.onElement ? { onElement: turn.onElement } : {}),
+    });
+    this.#metrics.turnDuration.observe({ outcome: record.outcome }, record.durationMs / 1000);
+    if (record.refusal !== undefined && conv.turns === 0 && !reconnected) {
+      // The engine refused the session itself: there is no conversation to keep.
+      this.#close(conv, 'turn_failed', false);
+      throw record.refusal;
+    }
+    conv.turns += 1;
+    conv.lastTurnAt = Date.now();
+    conv.endedByAgent = record.endedByAgent;
+    if (conv.state === 'busy') {
+      if (record.outcome === 'exit' && !record.endedByAgent) this.#setState(conv, 'idle');
+      else this.#close(conv, causeOf(record));
+    }
+    const notes = [...record.notes];
+    if (reconnected) {
+      notes.unshift(
+        `This turn opened a new socket to the existing engine session ${conv.sessionId} (${
+          previously === 'closed' ? 'its connection on this pod had closed' : 'this pod did not hold it: another pod or a restart'
+        }): the engine kept its messages but not the earlier turns' planning.`,
+      );
+    }
+    if (conv.state === 'closed') notes.push(...closeNotes(conv).filter((n) => !notes.includes(n)));
+    return { conversation: conv, record, reconnected, notes };
+  }
+
+  #evict(conv: Conversation, limit: 'caller' | 'pod'): void {
+    this.#metrics.evictions.inc({ limit });
+    this.#log.info({ event: 'conversation_evicted', session_id: conv.sessionId, limit }, 'conversation evicted');
+    this.#close(conv, 'evicted');
+  }
+
+  /** The one way out of the open set: a plain socket close, never `#exit`. */
+  #close(conv: Conversation, cause: CloseCause, remember = true): void {
+    if (conv.state === 'closed') return;
+    this.#setState(conv, 'closed');
+    conv.closeCause = cause;
+    conv.closedAt = Date.now();
+    this.#forget(conv);
+    if (cause === 'shutdown') conv.socket?.close(1001, 'going away');
+    else conv.socket?.close(1000);
+    conv.socket = undefined;
+    if (remember && conv.sessionId !== undefined) this.#remembered.set(conv.sessionId, conv);
+    this.#metrics.closes.inc({ cause });
+    this.#log.info({ event: 'conversation_closed', session_id: conv.sessionId, cause }, 'conversation closed');
+    this.#publish();
+  }
+
+  /** A connect that failed: give the place back; a remembered conversation stays as it was. */
+  #release(conv: Conversation): void {
+    this.#setState(conv, 'closed');
+    this.#forget(conv);
+    this.#publish();
+  }
+
+  #forget(conv: Conversation): void {
+    this.#open.delete(conv);
+    const mine = this.#byCaller.get(conv.callerId);
+    mine?.delete(conv);
+    if (mine?.size === 0) this.#byCaller.delete(conv.callerId);
+    if (conv.sessionId !== undefined && this.#live.get(conv.sessionId) === conv) this.#live.delete(conv.sessionId);
+  }
+
+  #setState(conv: Conversation, state: ConversationState): void {
+    if (conv.state === 'busy') this.#busy -= 1;
+    if (state === 'busy') this.#busy += 1;
+    if (conv.state === 'idle') clearTimeout(conv.idleTimer);
+    if (state === 'idle') {
+      conv.idleTimer = setTimeout(() => this.#close(conv, 'idle'), this.#config.idleCloseMs);
+      conv.idleTimer.unref();
+    }
+    if (state === 'busy' || state === 'idle') conv.lastUsedAt = Date.now();
+    conv.state = state;
+    this.#metrics.busyConversations.set(this.#busy);
+  }
+
+  #publish(): void {
+    this.#metrics.openConversations.set(this.#open.size);
+    this.#metrics.rememberedConversations.set(this.#remembered.size);
+  }
+}
+
+function leastRecentlyUsedIdle(conversations: Iterable<Conversation>): Conversation | undefined {
+  let oldest: Conversation | undefined;
+  for (const conv of conversations) {
+    if (conv.state === 'idle' && (oldest === undefined || conv.lastUsedAt < oldest.lastUsedAt)) oldest = conv;
+  }
+  return oldest;
+}
+
+function causeOf(record: TurnRecord): CloseCause {
+  if (record.endedByAgent) return 'agent_ended';
+  return record.outcome === 'cancelled' ? 'cancelled' : 'turn_failed';
+}

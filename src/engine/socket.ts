@@ -1,0 +1,263 @@
+import WebSocket from 'ws';
+import { GatewayError } from '../errors.js';
+import type { TurnOutcome } from '../ops/metrics.js';
+import { endsSession, engineError, isExit, isSession, parseElement, type Element } from './elements.js';
+
+/**
+ * One engine pipeline socket and its turn reader. A turn is one text frame out and elements in
+ * until the turn's own `exit` — the only reliable end of a turn, since the engine may speak
+ * again after `response-end` — or until the budget, the caller or the engine cuts it short.
+ */
+export interface TurnRecord {
+  outcome: TurnOutcome;
+  elements: Element[];
+  endedByAgent: boolean;
+  notes: string[];
+  /** The engine refused the session (FORBIDDEN, NOT_FOUND): an error for a socket's first turn. */
+  refusal?: GatewayError;
+  durationMs: number;
+}
+
+export interface TurnOptions {
+  budgetMs: number;
+  signal?: AbortSignal;
+  onElement?: (element: Element) => void;
+}
+
+export interface ClosedInfo {
+  code: number;
+  reason: string;
+  byEngine: boolean;
+}
+
+interface ActiveTurn {
+  record: TurnRecord;
+  onElement: ((element: Element) => void) | undefined;
+  finish: (outcome: TurnOutcome, note?: string) => void;
+}
+
+export interface SessionContext {
+  agentKey: string;
+  signedIn: boolean;
+}
+
+/** Maps an engine refusal to the API's error; the wire codes stay in this adapter. */
+export function refusalError(code: string, message: string, ctx: SessionContext): GatewayError | undefined {
+  if (code === 'NOT_FOUND') {
+    return new GatewayError('session_not_found', 'The engine does not know this session; start a new conversation instead.');
+  }
+  if (code !== 'FORBIDDEN') return undefined;
+  return ctx.signedIn
+    ? new GatewayError(
+        'identity_not_enabled',
+        `The engine knows the configured test identity but does not admit it to the project of agent:${ctx.agentKey}: it is not enabled for the project.`,
+      )
+    : new GatewayError(
+        'engine_refused',
+        `The engine refused an anonymous session for agent:${ctx.agentKey}${message ? ` (${message})` : ''}.`,
+      );
+}
+
+export class EngineSocket {
+  readonly sessionId: string;
+  readonly resumed: boolean;
+  readonly #ws: WebSocket;
+  readonly #ctx: SessionContext;
+  /** Elements that arrived outside a turn (the session element, stragglers): the next turn's first. */
+  #pending: Element[];
+  #active: ActiveTurn | undefined;
+  #closed: ClosedInfo | undefined;
+  #lastFault: string | undefined;
+  #onClose: ((info: ClosedInfo) => void) | undefined;
+
+  constructor(ws: WebSocket, greeting: Element[], ctx: SessionContext) {
+    const session = greeting.find(isSession)!;
+    this.sessionId = String(session.sessionId).toLowerCase();
+    this.resumed = session.resumed === true;
+    this.#ws = ws;
+    this.#ctx = ctx;
+    this.#pending = greeting;
+    ws.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
+    ws.on('error', (err) => {
+      this.#lastFault = describeSocketError(err);
+    });
+    ws.on('close', (code, reason) => this.#onSocketClose(code, reason.toString()));
+  }
+
+  get isOpen(): boolean {
+    return this.#closed === undefined && this.#ws.readyState === WebSocket.OPEN;
+  }
+
+  /** Called once when the socket closes while no turn is running (the engine hung up, idle). */
+  onClose(listener: (info: ClosedInfo) => void): void {
+    this.#onClose = listener;
+  }
+
+  runTurn(line: string, opts: TurnOptions): Promise<TurnRecord> {
+    const started = performance.now();
+    const record: TurnRecord = { outcome: 'exit', elements: [], endedByAgent: false, notes: [], durationMs: 0 };
+    return new Promise<TurnRecord>((resolve) => {
+      const budget = setTimeout(
+        () => finish('timeout', `The turn was cut off at its ${opts.budgetMs} ms budget before the engine's exit element.`),
+        opts.budgetMs,
+      );
+      const onAbort = () => finish('cancelled', cancelNote(opts.signal?.reason));
+      const finish = (outcome: TurnOutcome, note?: string) => {
+        if (this.#active !== turn) return;
+        this.#active = undefined;
+        clearTimeout(budget);
+        opts.signal?.removeEventListener('abort', onAbort);
+        record.outcome = outcome;
+        if (note !== undefined) record.notes.push(note);
+        record.durationMs = Math.round(performance.now() - started);
+        resolve(record);
+      };
+      const turn: ActiveTurn = { record, onElement: opts.onElement, finish };
+      this.#active = turn;
+      if (opts.signal?.aborted) return onAbort();
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+      const earlier = this.#pending;
+      this.#pending = [];
+      for (const element of earlier) this.#deliver(turn, element);
+      if (!this.isOpen) return finish('engine_closed', this.#closedNote());
+      this.#ws.send(line, (err) => {
+        if (err) finish('engine_closed', `The line could not be sent: ${err.message}.`);
+      });
+    });
+  }
+
+  /** A plain close (1000, or 1001 on shutdown): never `#exit`, so the engine runs its end-of-conversation work. */
+  close(code: 1000 | 1001 = 1000, reason = ''): void {
+    if (this.#ws.readyState === WebSocket.OPEN || this.#ws.readyState === WebSocket.CONNECTING) {
+      this.#ws.close(code, reason);
+    }
+    this.#closed ??= { code, reason, byEngine: false };
+    this.#active?.finish('cancelled', 'The conversation was closed while the turn was running.');
+  }
+
+  /** Ends the TCP connection without a close handshake: for an engine that stopped answering. */
+  terminate(): void {
+    this.#ws.terminate();
+  }
+
+  #onFrame(data: WebSocket.RawData, isBinary: boolean): void {
+    const element = isBinary ? undefined : parseElement(data.toString());
+    const turn = this.#active;
+    if (element === undefined) {
+      const note = 'The engine sent a frame that is not a JSON element; it was skipped.';
+      if (turn && !turn.record.notes.includes(note)) turn.record.notes.push(note);
+      return;
+    }
+    if (turn) this.#deliver(turn, element);
+    else this.#pending.push(element);
+  }
+
+  #deliver(turn: ActiveTurn, element: Element): void {
+    turn.record.elements.push(element);
+    turn.onElement?.(element);
+    if (isExit(element)) {
+      turn.record.endedByAgent = endsSession(element);
+      if (turn.record.endedByAgent) turn.record.notes.push('The agent ended the conversation; the engine closes the socket.');
+      turn.finish('exit');
+      return;
+    }
+    const failure = engineError(element);
+    if (failure) {
+      turn.record.refusal = refusalError(failure.code, failure.message, this.#ctx);
+      turn.finish('engine_error', `The engine reported ${failure.code}${failure.message ? `: ${failure.message}` : ''}.`);
+    }
+  }
+
+  #onSocketClose(code: number, reason: string): void {
+    const byEngine = this.#closed === undefined;
+    this.#closed ??= { code, reason, byEngine };
+    const turn = this.#active;
+    if (turn) {
+      turn.finish(this.#lastFault ? 'engine_error' : 'engine_closed', this.#closedNote());
+      return;
+    }
+    if (byEngine) this.#onClose?.(this.#closed);
+  }
+
+  #closedNote(): string {
+    const info = this.#closed;
+    const how = info ? ` with code ${info.code}${info.reason ? ` (${info.reason})` : ''}` : '';
+    return `The engine socket closed${how} before the turn's exit element${this.#lastFault ? `: ${this.#lastFault}` : ''}.`;
+  }
+}
+
+function cancelNote(reason: unknown): string {
+  return typeof reason === 'string' ? reason : 'The turn was cancelled: the caller hung up before it ended.';
+}
+
+function describeSocketError(err: Error & { code?: string }): string {
+  if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return 'the engine sent a frame larger than the configured limit';
+  return err.message;
+}
+
+/** Opens the socket and waits for the engine's session element, within one connect budget. */
+export function openEngineSocket(
+  url: string,
+  opts: { headers: Record<string, string>; timeoutMs: number; maxPayload: number; ctx: SessionContext },
+): Promise<EngineSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers: opts.headers, perMessageDeflate: false, maxPayload: opts.maxPayload });
+    const greeting: Element[] = [];
+    let settled = false;
+    const fail = (err: GatewayError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ws.removeAllListeners();
+      ws.on('error', () => {});
+      ws.terminate();
+      reject(err);
+    };
+    const timer = setTimeout(
+      () => fail(unavailable(`did not complete the connection and send its session element within ${opts.timeoutMs} ms`)),
+      opts.timeoutMs,
+    );
+    ws.on('unexpected-response', (req, res) => {
+      req.destroy();
+      fail(handshakeError(res.statusCode ?? 0, opts.ctx));
+    });
+    ws.on('error', (err: Error & { code?: string }) => fail(unavailable(`could not be reached (${err.code ?? err.message})`)));
+    ws.on('close', (code) => fail(unavailable(`closed the socket (code ${code}) before its session element`)));
+    ws.on('message', (data, isBinary) => {
+      const element = isBinary ? undefined : parseElement(data.toString());
+      if (element === undefined) return;
+      const failure = engineError(element);
+      if (failure) {
+        fail(
+          refusalError(failure.code, failure.message, opts.ctx) ??
+            unavailable(`reported ${failure.code} before the session started${failure.message ? `: ${failure.message}` : ''}`),
+        );
+        return;
+      }
+      greeting.push(element);
+      if (!isSession(element) || settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ws.removeAllListeners();
+      resolve(new EngineSocket(ws, greeting, opts.ctx));
+    });
+  });
+}
+
+const unavailable = (what: string) => new GatewayError('engine_unavailable', `The engine ${what}.`);
+
+function handshakeError(status: number, ctx: SessionContext): GatewayError {
+  if (status === 401) {
+    return ctx.signedIn
+      ? new GatewayError(
+          'identity_unrecognised',
+          'The engine answered 401 to the configured test identity: the configured value is not one this engine has.',
+        )
+      : new GatewayError('engine_refused', 'The engine answered 401 to an anonymous session.');
+  }
+  if (status === 404) {
+    return new GatewayError('agent_not_found', `The engine has no such agent or no runnable revision for agent:${ctx.agentKey}.`);
+  }
+  return unavailable(`answered the socket upgrade with HTTP ${status}`);
+}

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { parseEngineIdentity, type EngineIdentity } from '../engine/identity.js';
+
+const httpUrl = (name: string) =>
+  z
+    .string({ error: `${name} is required: the base URL, e.g. https://host` })
+    .trim()
+    .refine((value) => /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value), {
+      error: `${name} must be an absolute http:// or https:// URL`,
+    })
+    .transform((value) => value.replace(/\/+$/, ''));
+
+const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return fallback;
+      const parsed = Number(value);
+      if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const envSchema = z.object({
+  PROMETHIST_MCP_ENGINE_URL: httpUrl('PROMETHIST_MCP_ENGINE_URL'),
+  PROMETHIST_PLATFORM_URL: httpUrl('PROMETHIST_PLATFORM_URL'),
+  PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: z.string().optional(),
+  PORT: integer('PORT', 8080, 0, 65535),
+  HOST: z.string().trim().min(1, 'HOST must not be empty').default('0.0.0.0'),
+  LOG_LEVEL: z
+    .enum(logLevels, { error: `LOG_LEVEL must be one of ${logLevels.join(', ')}` })
+    .default('info'),
+  TURN_BUDGET_MS: integer('TURN_BUDGET_MS', 90_000, 1),
+  IDLE_CLOSE_MS: integer('IDLE_CLOSE_MS', 240_000, 1),
+  MAX_CONVERSATIONS_PER_CALLER: integer('MAX_CONVERSATIONS_PER_CALLER', 5, 1),
+  MAX_CONVERSATIONS_PER_POD: integer('MAX_CONVERSATIONS_PER_POD', 200, 1),
+  SHUTDOWN_GRACE_MS: integer('SHUTDOWN_GRACE_MS', 95_000, 0),
+  AUTH_CACHE_TTL_MS: integer('AUTH_CACHE_TTL_MS', 5_000, 0),
+  PLATFORM_TIMEOUT_MS: integer('PLATFORM_TIMEOUT_MS', 5_000, 1),
+  ENGINE_CONNECT_TIMEOUT_MS: integer('ENGINE_CONNECT_TIMEOUT_MS', 10_000, 1),
+  ENGINE_MAX_FRAME_BYTES: integer('ENGINE_MAX_FRAME_BYTES', 1_048_576, 1_024),
+  REMEMBERED_CONVERSATIONS_MAX: integer('REMEMBERED_CONVERSATIONS_MAX', 10_000, 1),
+  REMEMBERED_CONVERSATIONS_TTL_MS: integer('REMEMBERED_CONVERSATIONS_TTL_MS', 86_400_000, 1),
+  MAX_BODY_BYTES: integer('MAX_BODY_BYTES', 4_194_304, 1_024),
+  DEBUG_PAGE: z
+    .enum(['true', 'false', '1', '0', ''], { error: 'DEBUG_PAGE must be true or false' })
+    .optional()
+    .transform((value) => value === 'true' || value === '1'),
+});
+
+export interface Config {
+  engineUrl: string;
+  platformUrl: string;
+  engineIdentity: EngineIdentity;
+  port: number;
+  host: string;
+  logLevel: (typeof logLevels)[number];
+  turnBudgetMs: number;
+  idleCloseMs: number;
+  maxConversationsPerCaller: number;
+  maxConversationsPerPod: number;
+  shutdownGraceMs: number;
+  authCacheTtlMs: number;
+  platformTimeoutMs: number;
+  engineConnectTimeoutMs: number;
+  engineMaxFrameBytes: number;
+  rememberedConversationsMax: number;
+  rememberedConversationsTtlMs: number;
+  maxBodyBytes: number;
+  debugPage: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads and validates the environment; every problem is named at once, never with a secret's value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => issue.message));
+  }
+  const e = parsed.data;
+  return {
+    engineUrl: e.PROMETHIST_MCP_ENGINE_URL,
+    platformUrl: e.PROMETHIST_PLATFORM_URL,
+    engineIdentity: parseEngineIdentity(e.PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY),
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.LOG_LEVEL,
+    turnBudgetMs: e.TURN_BUDGET_MS,
+    idleCloseMs: e.IDLE_CLOSE_MS,
+    maxConversationsPerCaller: e.MAX_CONVERSATIONS_PER_CALLER,
+    maxConversationsPerPod: e.MAX_CONVERSATIONS_PER_POD,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
+    platformTimeoutMs: e.PLATFORM_TIMEOUT_MS,
+    engineConnectTimeoutMs: e.ENGINE_CONNECT_TIMEOUT_MS,
+    engineMaxFrameBytes: e.ENGINE_MAX_FRAME_BYTES,
+    rememberedConversationsMax: e.REMEMBERED_CONVERSATIONS_MAX,
+    rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    debugPage: e.DEBUG_PAGE,
+  };
+}

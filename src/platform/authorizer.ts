@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { GatewayError } from '../errors.js';
+import type { Config } from '../ops/config.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { AgentRef } from '../schemas/requests.js';
+import type { PlatformClient, Revision, Role } from './client.js';
+import { CoalescingCache } from './coalescing-cache.js';
+
+/**
+ * The project-role authorizer: who the caller is (the platform's user id for the token, never
+ * a claim read from the token), and whether it may run an agent (Viewer or better on the
+ * agent's project, a tenant role falling through) and which revision that means.
+ */
+export interface Caller {
+  /** The platform user id: the owner of conversations. */
+  id: string;
+  /** Forwarded to the platform only. */
+  readonly token: string;
+}
+
+export interface AgentAccess {
+  /** The engine key without `agent:`, e.g. `coach` or `coach.7`. */
+  agentKey: string;
+  revision: number;
+  projectId: string;
+  /** The project is closed to anonymous sessions: the engine test identity signs in. */
+  signIn: boolean;
+}
+
+export interface Authorizer {
+  authenticate(authorization: string | undefined): Promise<Caller>;
+  authorize(caller: Caller, agent: AgentRef): Promise<AgentAccess>;
+}
+
+const RANK: Record<NonNullable<Role>, number> = { Viewer: 1, Editor: 2, Owner: 3 };
+const rank = (role: Role): number => (role === null ? 0 : RANK[role]);
+
+const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+
+export function createAuthorizer(config: Config, platform: PlatformClient, metrics: Metrics): Authorizer {
+  const observe = (result: 'hit' | 'miss' | 'coalesced') => metrics.authCache.inc({ result });
+  const identities = new CoalescingCache<{ id: string }>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
+  const access = new CoalescingCache<AgentAccess>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
+
+  async function authenticate(authorization: string | undefined): Promise<Caller> {
+    const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+    if (token === undefined) {
+      throw new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.');
+    }
+    const key = createHash('sha256').update(token).digest('base64url');
+    const user = await identities.get(key, async () => {
+      try {
+        return await platform.me(token);
+      } catch (err) {
+        if (err instanceof GatewayError && err.code === 'not_found') {
+          throw new GatewayError('unauthenticated', 'The platform knows no user for this access token.');
+        }
+        throw err;
+      }
+    });
+    return { id: user.id, token };
+  }
+
+  async function resolve(caller: Caller, agent: AgentRef): Promise<AgentAccess> {
+    const revisions = await platform.revisions(caller.token, agent.ref);
+    const wanted =
+      agent.revision === null
+        ? revisions.find((r) => r.state === 'Published')
+        : revisions.find((r) => r.revision === agent.revision);
+    // The role is checked against the agent's project before anything about its revisions is said.
+    const probe = wanted ?? revisions[0];
+    if (probe === undefined) throw new GatewayError('agent_not_found', `The agent ${agent.ref} has no revisions.`);
+    const projectId = await platform.agentProject(caller.token, probe.id);
+    const [roles, closed] = await Promise.all([
+      platform.projectRoles(caller.token, projectId),
+      platform.projectClosed(caller.token, projectId),
+    ]);
+    if (Math.max(rank(roles.project), rank(roles.tenant)) < RANK.Viewer) {
+      throw new GatewayError('forbidden', `You need Viewer, Editor or Owner on the project of agent ${agent.ref}.`);
+    }
+    const runnable = checkRunnable(agent, wanted, revisions);
+    return { agentKey: agent.key, revision: runnable.revision, projectId, signIn: closed };
+  }
+
+  return {
+    authenticate,
+    authorize: (caller, agent) => access.get(`${caller.id}\n${agent.key}`, () => resolve(caller, agent)),
+  };
+}
+
+function checkRunnable(agent: AgentRef, wanted: Revision | undefined, revisions: Revision[]): Revision {
+  if (agent.revision === null) {
+    if (wanted) return wanted;
+    const preview = revisions.find((r) => r.state === 'Preview');
+    throw new GatewayError(
+      'no_published_revision',
+      `The agent ${agent.ref} has no Published revision; to test a Preview revision, name it as ${agent.ref}.N${
+        preview ? ` (e.g. ${agent.ref}.${preview.revision})` : ''
+      }.`,
+    );
+  }
+  if (wanted === undefined) {
+    throw new GatewayError('revision_not_found', `The agent ${agent.ref} has no revision ${agent.revision}.`);
+  }
+  if (wanted.state === 'Preview' || wanted.state === 'Published') return wanted;
+  if (wanted.state === 'Draft') {
+    throw new GatewayError(
+      'revision_not_runnable',
+      `Revision ${wanted.revision} of ${agent.ref} is a Draft, and the engine runs a Draft for no anonymous session: promote it to Preview to test it.`,
+    );
+  }
+  throw new GatewayError(
+    'revision_not_runnable',
+    `Revision ${wanted.revision} of ${agent.ref} is ${wanted.state}; only a Preview or Published revision can run.`,
+  );
+}

@@ -1,0 +1,46 @@
+import { LRUCache } from 'lru-cache';
+
+/**
+ * Answers cached for a short TTL, and identical concurrent look-ups coalesced into one: every
+ * waiter gets the same answer or the same failure. Failures are never cached.
+ */
+export type CacheResult = 'hit' | 'miss' | 'coalesced';
+
+export class CoalescingCache<V extends object> {
+  readonly #values: LRUCache<string, V> | undefined;
+  readonly #inFlight = new Map<string, Promise<V>>();
+  readonly #observe: (result: CacheResult) => void;
+
+  constructor(opts: { ttlMs: number; max: number; observe?: (result: CacheResult) => void }) {
+    // A TTL of 0 turns caching off; coalescing still applies.
+    this.#values = opts.ttlMs > 0 ? new LRUCache<string, V>({ max: opts.max, ttl: opts.ttlMs }) : undefined;
+    this.#observe = opts.observe ?? (() => {});
+  }
+
+  get(key: string, load: () => Promise<V>): Promise<V> {
+    const cached = this.#values?.get(key);
+    if (cached !== undefined) {
+      this.#observe('hit');
+      return Promise.resolve(cached);
+    }
+    const running = this.#inFlight.get(key);
+    if (running !== undefined) {
+      this.#observe('coalesced');
+      return running;
+    }
+    this.#observe('miss');
+    const loading = load().then(
+      (value) => {
+        this.#inFlight.delete(key);
+        this.#values?.set(key, value);
+        return value;
+      },
+      (err: unknown) => {
+        this.#inFlight.delete(key);
+        throw err;
+      },
+    );
+    this.#inFlight.set(key, loading);
+    return loading;
+  }
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import type { AgentAccess, Caller } from '../platform/authorizer.js';
+import type { AgentRef } from '../schemas/requests.js';
+
+/**
+ * Every /v1 route needs a bearer token. Its mere presence is checked before the input (so a
+ * call without one is a 401, not a 400); the platform is asked only once the input is valid.
+ */
+export function requireToken(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (!request.headers.authorization) {
+      throw new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.');
+    }
+  });
+}
+
+export const authenticate = (app: FastifyInstance, request: FastifyRequest): Promise<Caller> =>
+  app.authorizer.authenticate(request.headers.authorization);
+
+export async function authorizeAgent(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  agent: AgentRef,
+): Promise<{ caller: Caller; access: AgentAccess }> {
+  const caller = await authenticate(app, request);
+  return { caller, access: await app.authorizer.authorize(caller, agent) };
+}

@@ -1,0 +1,46 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { GatewayError, isGatewayError } from '../errors.js';
+
+/**
+ * Every error leaves as `{ error, message }` (optionally `details`): the gateway's own errors as
+ * they are, Fastify's (body parsing, limits, media types) translated into the same codes.
+ */
+function translate(err: FastifyError, bodyLimit: number): GatewayError {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatewayError('body_too_large', `The body is larger than the limit of ${bodyLimit} bytes.`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatewayError('unsupported_media_type', 'Send the body as application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new GatewayError('invalid_request', 'The Content-Length does not match the body.');
+    default:
+      if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || err.code?.startsWith('FST_ERR_CTP')) {
+        return new GatewayError('invalid_request', 'The body must be valid JSON; nothing was sent to the engine.');
+      }
+      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+        return new GatewayError('invalid_request', err.message);
+      }
+      return new GatewayError('internal', 'The gateway failed on this request; it has been logged.');
+  }
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  // An empty JSON body is "no fields" (every start field is optional), not a parse error.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body.toString();
+    if (text.trim() === '') return done(null, undefined);
+    parseJson(req, text, done);
+  });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const error = isGatewayError(err) ? err : translate(err, app.config.maxBodyBytes);
+    if (error.status >= 500 && error.code === 'internal') request.log.error({ err }, 'request failed');
+    return reply.code(error.status).type('application/json').send(error.toJSON());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new GatewayError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.`);
+    return reply.code(error.status).send(error.toJSON());
+  });
+}

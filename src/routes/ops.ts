@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { parse as parseYaml } from 'yaml';
+
+/** openapi.yaml sits at the package root, one level above both src/ and dist/. */
+const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
+
+export const loadOpenApi = (): unknown => parseYaml(readFileSync(OPENAPI_PATH, 'utf8'));
+
+/** Liveness, readiness (false while draining), Prometheus metrics and the API contract. */
+export async function opsRoutes(app: FastifyInstance): Promise<void> {
+  const openapi = JSON.stringify(loadOpenApi());
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const { draining, open, busy } = app.conversations.stats;
+    return reply.code(draining ? 503 : 200).send({ ready: !draining, open, busy });
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const registry = app.metrics.registry;
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+
+  app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(openapi));
+}

@@ -1,0 +1,62 @@
+import type { Conversation } from '../conversations/conversation.js';
+import { closeNotes, type TurnResult } from '../conversations/registry.js';
+import { summarize } from '../engine/elements.js';
+
+/** The API's shapes of a conversation and a turn (openapi.yaml: Conversation, TurnResult). */
+const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+export function conversationView(conv: Conversation, now = Date.now()) {
+  return {
+    session_id: conv.sessionId ?? null,
+    agent: `agent:${conv.agent}`,
+    connection: conv.state === 'closed' ? ('closed' as const) : ('open' as const),
+    state: conv.state,
+    busy: conv.state === 'busy' || conv.state === 'connecting',
+    turns: conv.turns,
+    device_ref: conv.settings.deviceRef,
+    locale: conv.settings.locale,
+    time_zone: conv.settings.timeZone,
+    run_label: conv.settings.runLabel,
+    time_offset: conv.settings.timeOffset,
+    ended_by_agent: conv.endedByAgent,
+    created_at: iso(conv.createdAt),
+    last_turn_at: iso(conv.lastTurnAt),
+    idle_seconds: conv.idleSeconds(now),
+    close_cause: conv.closeCause ?? null,
+    closed_at: iso(conv.closedAt),
+    notes: closeNotes(conv),
+  };
+}
+
+export function turnResultView(result: TurnResult, line: string) {
+  const { conversation: conv, record } = result;
+  const summary = summarize(record.elements);
+  return {
+    session_id: conv.sessionId!,
+    agent: `agent:${conv.agent}`,
+    turn: {
+      line,
+      outcome: record.outcome,
+      elements: record.elements,
+      text: summary.text,
+      tools: summary.tools,
+      shown: summary.shown,
+      duration_ms: record.durationMs,
+    },
+    conversation: {
+      device_ref: conv.settings.deviceRef,
+      locale: conv.settings.locale,
+      time_zone: conv.settings.timeZone,
+      run_label: conv.settings.runLabel,
+      time_offset: conv.settings.timeOffset,
+      turns: conv.turns,
+      connection: conv.state === 'closed' ? ('closed' as const) : ('open' as const),
+      ended_by_agent: conv.endedByAgent,
+      reconnected: result.reconnected,
+      planning_lost: result.reconnected,
+    },
+    notes: result.notes,
+  };
+}
+
+export type TurnResultView = ReturnType<typeof turnResultView>;

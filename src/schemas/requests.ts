@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import { connectFields, deviceRefSchema, lineSchema } from './connect.js';
+
+/** `{agent}` in a path: `ref` or `ref.N`. The engine key is the same text. */
+export interface AgentRef {
+  ref: string;
+  revision: number | null;
+  key: string;
+}
+
+const AGENT = /^([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*)*)(?:\.([1-9][0-9]{0,8}))?$/;
+export const agentSchema = z
+  .string()
+  .max(128, { error: 'agent must be at most 128 characters' })
+  .transform((value, ctx): AgentRef => {
+    const match = AGENT.exec(value);
+    if (match?.[1] === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'agent must be an agent ref such as coach, or ref.N for revision N such as coach.7',
+      });
+      return z.NEVER;
+    }
+    const revision = match[2] === undefined ? null : Number(match[2]);
+    return { ref: match[1], revision, key: value };
+  });
+
+export const sessionIdSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, {
+    error: 'session_id must be the engine session id, a UUID',
+  })
+  .transform((id) => id.toLowerCase());
+
+export const agentParams = z.object({ agent: agentSchema });
+export const conversationParams = z.object({ agent: agentSchema, session_id: sessionIdSchema });
+export const memoryParams = z.object({ agent: agentSchema, device_ref: deviceRefSchema });
+
+export const startBody = z.strictObject({ line: lineSchema.optional(), ...connectFields }, { error: bodyError });
+export const turnBody = z.strictObject(
+  {
+    line: lineSchema.optional().refine((line) => line !== undefined, { error: 'line is required' }),
+    ...connectFields,
+  },
+  { error: bodyError },
+);
+
+export const restoreBody = z.object(
+  {
+    confirm: z.literal(true),
+    snapshot: z.looseObject(
+      { units: z.array(z.record(z.string(), z.unknown()), { error: 'snapshot.units must be an array of JSON objects' }) },
+      { error: 'snapshot must be an object with units, as the snapshot route returns it' },
+    ),
+  },
+  { error: bodyError },
+);
+
+function bodyError(issue: { code: string; input?: unknown; keys?: string[] }): string | undefined {
+  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys && issue.keys.length > 1 ? 's' : ''}: ${issue.keys?.join(', ')}`;
+  if (issue.code === 'invalid_type' && (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input))) {
+    return 'the body must be a JSON object';
+  }
+  return undefined;
+}
+
+/** Validates one part of a request; the first problem is the message, all of them the details. */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, part: 'body' | 'path' | 'query'): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => ({
+    field: issue.path.length > 0 ? issue.path.join('.') : part,
+    rule: issue.message,
+  }));
+  const first = problems[0]!;
+  throw new GatewayError('invalid_request', `${first.rule}; nothing was sent to the engine`, { problems });
+}

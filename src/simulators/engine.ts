@@ -1,0 +1,487 @@
+// The engine simulator: the pipeline socket and the memory endpoints of CONTRACT.md over a
+// World. It is hostile where the real engine is (the query is decoded twice, a Draft never runs
+// anonymously, speech goes on after response-end) and records everything it is sent, so tests
+// can prove what the gateway put on the wire — and what it never did.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import websocket from '@fastify/websocket';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { WebSocket } from 'ws';
+import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
+
+/** One engine element (a JSON object per text frame); memory units are opaque objects too. */
+type Json = Record<string, unknown>;
+
+export interface EngineConnection {
+  id: number;
+  path: string;
+  /** `ref` or `ref.N`, from `agent:{key}` */
+  key: string;
+  /** the revision number the engine runs for the key, once admitted */
+  revision?: number;
+  /** the query string exactly as it arrived */
+  rawQuery: string;
+  /** every parameter after the engine's double decoding, in order */
+  params: Array<[string, string]>;
+  /** the parameters as the engine uses them: a later one of the same name wins */
+  query: Record<string, string>;
+  /** what the engine made of the query; `timeOffset` only when `testMode` is `true` */
+  settings: {
+    testMode: boolean;
+    locale?: string;
+    deviceId?: string;
+    timeZone?: string;
+    runLabel?: string;
+    timeOffset?: string;
+  };
+  authorization?: string;
+  /** the handshake's answer: 101 when upgraded, else the refusal; absent while a `hang` fault holds it */
+  status?: number;
+  /** the lines received */
+  frames: string[];
+  closeCode?: number;
+  closeReason?: string;
+  closedBy?: 'client' | 'engine';
+  sessionId?: string;
+  resumed?: boolean;
+  openedAt: number;
+  closedAt?: number;
+}
+
+export interface MemoryRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body: unknown;
+  at: number;
+}
+
+export interface EngineFaults {
+  /** answer the upgrade with this status, or never */
+  handshake?: number | 'hang';
+  /** accept the socket and never send the session element (nor answer a line) */
+  silentAfterConnect?: boolean;
+}
+
+export interface EngineSimulator {
+  url: string;
+  world: World;
+  /** every upgrade attempt (refused ones too, with their `status`), memory request and end of conversation */
+  record: {
+    connections: EngineConnection[];
+    memoryRequests: MemoryRequest[];
+    endOfConversation: Array<{ sessionId: string; at: number }>;
+  };
+  /** deviceId → engine user id, as the engine assigned them */
+  devices: Map<string, string>;
+  /** engine user id → memory units */
+  memory: Map<string, Json[]>;
+  openSockets(): number;
+  faults: EngineFaults;
+  /** clears the record (not sessions, devices, memory or faults) */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface EngineSimulatorOptions {
+  world?: World;
+  host?: string;
+  port?: number;
+  /** how long after its last socket closes a session's end-of-conversation work runs (default 30000) */
+  sessionEndDelayMs?: number;
+  /** pause between the element frames of a reply (default 0) */
+  replyDelayMs?: number;
+  /** answer 401 to HTTP Basic credentials the engine does not know, as engines from 2026.42.1 do
+   * (default true); older engines ignore them and treat the session as anonymous */
+  rejectUnknownIdentityWith401?: boolean;
+  /** a longer line is refused with close 1009 (default: no limit) */
+  maxLineLength?: number;
+  logger?: boolean;
+}
+
+interface Session {
+  id: string;
+  userId?: string;
+  /** every line of the session, across its sockets */
+  lines: string[];
+  sockets: Set<WebSocket>;
+  endTimer?: NodeJS.Timeout;
+  ended: boolean;
+}
+
+/** What the handshake resolved, handed from the preValidation hook to the socket handler. */
+interface Admitted {
+  conn: EngineConnection;
+  agent: Agent;
+  identity?: EngineIdentity;
+}
+
+/** How a turn is answered: its element frames (a string is sent as is: not JSON), then what follows. */
+interface Reply {
+  elements: Array<Json | string>;
+  delayMs?: number;
+  /** close code, `drop` (no close frame), `hang` (no exit ever), `exit` (#exit: the session ends now) */
+  then?: number | 'drop' | 'hang' | 'exit';
+}
+
+/** Percent-decodes with `+` as a space, keeping a malformed `%` sequence as it is. */
+function formDecode(s: string): string {
+  return s
+    .replace(/\+/g, ' ')
+    .replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
+}
+
+/**
+ * The engine's query decoding, CONTRACT.md word for word: decode the whole raw query, split on
+ * `&` and the first `=`, decode each name and value again; a later parameter wins; a backtick
+ * in a value arrives as a space. Exported so that the gateway's tests can check its encoder
+ * against it.
+ */
+export function decodeEngineQuery(rawQuery: string): { params: Array<[string, string]>; query: Record<string, string> } {
+  const params: Array<[string, string]> = [];
+  for (const part of formDecode(rawQuery).split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const name = formDecode(eq < 0 ? part : part.slice(0, eq));
+    const value = eq < 0 ? '' : formDecode(part.slice(eq + 1)).replaceAll('`', ' ');
+    params.push([name, value]);
+  }
+  return { params, query: Object.fromEntries(params) };
+}
+
+const text = (t: string): Json => ({ type: 'text', text: t });
+const command = (name: string, params?: Json): Json => (params ? { type: 'command', name, params } : { type: 'command', name });
+const exit = (sessionEnded: boolean): Json => ({ type: 'exit', sessionEnded });
+const RESPONSE_END = command('response-end');
+
+/** The default agent's reply to an ordinary line: the engine goes on planning and speaking after response-end. */
+function ordinaryReply(line: string): Json[] {
+  return [
+    ...(/order/i.test(line)
+      ? [command('tool-call', { name: 'lookup_order', result: 'started' }), command('tool-call', { name: 'lookup_order', result: 'completed' })]
+      : []),
+    ...(/size/i.test(line) ? [command('multimodal-interaction', { ref: 'size_chart' })] : []),
+    text(`You said: ${line}`),
+    RESPONSE_END,
+    command('realtime-planning', { text: 'Deciding what to ask next.' }),
+    text('Anything else?'),
+    exit(false),
+  ];
+}
+
+/** The default agent, every agent: `socketLines` and `sessionLines` count the lines before this one. */
+function agentReply(line: string, ref: string, socketLines: number, sessionLines: number): Reply {
+  if (line === '#intro') return { elements: [text(`Hi, I'm ${ref}. How can I help?`), RESPONSE_END, exit(false)] };
+  if (line === '#exit') return { elements: [exit(true)], then: 'exit' };
+  // #ready:… and any other action: recorded (the gateway must never send one), answered with a bare exit.
+  if (line.startsWith('#')) return { elements: [exit(false)] };
+  if (line === 'planning?') {
+    return {
+      elements: [text(`planning: ${socketLines} turns on this socket, ${sessionLines} lines in this session`), RESPONSE_END, exit(false)],
+    };
+  }
+  const directive = /^sim:([a-z0-9-]+)(?::(.*))?$/.exec(line);
+  const arg = directive?.[2] ?? '';
+  switch (directive?.[1]) {
+    case 'hang':
+      return { elements: [text('Let me think about that…')], then: 'hang' };
+    case 'drop':
+      return { elements: [text('Let me think about that…')], then: 'drop' };
+    case 'close-1011':
+      return { elements: [text('Let me think about that…')], then: 1011 };
+    case 'error':
+      return { elements: [{ type: 'error', code: 'INTERNAL', message: 'Simulated internal error.' }], then: 1011 };
+    case 'malformed':
+      return { elements: ['this frame is not JSON {', ...ordinaryReply(line)] };
+    case 'huge':
+      return { elements: [text('x'.repeat(Math.max(0, Number(arg) || 0))), exit(false)] };
+    case 'delay':
+      return { elements: ordinaryReply(line), delayMs: Math.max(0, Number(arg) || 0) };
+    case 'unknown':
+      return { elements: [{ type: 'mystery', weird: true }, { type: 'text', text: 'Something unusual.', mood: 'curious' }, exit(false)] };
+    case 'remember': // aggregation reads the fact from the session's lines
+      return { elements: ordinaryReply(line) };
+  }
+  if (/\b(good)?bye\b/i.test(line)) return { elements: [text('Goodbye!'), RESPONSE_END, exit(true)], then: 1000 };
+  return { elements: ordinaryReply(line) };
+}
+
+export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): Promise<EngineSimulator> {
+  const world = opts.world ?? demoWorld();
+  const sessionEndDelayMs = opts.sessionEndDelayMs ?? 30_000;
+  const replyDelayMs = opts.replyDelayMs ?? 0;
+  const rejectUnknownIdentity = opts.rejectUnknownIdentityWith401 ?? true;
+
+  const record: EngineSimulator['record'] = { connections: [], memoryRequests: [], endOfConversation: [] };
+  const sessions = new Map<string, Session>();
+  const devices = new Map<string, string>();
+  const memory = new Map<string, Json[]>();
+  /** the open server-side sockets and their records */
+  const open = new Map<WebSocket, EngineConnection>();
+  const tcpSockets = new Set<Socket>();
+  const admitted = new WeakMap<IncomingMessage, Admitted>();
+  let connectionSeq = 0;
+  let closing = false;
+
+  const app = Fastify({ logger: opts.logger ?? false });
+  await app.register(websocket);
+
+  const sim: EngineSimulator = {
+    url: '',
+    world,
+    record,
+    devices,
+    memory,
+    faults: {},
+    openSockets: () => open.size,
+    reset() {
+      record.connections.length = 0;
+      record.memoryRequests.length = 0;
+      record.endOfConversation.length = 0;
+    },
+    async close() {
+      closing = true;
+      for (const s of sessions.values()) clearTimeout(s.endTimer);
+      for (const [ws, conn] of open) {
+        conn.closedBy ??= 'engine';
+        ws.terminate();
+      }
+      // Hung handshakes are plain HTTP requests that would keep app.close() waiting.
+      for (const s of tcpSockets) s.destroy();
+      await app.close();
+    },
+  };
+
+  app.server.on('connection', (s: Socket) => {
+    tcpSockets.add(s);
+    s.on('close', () => tcpSockets.delete(s));
+  });
+
+  /** The known identity, 'unknown' for Basic credentials the engine does not have, undefined when anonymous. */
+  function basicIdentity(header: string | undefined): EngineIdentity | 'unknown' | undefined {
+    if (!header || !/^Basic\b/i.test(header)) return undefined;
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const [username, password] = colon < 0 ? [decoded, undefined] : [decoded.slice(0, colon), decoded.slice(colon + 1)];
+    return world.engineIdentities.find((i) => i.username === username && i.password === password) ?? 'unknown';
+  }
+
+  /** The revision the key runs, if any: the Published one for a plain ref; never Archived; Draft only signed in. */
+  function runnable(key: string, identity: EngineIdentity | undefined): { agent: Agent; revision: number } | undefined {
+    const m = /^(.+)\.(\d+)$/.exec(key);
+    const agent = world.agents[m?.[1] ?? key];
+    if (!agent) return undefined;
+    const revision = m
+      ? agent.revisions.find((r) => r.revision === Number(m[2]))
+      : [...agent.revisions].reverse().find((r) => r.state === 'Published');
+    if (!revision || revision.state === 'Archived' || (revision.state === 'Draft' && !identity)) return undefined;
+    return { agent, revision: revision.revision };
+  }
+
+  // Refusals happen before the upgrade so that the client sees the HTTP status, as with the real engine.
+  async function handshake(req: FastifyRequest<{ Params: { target: string } }>, reply: FastifyReply) {
+    if (!req.ws) return; // a plain GET: the websocket route answers 404
+    const url = req.raw.url ?? '';
+    const q = url.indexOf('?');
+    const rawQuery = q < 0 ? '' : url.slice(q + 1);
+    const { params, query } = decodeEngineQuery(rawQuery);
+    const testMode = query.testMode === 'true';
+    const conn: EngineConnection = {
+      id: ++connectionSeq,
+      path: q < 0 ? url : url.slice(0, q),
+      key: req.params.target.replace(/^agent:/, ''),
+      rawQuery,
+      params,
+      query,
+      settings: {
+        testMode,
+        locale: query.locale,
+        deviceId: query.deviceId,
+        timeZone: query.timeZone,
+        runLabel: query.runLabel,
+        timeOffset: testMode ? query.timeOffset : undefined,
+      },
+      authorization: req.headers.authorization,
+      frames: [],
+      openedAt: Date.now(),
+    };
+    record.connections.push(conn);
+    const refuse = (status: number, message: string) => {
+      conn.status = status;
+      conn.closedAt = Date.now();
+      return reply.code(status).send({ error: 'handshake_refused', message });
+    };
+
+    const fault = sim.faults.handshake;
+    if (fault === 'hang') return new Promise<never>(() => {}); // close() destroys the socket
+    if (fault !== undefined) return refuse(fault, 'Simulated handshake fault.');
+    if (!req.params.target.startsWith('agent:')) return refuse(404, 'Not an agent pipeline.');
+    const found = basicIdentity(req.headers.authorization);
+    if (found === 'unknown' && rejectUnknownIdentity) return refuse(401, 'Unknown credentials.');
+    const identity = found === 'unknown' ? undefined : found;
+    const run = runnable(conn.key, identity);
+    if (!run) return refuse(404, `No runnable revision for agent:${conn.key}.`);
+    conn.revision = run.revision;
+    admitted.set(req.raw, { conn, identity, agent: run.agent });
+  }
+
+  function deviceUser(deviceId: string): string {
+    let userId = devices.get(deviceId);
+    if (!userId) devices.set(deviceId, (userId = `u-${randomUUID()}`));
+    return userId;
+  }
+
+  /** End-of-conversation work, once per session: record it and aggregate the session into memory. */
+  function endConversation(session: Session) {
+    if (session.ended) return;
+    session.ended = true;
+    clearTimeout(session.endTimer);
+    record.endOfConversation.push({ sessionId: session.id, at: Date.now() });
+    if (!session.userId) return; // no deviceId: nobody to remember it for
+    const units = memory.get(session.userId) ?? [];
+    for (const line of session.lines) {
+      if (line.startsWith('sim:remember:')) units.push({ kind: 'fact', text: line.slice('sim:remember:'.length), sessionId: session.id });
+    }
+    units.push({ kind: 'summary', sessionId: session.id, lines: session.lines.length });
+    memory.set(session.userId, units);
+  }
+
+  /** The client went away: the engine keeps the session and ends it later unless a socket of it opens again. */
+  function socketClosed(session: Session, ws: WebSocket) {
+    session.sockets.delete(ws);
+    if (closing || session.ended || session.sockets.size > 0) return;
+    clearTimeout(session.endTimer);
+    session.endTimer = setTimeout(() => {
+      if (session.sockets.size === 0) endConversation(session);
+    }, sessionEndDelayMs);
+  }
+
+  /** The session a connect names (undefined when the engine does not know it), or a new one. */
+  function sessionFor(sessionId: string | undefined, userId: string | undefined): Session | undefined {
+    if (sessionId !== undefined) return sessions.get(sessionId);
+    const session: Session = { id: randomUUID(), userId, lines: [], sockets: new Set(), ended: false };
+    sessions.set(session.id, session);
+    return session;
+  }
+
+  function onSocket(ws: WebSocket, req: FastifyRequest) {
+    const { conn, agent, identity } = admitted.get(req.raw)!;
+    conn.status = 101;
+    open.set(ws, conn);
+    const { deviceId, sessionId } = conn.query;
+    const userId = deviceId === undefined ? undefined : deviceUser(deviceId);
+    const silent = sim.faults.silentAfterConnect ?? false;
+    const session = silent ? undefined : sessionFor(sessionId, userId);
+    const project = world.projects[agent.projectId];
+    const admittedHere = !project || !isClosedProject(project) || (identity?.enabledProjects.includes(project.id) ?? false);
+
+    const closeBy = (code: number, reason: string) => {
+      conn.closedBy ??= 'engine';
+      ws.close(code, reason);
+    };
+    const send = (e: Json | string) => {
+      if (ws.readyState === ws.OPEN) ws.send(typeof e === 'string' ? e : JSON.stringify(e));
+    };
+
+    async function turn(s: Session, line: string, socketLines: number) {
+      if (!admittedHere) {
+        send({ type: 'error', code: 'FORBIDDEN', message: `Not admitted to project ${agent.projectId}.` });
+        return closeBy(1008, 'forbidden');
+      }
+      const reply = agentReply(line, agent.ref, socketLines, s.lines.length);
+      s.lines.push(line);
+      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+      for (const [i, element] of reply.elements.entries()) {
+        if (i > 0 && replyDelayMs > 0) await new Promise((r) => setTimeout(r, replyDelayMs));
+        send(element);
+      }
+      switch (reply.then) {
+        case undefined:
+        case 'hang':
+          return;
+        case 'exit':
+          endConversation(s);
+          return closeBy(1000, 'session ended');
+        case 'drop':
+          conn.closedBy ??= 'engine';
+          return ws.terminate(); // no close frame: the client sees 1006
+        default:
+          return closeBy(reply.then, reply.then === 1000 ? 'conversation ended' : 'internal error');
+      }
+    }
+
+    let turns = Promise.resolve();
+    ws.on('message', (data) => {
+      const line = data.toString();
+      const socketLines = conn.frames.length;
+      conn.frames.push(line);
+      // Silent, or an unknown session already refused: the line is recorded, never answered.
+      if (!session) return;
+      if (opts.maxLineLength !== undefined && line.length > opts.maxLineLength) return closeBy(1009, 'line too long');
+      // One turn at a time, in arrival order, as the engine reads its socket.
+      turns = turns.then(() => turn(session, line, socketLines));
+    });
+    ws.on('close', (code, reason) => {
+      open.delete(ws);
+      conn.closeCode = code;
+      conn.closeReason = reason.toString();
+      conn.closedBy ??= 'client';
+      conn.closedAt = Date.now();
+      if (session) socketClosed(session, ws);
+    });
+
+    if (silent) return;
+    if (!session) {
+      send({ type: 'error', code: 'NOT_FOUND', message: `No session ${sessionId}.` });
+      return closeBy(1008, 'unknown session');
+    }
+    session.sockets.add(ws);
+    conn.sessionId = session.id;
+    conn.resumed = sessionId !== undefined;
+    send({ type: 'session', sessionId: session.id, resumed: conn.resumed });
+  }
+
+  app.get<{ Params: { target: string } }>('/socket/pipeline/:target', { websocket: true, preValidation: handshake }, onSocket);
+
+  await app.register(async (api) => {
+    api.addHook('preHandler', async (req) => {
+      record.memoryRequests.push({
+        method: req.method,
+        path: req.url.split('?')[0] ?? req.url,
+        query: { ...(req.query as Record<string, string>) },
+        body: req.body,
+        at: Date.now(),
+      });
+    });
+
+    api.get<{ Params: { deviceId: string } }>('/api/devices/:deviceId/user', async (req, reply) => {
+      const userId = devices.get(req.params.deviceId);
+      if (!userId) return reply.code(404).send({ error: 'not_found', message: `Device ${req.params.deviceId} never connected.` });
+      return { userId };
+    });
+
+    api.get<{ Querystring: { userId?: string } }>('/api/memory', async (req, reply) => {
+      const { userId } = req.query;
+      if (!userId) return reply.code(400).send({ error: 'bad_request', message: 'userId is required.' });
+      return { userId, units: memory.get(userId) ?? [] };
+    });
+
+    api.post<{ Querystring: { userId?: string }; Body: { units?: unknown } }>('/api/memory/restore', async (req, reply) => {
+      const { userId } = req.query;
+      const units = req.body?.units;
+      if (!userId || !Array.isArray(units)) {
+        return reply.code(400).send({ error: 'bad_request', message: 'userId and a units array are required.' });
+      }
+      // Delete-then-write: whatever the user's memory held is gone.
+      memory.set(userId, [...(units as Json[])]);
+      return { restored: units.length };
+    });
+  });
+
+  await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  sim.url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+  return sim;
+}

@@ -1,0 +1,124 @@
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { request as httpRequest } from 'undici';
+import { buildApp, loggerOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/ops/config.js';
+import { startEngineSimulator, type EngineSimulator, type EngineSimulatorOptions } from '../../src/simulators/engine.js';
+import { startPlatformSimulator, type PlatformSimulator } from '../../src/simulators/platform.js';
+import { demoWorld } from '../../src/simulators/world.js';
+
+/**
+ * A real stack on loopback for one test: the engine and platform simulators, and the gateway
+ * built from app.ts listening on a port, with short timers so no test waits for real budgets.
+ */
+export interface Stack {
+  app: FastifyInstance;
+  engine: EngineSimulator;
+  platform: PlatformSimulator;
+  url: string;
+  /** Every log line the gateway wrote, as text. */
+  logs: string[];
+  call(method: string, path: string, opts?: CallOptions): Promise<Answer>;
+  /** Opens a conversation and returns its session id (asserting the 201). */
+  open(agent?: string, body?: Record<string, unknown>, token?: string): Promise<Answer & { sessionId: string }>;
+}
+
+export interface CallOptions {
+  /** `null` sends no Authorization header. */
+  token?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  text: string;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export async function startStack(
+  t: Teardown,
+  opts: { env?: Record<string, string>; engine?: EngineSimulatorOptions } = {},
+): Promise<Stack> {
+  const world = demoWorld();
+  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50, ...opts.engine });
+  const platform = await startPlatformSimulator({ world });
+  const config = loadConfig({
+    PROMETHIST_MCP_ENGINE_URL: engine.url,
+    PROMETHIST_PLATFORM_URL: platform.url,
+    PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret',
+    TURN_BUDGET_MS: '1500',
+    ENGINE_CONNECT_TIMEOUT_MS: '1000',
+    PLATFORM_TIMEOUT_MS: '1000',
+    AUTH_CACHE_TTL_MS: '60000',
+    LOG_LEVEL: 'debug',
+    ...opts.env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(chunk.toString());
+      done();
+    },
+  });
+  const app = await buildApp(config, { logger: { ...(loggerOptions('debug') as object), stream: sink } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  t.teardown(async () => {
+    await app.close();
+    await engine.close();
+    await platform.close();
+  });
+
+  async function call(method: string, path: string, o: CallOptions = {}): Promise<Answer> {
+    const token = o.token === undefined ? 'demo-token' : o.token;
+    const headers: Record<string, string> = { ...o.headers };
+    if (token !== null) headers.authorization = `Bearer ${token}`;
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await httpRequest(url + path, {
+      method: method as 'GET',
+      headers,
+      body,
+      ...(o.signal ? { signal: o.signal } : {}),
+    });
+    const text = await res.body.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, body: parsed, text };
+  }
+
+  async function open(agent = 'coach', body: Record<string, unknown> = {}, token = 'demo-token') {
+    const answer = await call('POST', `/v1/agents/${agent}/conversations`, { token, body });
+    if (answer.status !== 201) throw new Error(`expected 201, got ${answer.status}: ${answer.text}`);
+    return { ...answer, sessionId: answer.body.session_id as string };
+  }
+
+  return { app, engine, platform, url, logs, call, open };
+}
+
+/** Waits until `check` holds, polling; fails after `ms`. */
+export async function eventually(check: () => boolean, ms = 2000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
