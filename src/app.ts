@@ -7,6 +7,7 @@ import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
 import { createPlatformClient, type PlatformClient } from './platform/client.js';
 import { installErrorHandling } from './routes/errors.js';
 import { conversationRoutes } from './routes/conversations.js';
+import { debugRoutes } from './routes/debug.js';
 import { memoryRoutes } from './routes/memory.js';
 import { opsRoutes } from './routes/ops.js';
 
@@ -48,6 +49,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // The socket of a long turn must not be cut by Node's own request timeout.
     requestTimeout: 0,
     return503OnClosing: true,
+    // Long refs and device refs get the validator's 400, not the router's 414.
+    routerOptions: { maxParamLength: 2048 },
   });
 
   const metrics = createMetrics();
@@ -78,5 +81,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(opsRoutes);
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);
+  if (config.debugPage) await app.register(debugRoutes);
   return app;
 }

@@ -26,7 +26,7 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
     const { line, ...connect } = parse(turnBody, request.body ?? {}, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
-    return answerTurn(request, reply, 200, line!, (turn) =>
+    return answerTurn(request, reply, 200, line, (turn) =>
       app.conversations.turn(caller, access, session_id, connect, turn),
     );
   });

@@ -25,6 +25,8 @@ function translate(err: FastifyError, bodyLimit: number): GatewayError {
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
+  // JSON only: a text/plain body is a 415, not a string that fails validation later.
+  app.removeContentTypeParser('text/plain');
   // An empty JSON body is "no fields" (every start field is optional), not a parse error.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {

@@ -18,7 +18,7 @@ export const INTRO = '#intro';
 const countChars = (value: string): number => (value.length <= MAX_LINE_CHARS ? value.length : [...value].length);
 
 export const lineSchema = z
-  .string({ error: 'line must be a string' })
+  .string({ error: (issue) => (issue.input === undefined ? 'line is required' : 'line must be a string') })
   .refine((line) => line.trim() !== '', { error: 'line must not be empty' })
   .refine((line) => countChars(line) <= MAX_LINE_CHARS, { error: `line must be at most ${MAX_LINE_CHARS} characters` })
   .refine((line) => !LINE_BREAKS_AND_CONTROLS.test(line), {

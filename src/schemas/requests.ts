@@ -9,7 +9,7 @@ export interface AgentRef {
   key: string;
 }
 
-const AGENT = /^([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*)*)(?:\.([1-9][0-9]{0,8}))?$/;
+const AGENT = /^([A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*)*)(?:\.([1-9][0-9]{0,8}))?$/;
 export const agentSchema = z
   .string()
   .max(128, { error: 'agent must be at most 128 characters' })
@@ -38,13 +38,7 @@ export const conversationParams = z.object({ agent: agentSchema, session_id: ses
 export const memoryParams = z.object({ agent: agentSchema, device_ref: deviceRefSchema });
 
 export const startBody = z.strictObject({ line: lineSchema.optional(), ...connectFields }, { error: bodyError });
-export const turnBody = z.strictObject(
-  {
-    line: lineSchema.optional().refine((line) => line !== undefined, { error: 'line is required' }),
-    ...connectFields,
-  },
-  { error: bodyError },
-);
+export const turnBody = z.strictObject({ line: lineSchema, ...connectFields }, { error: bodyError });
 
 export const restoreBody = z.object(
   {
