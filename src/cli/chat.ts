@@ -164,7 +164,8 @@ class Chat {
   async #converse(): Promise<number> {
     const { agent } = this.#opts;
     // Read the input from the start, so lines typed (or piped) while the opening streams wait their turn.
-    const rl = createInterface({ input: this.#io.input, output: this.#io.output, terminal: false });
+    const terminal = (this.#io.input as { isTTY?: boolean }).isTTY === true && (this.#io.output as { isTTY?: boolean }).isTTY === true;
+    const rl = createInterface({ input: this.#io.input, output: this.#io.output, terminal });
     this.#rl = rl;
     rl.setPrompt('you> ');
     // A terminal's Ctrl-C arrives here, not as a signal, when the input is a TTY.
@@ -209,7 +210,11 @@ class Chat {
   }
 
   #interrupt(): void {
-    if (this.#quit.signal.aborted) return;
+    if (this.#quit.signal.aborted) {
+      // A second Ctrl-C while closing: leave at once; the gateway closes it after its idle time.
+      this.#io.errors.write('Interrupted again: quitting without waiting for the close.\n');
+      process.exit(130);
+    }
     this.#quit.abort();
     this.#io.output.write('\n');
     this.#rl?.close();

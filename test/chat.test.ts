@@ -1,0 +1,175 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { eventually, startStack, UUID, type Stack } from './support/stack.js';
+
+/**
+ * `agent-test-gateway chat <agent>` as a user runs it: the real command (tsx, no build), its
+ * stdin driven line by line, against a gateway with the engine and platform simulators.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+interface Chat {
+  child: ChildProcessWithoutNullStreams;
+  /** everything printed so far, stdout and stderr */
+  out(): string;
+  stdout(): string;
+  stderr(): string;
+  /** waits until the output (both streams) matches, after `from` characters */
+  waitFor(pattern: RegExp, from?: number, ms?: number): Promise<void>;
+  send(line: string): void;
+  exit: Promise<number | null>;
+}
+
+function startChat(t: { teardown(fn: () => unknown): void }, s: Stack, args: string[], env: Record<string, string> = {}): Chat {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'chat', ...args, '--gateway', s.url], {
+    cwd: ROOT,
+    env: { ...process.env, AGENT_TEST_GATEWAY_TOKEN: 'demo-token', NO_COLOR: '1', ...env },
+    stdio: 'pipe',
+  });
+  let stdout = '';
+  let stderr = '';
+  let both = '';
+  child.stdout.on('data', (d: Buffer) => ((stdout += d.toString()), (both += d.toString())));
+  child.stderr.on('data', (d: Buffer) => ((stderr += d.toString()), (both += d.toString())));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    child,
+    out: () => both,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    async waitFor(pattern, from = 0, ms = 8000) {
+      try {
+        await eventually(() => pattern.test(both.slice(from)), ms);
+      } catch {
+        throw new Error(`the chat never printed ${pattern}; it printed:\n${both}`);
+      }
+    },
+    send(line) {
+      child.stdin.write(`${line}\n`);
+    },
+    exit,
+  };
+}
+
+t.test('a three-turn conversation, a refused line, and end of input closing it', async (t) => {
+  const s = await startStack(t);
+  const chat = startChat(t, s, ['coach']);
+
+  await chat.waitFor(/you> $/);
+  t.match(chat.stdout(), /coach> Hi, I'm coach\. How can I help\?/, 'the opening streams');
+  const sessionId = /session ([0-9a-f-]{36})/.exec(chat.stdout())?.[1];
+  t.match(sessionId, UUID, 'the session id is printed');
+  t.match(chat.stdout(), new RegExp(`chat coach --session ${sessionId}`), 'with how to reconnect');
+
+  let mark = chat.out().length;
+  chat.send('Where is my order?');
+  await chat.waitFor(/you> $/, mark);
+  const second = chat.out().slice(mark);
+  t.match(second, /\[tool lookup_order\]\ncoach> You said: Where is my order\?\ncoach> Anything else\?/, 'tool marker, then the speech');
+  t.equal(second.match(/\[tool lookup_order\]/g)?.length, 1, 'one marker per call (started and completed)');
+
+  mark = chat.out().length;
+  chat.send('Which size fits?');
+  await chat.waitFor(/you> $/, mark);
+  t.match(chat.out().slice(mark), /\[shown size_chart\]\ncoach> You said: Which size fits\?/, 'shown marker');
+
+  mark = chat.out().length;
+  chat.send('#exit');
+  await chat.waitFor(/you> $/, mark);
+  t.match(
+    chat.stderr(),
+    /gateway: line may start with # only as exactly #intro: other # lines are engine actions .* \(invalid_request\)/,
+    "the gateway's own message for a refused line",
+  );
+
+  mark = chat.out().length;
+  chat.child.stdin.end();
+  t.equal(await chat.exit, 0, 'exits 0 at end of input');
+  t.match(chat.out().slice(mark), new RegExp(`Closed session ${sessionId}`));
+
+  const conn = s.engine.record.connections[0]!;
+  t.equal(s.engine.record.connections.length, 1, 'one socket for the whole conversation');
+  t.same(conn.frames, ['#intro', 'Where is my order?', 'Which size fits?'], 'three turns; the refused line never reached the engine');
+  await eventually(() => conn.closeCode !== undefined);
+  t.equal(conn.closeCode, 1000, 'closed plainly (1000), never #exit');
+  const got = await s.call('GET', `/v1/agents/coach/conversations/${sessionId}`);
+  t.equal(got.body.close_cause, 'caller', 'closed with DELETE');
+  t.equal(got.body.turns, 3);
+});
+
+t.test('Ctrl-C (SIGINT) during a turn cancels it, closes the conversation and exits 0', async (t) => {
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: '10000' } });
+  const chat = startChat(t, s, ['coach', '--device-ref', 'alice', '--locale', 'de_DE']);
+  await chat.waitFor(/you> $/);
+  const mark = chat.out().length;
+  chat.send('sim:hang');
+  await chat.waitFor(/Let me think about that/, mark);
+  chat.child.kill('SIGINT');
+  t.equal(await chat.exit, 0);
+  t.match(chat.out(), /Closed session [0-9a-f-]{36}/);
+  const conn = s.engine.record.connections[0]!;
+  t.equal(conn.settings.deviceId, 'mcp:alice', '--device-ref is the simulated user');
+  t.equal(conn.settings.locale, 'de-DE', '--locale is the engine locale');
+  await eventually(() => conn.closeCode !== undefined);
+  t.equal(conn.closeCode, 1000);
+  t.notOk(conn.frames.includes('#exit'));
+  const got = await s.call('GET', `/v1/agents/coach/conversations/${conn.sessionId}`);
+  t.equal(got.body.connection, 'closed');
+  t.equal(got.body.close_cause, 'cancelled', 'the running turn was cancelled');
+});
+
+t.test('--session reconnects to an existing conversation', async (t) => {
+  const s = await startStack(t);
+  const { sessionId } = await s.open();
+  await s.call('DELETE', `/v1/agents/coach/conversations/${sessionId}`);
+  const chat = startChat(t, s, ['coach', '--session', sessionId]);
+  await chat.waitFor(/you> $/);
+  t.match(chat.stdout(), new RegExp(`Session ${sessionId} with coach`));
+  t.equal(s.engine.record.connections.length, 1, 'no connection, nor #intro, before the first line');
+  const mark = chat.out().length;
+  chat.send('planning?');
+  await chat.waitFor(/you> $/, mark);
+  const out = chat.out().slice(mark);
+  t.match(out, /coach> planning: 0 turns on this socket, 1 lines in this session/);
+  t.match(out, /note: This turn opened a new socket to the existing engine session/, 'the reconnect is noted');
+  chat.child.stdin.end();
+  t.equal(await chat.exit, 0);
+  t.equal(s.engine.record.connections[1]!.query.sessionId, sessionId);
+  await eventually(() => s.engine.record.connections[1]!.closeCode !== undefined);
+  t.equal(s.engine.record.connections[1]!.closeCode, 1000);
+});
+
+t.test('the agent ending the conversation ends the chat', async (t) => {
+  const s = await startStack(t);
+  const chat = startChat(t, s, ['coach']);
+  await chat.waitFor(/you> $/);
+  chat.send('bye');
+  t.equal(await chat.exit, 0);
+  t.match(chat.stdout(), /coach> Goodbye!\n\[the agent ended the conversation\]/);
+});
+
+t.test('refusals before a conversation exists, and usage errors', async (t) => {
+  const s = await startStack(t);
+  const hidden = startChat(t, s, ['hidden']);
+  t.equal(await hidden.exit, 1, 'an agent the caller may not use');
+  t.match(hidden.stderr(), /gateway: .*\(forbidden\)/);
+  t.notMatch(hidden.stdout(), /you> /, 'no prompt');
+
+  const badToken = startChat(t, s, ['coach'], { AGENT_TEST_GATEWAY_TOKEN: 'nobody' });
+  t.equal(await badToken.exit, 1);
+  t.match(badToken.stderr(), /\(unauthenticated\)/);
+
+  const noToken = startChat(t, s, ['coach'], { AGENT_TEST_GATEWAY_TOKEN: '' });
+  t.equal(await noToken.exit, 2);
+  t.match(noToken.stderr(), /set AGENT_TEST_GATEWAY_TOKEN/);
+
+  const noAgent = startChat(t, s, []);
+  t.equal(await noAgent.exit, 2);
+  t.match(noAgent.stderr(), /name the agent/);
+  t.equal(s.engine.record.connections.length, 0, 'nothing reached the engine');
+});

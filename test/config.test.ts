@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process';
+import { inspect } from 'node:util';
+import t from 'tap';
+import { parseEngineIdentity } from '../src/engine/identity.js';
+import { ConfigError, loadConfig } from '../src/ops/config.js';
+
+const base = { PROMETHIST_MCP_ENGINE_URL: 'https://engine.example', PROMETHIST_PLATFORM_URL: 'https://platform.example/' };
+
+t.test('defaults are the ones SPEC.md states', async (t) => {
+  const config = loadConfig(base);
+  t.match(config, {
+    engineUrl: 'https://engine.example',
+    platformUrl: 'https://platform.example',
+    port: 8080,
+    host: '0.0.0.0',
+    logLevel: 'info',
+    turnBudgetMs: 90_000,
+    idleCloseMs: 240_000,
+    maxConversationsPerCaller: 5,
+    maxConversationsPerPod: 200,
+    rememberedConversationsMax: 10_000,
+    rememberedConversationsTtlMs: 86_400_000,
+    debugPage: false,
+  });
+  t.ok(config.shutdownGraceMs > config.turnBudgetMs, 'running turns may finish within the grace');
+  t.equal(config.engineIdentity.state, 'none');
+});
+
+t.test('a wrong value names the variable and the rule', async (t) => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{}, /PROMETHIST_MCP_ENGINE_URL is required[\s\S]*PROMETHIST_PLATFORM_URL is required/],
+    [{ ...base, PROMETHIST_MCP_ENGINE_URL: 'ws://engine' }, /PROMETHIST_MCP_ENGINE_URL must be an absolute http:\/\/ or https:\/\/ URL/],
+    [{ ...base, PORT: 'eighty' }, /PORT must be a whole number from 0 to 65535/],
+    [{ ...base, TURN_BUDGET_MS: '-5' }, /TURN_BUDGET_MS must be a whole number from 1/],
+    [{ ...base, MAX_CONVERSATIONS_PER_POD: '1.5' }, /MAX_CONVERSATIONS_PER_POD must be a whole number/],
+    [{ ...base, LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
+    [{ ...base, DEBUG_PAGE: 'maybe' }, /DEBUG_PAGE must be true or false/],
+  ];
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), ConfigError);
+    t.throws(() => loadConfig(env), { message }, JSON.stringify(env));
+  }
+});
+
+t.test('the engine identity: accepted forms, malformed values, never printed', async (t) => {
+  const encoded = Buffer.from('tester:s3cret').toString('base64');
+  t.equal(parseEngineIdentity(undefined).state, 'none');
+  t.equal(parseEngineIdentity('  ').state, 'none');
+  t.equal(parseEngineIdentity('tester:s3cret').authorizationHeader(), `Basic ${encoded}`);
+  t.equal(parseEngineIdentity(`Basic ${encoded}`).authorizationHeader(), `Basic ${encoded}`);
+  t.equal(parseEngineIdentity(`basic ${encoded}`).state, 'ok');
+  t.equal(parseEngineIdentity('tester:pass:with:colons').state, 'ok');
+  for (const bad of ['Bearer abc', 'Bearer a:b', 'Basic !!!', `Basic ${Buffer.from('nocolon').toString('base64')}`, 'nocolon', ':password', 'Basic']) {
+    const identity = parseEngineIdentity(bad);
+    t.equal(identity.state, 'malformed', JSON.stringify(bad));
+    t.equal(identity.authorizationHeader(), undefined, 'a malformed value is never sent');
+  }
+  const identity = parseEngineIdentity('tester:s3cret');
+  const printed = [JSON.stringify({ identity }), inspect(identity), `${JSON.stringify(loadConfig({ ...base, PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret' }))}`];
+  for (const text of printed) {
+    t.notOk(text.includes('s3cret') || text.includes(encoded), `redacted: ${text.slice(0, 60)}`);
+  }
+});
+
+t.test('the server refuses to start on a wrong value, without echoing secrets', async (t) => {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, ...base, PORT: 'eighty', PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret' },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  t.equal(run.status, 1);
+  t.match(run.stderr, /PORT must be a whole number/);
+  t.notOk(run.stderr.includes('s3cret'));
+});
