@@ -14,7 +14,7 @@ interface ProfileNode {
   callFrame: CallFrame;
   children?: number[];
 }
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -63,12 +63,20 @@ function areaOf(frame: CallFrame): string {
   return 'other';
 }
 
-export function summarizeProfile(profile: CpuProfile, count = 25): ProfileSummary {
+/**
+ * `windows`: only samples taken within these [start, end] intervals, in µs of the monotonic clock
+ * (the clock of the profile's timestamps, and of process.hrtime in the process that ran the load).
+ */
+export function summarizeProfile(profile: CpuProfile, count = 25, windows?: Array<[number, number]>): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
+  let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (windows !== undefined && !windows.some(([from, to]) => at >= from && at <= to)) continue;
     const id = profile.samples[i]!;
-    selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
   }
   const byFunction = new Map<string, ProfileRow>();
   const byArea = new Map<string, ProfileRow>();

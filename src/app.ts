@@ -10,6 +10,7 @@ import { conversationRoutes } from './routes/conversations.js';
 import { debugRoutes } from './routes/debug.js';
 import { memoryRoutes } from './routes/memory.js';
 import { opsRoutes } from './routes/ops.js';
+import { runRoutes } from './routes/runs.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -81,6 +82,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(opsRoutes);
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);
+  await app.register(runRoutes);
   if (config.debugPage) await app.register(debugRoutes);
   return app;
 }

@@ -155,21 +155,23 @@ t.test('the agent ending the conversation ends the chat', async (t) => {
 
 t.test('refusals before a conversation exists, and usage errors', async (t) => {
   const s = await startStack(t);
+  // Started together: each is a process of its own.
   const hidden = startChat(t, s, ['hidden']);
+  const badToken = startChat(t, s, ['coach'], { AGENT_TEST_GATEWAY_TOKEN: 'nobody' });
+  const noToken = startChat(t, s, ['coach'], { AGENT_TEST_GATEWAY_TOKEN: '' });
+  const noAgent = startChat(t, s, []);
+
   t.equal(await hidden.exit, 1, 'an agent the caller may not use');
   t.match(hidden.stderr(), /gateway: .*\(forbidden\)/);
   t.notMatch(hidden.stdout(), /you> /, 'no prompt');
 
-  const badToken = startChat(t, s, ['coach'], { AGENT_TEST_GATEWAY_TOKEN: 'nobody' });
-  t.equal(await badToken.exit, 1);
+  t.equal(await badToken.exit, 1, 'a token the platform rejects');
   t.match(badToken.stderr(), /\(unauthenticated\)/);
 
-  const noToken = startChat(t, s, ['coach'], { AGENT_TEST_GATEWAY_TOKEN: '' });
-  t.equal(await noToken.exit, 2);
+  t.equal(await noToken.exit, 2, 'no token');
   t.match(noToken.stderr(), /set AGENT_TEST_GATEWAY_TOKEN/);
 
-  const noAgent = startChat(t, s, []);
-  t.equal(await noAgent.exit, 2);
+  t.equal(await noAgent.exit, 2, 'no agent');
   t.match(noAgent.stderr(), /name the agent/);
   t.equal(s.engine.record.connections.length, 0, 'nothing reached the engine');
 });

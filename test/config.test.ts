@@ -3,6 +3,7 @@ import { inspect } from 'node:util';
 import t from 'tap';
 import { parseEngineIdentity } from '../src/engine/identity.js';
 import { ConfigError, loadConfig } from '../src/ops/config.js';
+import { childEnv } from './support/stack.js';
 
 const base = { PROMETHIST_MCP_ENGINE_URL: 'https://engine.example', PROMETHIST_PLATFORM_URL: 'https://platform.example/' };
 
@@ -64,7 +65,7 @@ t.test('the engine identity: accepted forms, malformed values, never printed', a
 
 t.test('the server refuses to start on a wrong value, without echoing secrets', async (t) => {
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, ...base, PORT: 'eighty', PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret' },
+    env: childEnv({ ...base, PORT: 'eighty', PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret' }),
     encoding: 'utf8',
     timeout: 20_000,
   });

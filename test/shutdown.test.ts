@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { startEngineSimulator } from '../src/simulators/engine.js';
 import { startPlatformSimulator } from '../src/simulators/platform.js';
 import { demoWorld } from '../src/simulators/world.js';
-import { eventually } from './support/stack.js';
+import { childEnv, eventually } from './support/stack.js';
 
 /** The real server process (src/server.ts), so SIGTERM, draining and the exit code are real. */
 async function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string>) {
@@ -14,15 +14,14 @@ async function startServer(t: { teardown(fn: () => unknown): void }, env: Record
   const platform = await startPlatformSimulator({ world });
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: {
-      ...process.env,
+    env: childEnv({
       PROMETHIST_MCP_ENGINE_URL: engine.url,
       PROMETHIST_PLATFORM_URL: platform.url,
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       ...env,
-    },
+    }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

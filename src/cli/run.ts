@@ -1,5 +1,311 @@
-/** Placeholder until the command lands; the owner replaces it. */
-export async function main(_args: string[]): Promise<number> {
-  process.stderr.write('not available yet\n');
-  return 2;
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, resolve } from 'node:path';
+import { request } from 'undici';
+import { junitXml, type JUnitSuite } from '../suites/junit.js';
+import type { RunReport, TurnEvent } from '../suites/report.js';
+import { FAIL, PASS, renderReport, turnTitle } from '../suites/transcript.js';
+import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/yaml.js';
+
+/**
+ * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit FILE]`
+ *
+ * Reads every suite first (a problem is reported at its line, and nothing runs), then posts
+ * each to the gateway's runs route, prints its transcript with a ✓ or ✗ per expectation, and
+ * writes JUnit XML. Exit status: 0 all passed, 1 an expectation failed, 2 usage, suite or HTTP
+ * problems (a suite that could not run).
+ */
+export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]
+
+  Runs test suites through a running gateway and prints each turn with a ✓ or ✗ per expectation.
+
+  --gateway URL   the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
+  --junit FILE    also write JUnit XML to FILE, for CI
+
+  The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
+  Exit status: 0 every expectation passed, 1 an expectation failed, 2 usage, suite or HTTP errors.
+`;
+
+export const DEFAULT_GATEWAY = 'http://127.0.0.1:8080';
+
+export interface Io {
+  env: NodeJS.ProcessEnv;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** progress lines while a suite runs (only when stderr is a terminal) */
+  progress: boolean;
+}
+
+const defaultIo = (): Io => ({
+  env: process.env,
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+  progress: process.stderr.isTTY === true,
+});
+
+interface Options {
+  files: string[];
+  gateway: string;
+  junit: string | undefined;
+}
+
+class UsageError extends Error {}
+
+function parseArgs(args: string[], env: NodeJS.ProcessEnv): Options | 'help' {
+  const files: string[] = [];
+  let gateway: string | undefined;
+  let junit: string | undefined;
+  let onlyFiles = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (onlyFiles || !arg.startsWith('-') || arg === '-') {
+      files.push(arg);
+      continue;
+    }
+    if (arg === '--') {
+      onlyFiles = true;
+      continue;
+    }
+    if (arg === '-h' || arg === '--help') return 'help';
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    if (name !== '--gateway' && name !== '--junit') throw new UsageError(`unknown option ${name}`);
+    const value = eq < 0 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new UsageError(`${name} needs a value`);
+    if (name === '--gateway') gateway = value;
+    else junit = value;
+  }
+  if (files.length === 0) throw new UsageError('name at least one suite file');
+  gateway ??= env.AGENT_TEST_GATEWAY_URL || DEFAULT_GATEWAY;
+  if (!/^https?:\/\/[^/\s]+/i.test(gateway) || !URL.canParse(gateway)) {
+    throw new UsageError(`--gateway must be an http:// or https:// URL, not ${gateway}`);
+  }
+  return { files, gateway: gateway.replace(/\/+$/, ''), junit };
+}
+
+interface Prepared {
+  file: string;
+  name: string;
+  loaded: LoadedSuite;
+  body: Record<string, unknown>;
+}
+
+/** Reads, validates and resolves one suite file (its memory fixture read relative to it). */
+async function prepare(file: string): Promise<{ ok: true; suite: Prepared } | { ok: false; problems: SourceProblem[] }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    return { ok: false, problems: [{ file, line: undefined, message: `cannot read the suite: ${(err as Error).message}` }] };
+  }
+  const loaded = loadSuite(text, file);
+  if (!loaded.ok) return loaded;
+  const body = structuredClone(loaded.data);
+  const memory = loaded.suite.memory;
+  if (memory !== undefined) {
+    const wire: Record<string, unknown> = { ...(body.memory as Record<string, unknown>) };
+    if (memory.restore !== undefined) {
+      const path = resolve(dirname(file), memory.restore);
+      const problem = (message: string) => ({
+        ok: false as const,
+        problems: [{ file, line: loaded.lineOf(['memory', 'restore']), message: `memory.restore: ${message}` }],
+      });
+      let snapshot: unknown;
+      try {
+        snapshot = JSON.parse(await readFile(path, 'utf8'));
+      } catch (err) {
+        return problem(`cannot read ${memory.restore} as JSON: ${(err as Error).message}`);
+      }
+      const units = (snapshot as { units?: unknown } | null)?.units;
+      if (!Array.isArray(units) || units.some((u) => typeof u !== 'object' || u === null || Array.isArray(u))) {
+        return problem(`${memory.restore} must be a JSON object with a units array of objects: a snapshot as the memory route or memory.save writes it`);
+      }
+      wire.restore = { units };
+    }
+    if (memory.save !== undefined) wire.save = true;
+    else delete wire.save;
+    body.memory = wire;
+  }
+  const name = loaded.suite.name ?? basename(file, extname(file));
+  return { ok: true, suite: { file, name, loaded, body } };
+}
+
+interface HttpFailure {
+  status: number | undefined;
+  error: string;
+  message: string;
+  problems?: Array<{ field?: string; path?: Array<string | number>; rule?: string }>;
+}
+
+/** Posts one suite; the answer is streamed (NDJSON) so that a long run keeps its connection alive. */
+async function post(
+  gateway: string,
+  token: string,
+  suite: Prepared,
+  onTurn: (event: TurnEvent) => void,
+): Promise<{ report: RunReport } | { failure: HttpFailure }> {
+  const agent = suite.loaded.suite.agent!.key;
+  const url = `${gateway}/v1/agents/${encodeURIComponent(agent)}/runs`;
+  let res;
+  try {
+    res = await request(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/x-ndjson, application/json',
+      },
+      body: JSON.stringify(suite.body),
+      // A run lasts as long as its turns: no client-side timeout cuts it.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    return { failure: { status: undefined, error: 'unreachable', message: `cannot reach the gateway at ${gateway}: ${code ?? (err as Error).message}` } };
+  }
+  const type = String(res.headers['content-type'] ?? '');
+  if (res.statusCode !== 200 || !type.includes('ndjson')) {
+    const text = await res.body.text();
+    let body: Record<string, unknown> | undefined;
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      body = undefined;
+    }
+    if (res.statusCode === 200 && body !== undefined && typeof body.run_id === 'string') return { report: body as unknown as RunReport };
+    return {
+      failure: {
+        status: res.statusCode,
+        error: typeof body?.error === 'string' ? body.error : 'http_error',
+        message: typeof body?.message === 'string' ? body.message : `the gateway answered HTTP ${res.statusCode}: ${text.slice(0, 200)}`,
+        ...(Array.isArray((body?.details as { problems?: unknown } | undefined)?.problems)
+          ? { problems: (body!.details as { problems: HttpFailure['problems'] }).problems }
+          : {}),
+      },
+    };
+  }
+  let buffered = '';
+  let report: RunReport | undefined;
+  let failure: HttpFailure | undefined;
+  const take = (line: string) => {
+    if (line.trim() === '') return;
+    let item: Record<string, unknown>;
+    try {
+      item = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      failure = { status: 200, error: 'bad_stream', message: 'the gateway sent a line that is not JSON' };
+      return;
+    }
+    if (item.turn !== undefined) onTurn(item.turn as TurnEvent);
+    else if (item.report !== undefined) report = item.report as RunReport;
+    else if (typeof item.error === 'string') failure = { status: 200, error: item.error, message: String(item.message ?? '') };
+  };
+  try {
+    for await (const chunk of res.body) {
+      buffered += (chunk as Buffer).toString('utf8');
+      let nl;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        take(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+      }
+    }
+    take(buffered);
+  } catch (err) {
+    return { failure: { status: 200, error: 'stream_broken', message: `the connection to the gateway broke during the run: ${(err as Error).message}` } };
+  }
+  if (report !== undefined) return { report };
+  return { failure: failure ?? { status: 200, error: 'no_report', message: 'the gateway ended the run without a report' } };
+}
+
+export async function main(args: string[], io: Io = defaultIo()): Promise<number> {
+  let options: Options | 'help';
+  try {
+    options = parseArgs(args, io.env);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr(`agent-test-gateway run: ${err.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (options === 'help') {
+    io.stdout(USAGE);
+    return 0;
+  }
+  const token = io.env.AGENT_TEST_GATEWAY_TOKEN?.trim();
+  if (!token) {
+    io.stderr('agent-test-gateway run: set AGENT_TEST_GATEWAY_TOKEN to your platform access token\n');
+    return 2;
+  }
+
+  // Every suite is read before anything runs: one bad file stops the whole run, with every problem.
+  const prepared: Prepared[] = [];
+  const problems: SourceProblem[] = [];
+  for (const file of options.files) {
+    const result = await prepare(file);
+    if (result.ok) prepared.push(result.suite);
+    else problems.push(...result.problems);
+  }
+  if (problems.length > 0) {
+    io.stderr(`${problems.map(formatProblem).join('\n')}\n`);
+    io.stderr(`${problems.length} problem${problems.length === 1 ? '' : 's'} in the suites; nothing was run.\n`);
+    return 2;
+  }
+
+  const junit: JUnitSuite[] = [];
+  let failed = false;
+  let broken = false;
+  for (const suite of prepared) {
+    const onTurn = (event: TurnEvent) => {
+      if (!io.progress) return;
+      const mark = event.turn.status === 'passed' ? PASS : event.turn.status === 'failed' ? FAIL : '-';
+      io.stderr(`  ${mark} ${suite.name}: ${turnTitle(event.conversation, event.turn)}\n`);
+    };
+    const answer = await post(options.gateway, token, suite, onTurn);
+    if ('failure' in answer) {
+      broken = true;
+      const f = answer.failure;
+      const lines = (f.problems ?? [])
+        .filter((p) => typeof p.rule === 'string')
+        .map((p) => formatProblem({ file: suite.file, line: Array.isArray(p.path) ? suite.loaded.lineOf(p.path) : undefined, message: p.rule! }));
+      const status = f.status === undefined ? '' : `HTTP ${f.status} `;
+      io.stderr(lines.length > 0 ? `${suite.file}: ${status}${f.error}:\n${lines.join('\n')}\n` : `${suite.file}: ${status}${f.error}: ${f.message}\n`);
+      junit.push({ name: suite.name, file: suite.file, error: { error: f.error, message: f.message } });
+      continue;
+    }
+    const report = answer.report;
+    io.stdout(renderReport(report, `${suite.name} (${suite.file})`));
+    if (!report.passed) failed = true;
+    junit.push({ name: suite.name, file: suite.file, report });
+
+    const save = suite.loaded.suite.memory?.save;
+    if (save !== undefined) {
+      const path = resolve(dirname(suite.file), save);
+      if (report.memory?.snapshot) {
+        await mkdir(dirname(path), { recursive: true });
+        await writeFile(path, `${JSON.stringify(report.memory.snapshot, null, 2)}\n`);
+        io.stdout(`  memory snapshot written to ${save}\n`);
+      } else {
+        broken = true;
+        io.stderr(`${suite.file}: memory.save: no snapshot to write to ${save}: ${report.memory?.error?.message ?? 'the gateway returned none'}\n`);
+      }
+    }
+    io.stdout('\n');
+  }
+
+  if (options.junit !== undefined) {
+    try {
+      await mkdir(dirname(resolve(options.junit)), { recursive: true });
+      await writeFile(options.junit, junitXml(junit));
+    } catch (err) {
+      io.stderr(`agent-test-gateway run: cannot write ${options.junit}: ${(err as Error).message}\n`);
+      broken = true;
+    }
+  }
+  const ran = junit.filter((s) => s.report !== undefined).length;
+  const passedCount = junit.filter((s) => s.report?.passed === true).length;
+  io.stdout(
+    `${broken || failed ? FAIL : PASS} ${passedCount} of ${prepared.length} suite${prepared.length === 1 ? '' : 's'} passed${
+      ran < prepared.length ? ` (${prepared.length - ran} could not run)` : ''
+    }\n`,
+  );
+  return broken ? 2 : failed ? 1 : 0;
 }

@@ -122,3 +122,15 @@ export async function eventually(check: () => boolean, ms = 2000): Promise<void>
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/**
+ * The environment for a child process a test spawns (the server, the CLI), without tap's
+ * coverage hooks: the child transpiles with tsx, and its coverage of the same files would
+ * corrupt the merge with the test processes' (which transpile with ts-node).
+ */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  delete env.NODE_V8_COVERAGE;
+  delete env.NODE_OPTIONS;
+  return env;
+}

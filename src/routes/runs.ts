@@ -1,0 +1,101 @@
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { agentParams, parse } from '../schemas/requests.js';
+import { parseHttpSuite } from '../suites/format.js';
+import type { TurnEvent } from '../suites/report.js';
+import { runSuite } from '../suites/runner.js';
+import { authorizeAgent, requireToken } from './access.js';
+
+/**
+ * Test suites: `POST /v1/agents/{agent}/runs` runs a suite (validate, authorize, run every
+ * conversation through the registry, close each) and answers its report.
+ * `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated, then
+ * `{"report": …}`; errors before the first turn are ordinary JSON errors.
+ */
+const NDJSON = 'application/x-ndjson';
+
+const RESTORE_CLEARS =
+  "The engine's restore is delete-then-write: it clears the simulated user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export async function runRoutes(app: FastifyInstance): Promise<void> {
+  requireToken(app);
+
+  app.post('/v1/agents/:agent/runs', async (request, reply) => {
+    const { agent } = parse(agentParams, request.params, 'path');
+    const body: unknown = request.body;
+    if (isObject(body) && isObject(body.memory) && body.memory.restore !== undefined && body.memory.confirm !== true) {
+      throw new GatewayError(
+        'confirmation_required',
+        `Send "memory": { "confirm": true, … } to restore memory before the run. ${RESTORE_CLEARS} Nothing was sent.`,
+      );
+    }
+    const parsed = parseHttpSuite(body);
+    if (!parsed.ok) {
+      const first = parsed.problems[0]!;
+      throw new GatewayError('invalid_request', `${first.rule}; nothing was sent to the engine`, {
+        problems: parsed.problems.map(({ field, path, rule }) => ({ field, path, rule })),
+      });
+    }
+    const suite = parsed.suite;
+    if (suite.agent !== undefined && suite.agent.key !== agent.key) {
+      throw new GatewayError(
+        'invalid_request',
+        `agent must be ${agent.key}, the agent in the path, or be left out; nothing was sent to the engine`,
+        { problems: [{ field: 'agent', path: ['agent'], rule: `agent must be ${agent.key}, the agent in the path, or be left out` }] },
+      );
+    }
+    const { caller, access } = await authorizeAgent(app, request, agent);
+
+    // The caller hanging up cancels the run: running turns end, the rest are skipped, all closed.
+    const hangUp = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) hangUp.abort('The turn was cancelled: the caller hung up before the run ended.');
+    };
+    reply.raw.on('close', onClose);
+
+    let stream: PassThrough | undefined;
+    const onTurn = (request.headers.accept ?? '').includes(NDJSON)
+      ? (event: TurnEvent) => {
+          if (stream === undefined) {
+            stream = new PassThrough();
+            reply.code(200).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
+            void reply.send(stream);
+          }
+          stream.write(`${JSON.stringify({ turn: event })}\n`);
+        }
+      : undefined;
+
+    try {
+      const report = await runSuite(
+        {
+          registry: app.conversations,
+          engine: app.engine,
+          config: app.config,
+          caller,
+          access,
+          signal: hangUp.signal,
+          log: request.log,
+          ...(onTurn ? { onTurn } : {}),
+        },
+        suite,
+      );
+      if (stream !== undefined) {
+        stream.end(`${JSON.stringify({ report })}\n`);
+        return reply;
+      }
+      return reply.code(200).send(report);
+    } catch (err) {
+      if (stream === undefined) throw err;
+      if (!isGatewayError(err)) request.log.error({ err }, 'suite run failed');
+      const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed during the run; it has been logged.');
+      stream.end(`${JSON.stringify(error.toJSON())}\n`);
+      return reply;
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  });
+}

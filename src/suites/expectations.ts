@@ -1,0 +1,117 @@
+import { compilePattern, EXPECT_FIELDS, type Expectations } from './format.js';
+import type { ExpectationKind, ExpectationResult } from './report.js';
+
+/** What a turn showed, as the expectations read it. */
+export interface Observed {
+  outcome: string;
+  text: string;
+  tools: string[];
+  shown: string[];
+  endedByAgent: boolean;
+  durationMs: number;
+}
+
+const MAX_QUOTE = 200;
+export const quote = (text: string): string =>
+  JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}…` : text);
+const list = (items: string[]): string => (items.length === 0 ? 'none' : items.join(', '));
+
+type Check = (expected: never, seen: Observed) => { passed: boolean; evidence: string; actual: unknown };
+
+const CHECKS: Record<keyof Expectations, Check> = {
+  text_matches: (pattern: string, seen) => {
+    const passed = compilePattern(pattern).test(seen.text);
+    return {
+      passed,
+      evidence: `the text ${quote(seen.text)} ${passed ? 'matches' : 'does not match'} ${pattern.startsWith('/') ? pattern : `/${pattern}/`}`,
+      actual: seen.text,
+    };
+  },
+  text_contains: (words: string[], seen) => {
+    const text = seen.text.toLowerCase();
+    const missing = words.filter((w) => !text.includes(w.toLowerCase()));
+    return {
+      passed: missing.length === 0,
+      evidence:
+        missing.length === 0
+          ? `the text contains ${words.map(quote).join(', ')}`
+          : `the text ${quote(seen.text)} lacks ${missing.map(quote).join(', ')}`,
+      actual: seen.text,
+    };
+  },
+  tool: (name: string, seen) => {
+    const passed = seen.tools.includes(name);
+    return { passed, evidence: `tools called: ${list(seen.tools)}`, actual: seen.tools };
+  },
+  shown: (ref: string, seen) => {
+    const passed = seen.shown.includes(ref);
+    return { passed, evidence: `shown: ${list(seen.shown)}`, actual: seen.shown };
+  },
+  not_shown: (ref: string, seen) => {
+    const passed = !seen.shown.includes(ref);
+    return { passed, evidence: `shown: ${list(seen.shown)}`, actual: seen.shown };
+  },
+  ended_by_agent: (expected: boolean, seen) => ({
+    passed: seen.endedByAgent === expected,
+    evidence: seen.endedByAgent ? 'the agent ended the conversation' : 'the agent did not end the conversation',
+    actual: seen.endedByAgent,
+  }),
+  exit_within_ms: (limit: number, seen) => {
+    const exited = seen.outcome === 'exit';
+    const passed = exited && seen.durationMs <= limit;
+    return {
+      passed,
+      evidence: exited
+        ? `the turn ended with its exit after ${seen.durationMs} ms${passed ? '' : `, over ${limit} ms`}`
+        : `the turn ended with outcome ${seen.outcome} after ${seen.durationMs} ms, not with its own exit`,
+      actual: { outcome: seen.outcome, duration_ms: seen.durationMs },
+    };
+  },
+};
+
+const declared = (expect: Expectations): Array<[keyof Expectations, unknown]> =>
+  EXPECT_FIELDS.filter((k) => expect[k] !== undefined).map((k) => [k, expect[k]]);
+
+/** A turn that ended with its own exit: every expectation is checked against what it showed. */
+export function evaluate(expect: Expectations, seen: Observed): ExpectationResult[] {
+  return declared(expect).map(([kind, expected]) => ({
+    kind,
+    expected,
+    ...(CHECKS[kind] as (e: unknown, s: Observed) => ReturnType<Check>)(expected, seen),
+  }));
+}
+
+/** A turn that did not end with its own exit (or did not run): it fails, and so does every expectation. */
+export function failTurn(expect: Expectations, outcome: string, why: string, actual: unknown): ExpectationResult[] {
+  return [
+    { kind: 'turn_completed', expected: 'exit', passed: false, evidence: why, actual },
+    ...declared(expect).map(([kind, expected]) => ({
+      kind,
+      expected,
+      passed: false,
+      evidence: `not met: the turn did not end with its own exit (outcome ${outcome})`,
+      actual: null,
+    })),
+  ];
+}
+
+/** A turn never sent: its expectations are listed, unevaluated. */
+export function skipTurn(expect: Expectations): ExpectationResult[] {
+  return declared(expect).map(([kind, expected]) => ({
+    kind,
+    expected,
+    passed: null,
+    evidence: 'not evaluated: the turn was skipped',
+    actual: null,
+  }));
+}
+
+export function conversationEndedEarly(remaining: number): ExpectationResult {
+  return {
+    kind: 'conversation_continues' satisfies ExpectationKind,
+    expected: `the conversation stays open for the ${remaining} turn${remaining === 1 ? '' : 's'} after this one`,
+    passed: false,
+    evidence: 'the agent ended the conversation here',
+    actual: true,
+  };
+}
