@@ -49,7 +49,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     bodyLimit: config.maxBodyBytes,
     // The socket of a long turn must not be cut by Node's own request timeout.
     requestTimeout: 0,
-    return503OnClosing: true,
+    // While closing, requests still get the service's own answers (/readyz false, shutting_down).
+    return503OnClosing: false,
     // Long refs and device refs get the validator's 400, not the router's 414.
     routerOptions: { maxParamLength: 2048 },
   });

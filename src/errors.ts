@@ -35,7 +35,6 @@ export const errorStatus = {
   // 502 — the engine did not do what was asked.
   engine_unavailable: 502,
   engine_refused: 502,
-  engine_protocol_error: 502,
   identity_unrecognised: 502,
   identity_not_enabled: 502,
   // 500 — a fault of the gateway itself.

@@ -183,7 +183,7 @@ t.test('ingress keeps a conversation on the pod that holds it', async (t) => {
   t.match(ingress, /nginx\.ingress\.kubernetes\.io\/upstream-hash-by: "\$agw_session_key"/)
   t.match(snippet, /^set \$agw_session_key \$request_id;\n/, 'calls without a session id are spread')
   t.match(snippet, /\{\n\s+set \$agw_session_key \$1;\n\}/)
-  t.equal(values.ingress.routing.hashBy, 'session')
+  t.equal(values.ingress.routing.hashBy, 'caller', 'the start call and its turns reach one pod')
 
   const source = /if \(\$uri ~\* "([^"]+)"\)/.exec(snippet)?.[1]
   t.ok(source, 'the snippet matches $uri case-insensitively')

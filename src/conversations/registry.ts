@@ -8,7 +8,7 @@ import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { CloseCause, Metrics } from '../ops/metrics.js';
 import type { AgentAccess, Caller } from '../platform/authorizer.js';
-import { conflictingSettings, DEVICE_NAMESPACE, settingsFrom, type ConnectInput } from '../schemas/connect.js';
+import { conflictingSettings, DEVICE_NAMESPACE, settingsFrom, settingsView, type ConnectInput } from '../schemas/connect.js';
 import { Conversation, type ConversationState } from './conversation.js';
 
 /**
@@ -201,7 +201,7 @@ export class ConversationRegistry {
         `${differing.join(', ')} ${differing.length > 1 ? 'are' : 'is'} fixed when the conversation connects; leave ${
           differing.length > 1 ? 'them' : 'it'
         } out or repeat the first turn's value${differing.length > 1 ? 's' : ''}.`,
-        { fields: differing, fixed: conv.settings },
+        { fields: differing, fixed: settingsView(conv.settings) },
       );
     }
   }

@@ -29,7 +29,17 @@ export interface AgentAccess {
 
 export interface Authorizer {
   authenticate(authorization: string | undefined): Promise<Caller>;
+  /** Viewer or better on the agent's project, and a revision the engine may run. */
   authorize(caller: Caller, agent: AgentRef): Promise<AgentAccess>;
+  /** Viewer or better on the agent's project only: for reading, closing and memory. */
+  authorizeViewer(caller: Caller, agent: AgentRef): Promise<{ projectId: string }>;
+}
+
+/** What the platform said about an agent for a caller: cached as a whole, refusals included. */
+interface Resolution {
+  projectId: string;
+  signIn: boolean;
+  runnable: Revision | GatewayError;
 }
 
 const RANK: Record<NonNullable<Role>, number> = { Viewer: 1, Editor: 2, Owner: 3 };
@@ -40,7 +50,7 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 export function createAuthorizer(config: Config, platform: PlatformClient, metrics: Metrics): Authorizer {
   const observe = (result: 'hit' | 'miss' | 'coalesced') => metrics.authCache.inc({ result });
   const identities = new CoalescingCache<{ id: string }>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
-  const access = new CoalescingCache<AgentAccess>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
+  const access = new CoalescingCache<Resolution>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
 
   async function authenticate(authorization: string | undefined): Promise<Caller> {
     const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
@@ -61,7 +71,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
     return { id: user.id, token };
   }
 
-  async function resolve(caller: Caller, agent: AgentRef): Promise<AgentAccess> {
+  async function resolve(caller: Caller, agent: AgentRef): Promise<Resolution> {
     const revisions = await platform.revisions(caller.token, agent.ref);
     const wanted =
       agent.revision === null
@@ -78,21 +88,30 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
     if (Math.max(rank(roles.project), rank(roles.tenant)) < RANK.Viewer) {
       throw new GatewayError('forbidden', `You need Viewer, Editor or Owner on the project of agent ${agent.ref}.`);
     }
-    const runnable = checkRunnable(agent, wanted, revisions);
-    return { agentKey: agent.key, revision: runnable.revision, projectId, signIn: closed };
+    return { projectId, signIn: closed, runnable: runnableRevision(agent, wanted, revisions) };
   }
+
+  const resolved = (caller: Caller, agent: AgentRef) =>
+    access.get(`${caller.id}\n${agent.key}`, () => resolve(caller, agent));
 
   return {
     authenticate,
-    authorize: (caller, agent) => access.get(`${caller.id}\n${agent.key}`, () => resolve(caller, agent)),
+    async authorize(caller, agent) {
+      const { projectId, signIn, runnable } = await resolved(caller, agent);
+      if (runnable instanceof GatewayError) throw runnable;
+      return { agentKey: agent.key, revision: runnable.revision, projectId, signIn };
+    },
+    async authorizeViewer(caller, agent) {
+      return { projectId: (await resolved(caller, agent)).projectId };
+    },
   };
 }
 
-function checkRunnable(agent: AgentRef, wanted: Revision | undefined, revisions: Revision[]): Revision {
+function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisions: Revision[]): Revision | GatewayError {
   if (agent.revision === null) {
     if (wanted) return wanted;
     const preview = revisions.find((r) => r.state === 'Preview');
-    throw new GatewayError(
+    return new GatewayError(
       'no_published_revision',
       `The agent ${agent.ref} has no Published revision; to test a Preview revision, name it as ${agent.ref}.N${
         preview ? ` (e.g. ${agent.ref}.${preview.revision})` : ''
@@ -100,16 +119,16 @@ function checkRunnable(agent: AgentRef, wanted: Revision | undefined, revisions:
     );
   }
   if (wanted === undefined) {
-    throw new GatewayError('revision_not_found', `The agent ${agent.ref} has no revision ${agent.revision}.`);
+    return new GatewayError('revision_not_found', `The agent ${agent.ref} has no revision ${agent.revision}.`);
   }
   if (wanted.state === 'Preview' || wanted.state === 'Published') return wanted;
   if (wanted.state === 'Draft') {
-    throw new GatewayError(
+    return new GatewayError(
       'revision_not_runnable',
       `Revision ${wanted.revision} of ${agent.ref} is a Draft, and the engine runs a Draft for no anonymous session: promote it to Preview to test it.`,
     );
   }
-  throw new GatewayError(
+  return new GatewayError(
     'revision_not_runnable',
     `Revision ${wanted.revision} of ${agent.ref} is ${wanted.state}; only a Preview or Published revision can run.`,
   );

@@ -26,3 +26,10 @@ export async function authorizeAgent(
   const caller = await authenticate(app, request);
   return { caller, access: await app.authorizer.authorize(caller, agent) };
 }
+
+/** Viewer on the agent's project, whatever its revisions: reading, closing, memory. */
+export async function authorizeViewer(app: FastifyInstance, request: FastifyRequest, agent: AgentRef): Promise<Caller> {
+  const caller = await authenticate(app, request);
+  await app.authorizer.authorizeViewer(caller, agent);
+  return caller;
+}

@@ -5,7 +5,7 @@ import type { Element } from '../engine/elements.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentParams, conversationParams, parse, startBody, turnBody } from '../schemas/requests.js';
-import { authenticate, authorizeAgent, requireToken } from './access.js';
+import { authenticate, authorizeAgent, authorizeViewer, requireToken } from './access.js';
 import { conversationView, turnResultView } from './views.js';
 
 /**
@@ -33,13 +33,13 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/v1/agents/:agent/conversations/:session_id', async (request) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
-    const { caller } = await authorizeAgent(app, request, agent);
+    const caller = await authorizeViewer(app, request, agent);
     return conversationView(app.conversations.get(caller, agent.key, session_id));
   });
 
   app.delete('/v1/agents/:agent/conversations/:session_id', async (request, reply) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
-    const { caller } = await authorizeAgent(app, request, agent);
+    const caller = await authorizeViewer(app, request, agent);
     const conv = app.conversations.closeByCaller(caller, agent.key, session_id);
     // 204 has no body: the note travels in a header, and a later GET shows it too.
     return reply.code(204).header('x-conversation-note', conversationView(conv).notes.join(' ')).send();

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { memoryParams, parse, restoreBody } from '../schemas/requests.js';
-import { authorizeAgent, requireToken } from './access.js';
+import { authorizeViewer, requireToken } from './access.js';
 
 /**
  * Snapshot and restore of a simulated user's memory. The engine's memory endpoints are open and
@@ -17,7 +17,7 @@ export async function memoryRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/v1/agents/:agent/memory/:device_ref', async (request) => {
     const { agent, device_ref } = parse(memoryParams, request.params, 'path');
-    await authorizeAgent(app, request, agent);
+    await authorizeViewer(app, request, agent);
     const userId = await app.engine.deviceUser(device_ref);
     const units = await app.engine.readMemory(userId);
     return {
@@ -36,7 +36,7 @@ export async function memoryRoutes(app: FastifyInstance): Promise<void> {
       throw new GatewayError('confirmation_required', `Send "confirm": true to restore. ${RESTORE_CLEARS} Nothing was sent.`);
     }
     const { snapshot } = parse(restoreBody, request.body, 'body');
-    await authorizeAgent(app, request, agent);
+    await authorizeViewer(app, request, agent);
     const userId = await app.engine.deviceUser(device_ref);
     const restored = await app.engine.restoreMemory(userId, snapshot.units);
     return {

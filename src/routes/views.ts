@@ -1,23 +1,20 @@
 import type { Conversation } from '../conversations/conversation.js';
 import { closeNotes, type TurnResult } from '../conversations/registry.js';
 import { summarize } from '../engine/elements.js';
+import { settingsView } from '../schemas/connect.js';
 
 /** The API's shapes of a conversation and a turn (openapi.yaml: Conversation, TurnResult). */
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
 export function conversationView(conv: Conversation, now = Date.now()) {
   return {
-    session_id: conv.sessionId ?? null,
+    session_id: conv.sessionId!,
     agent: `agent:${conv.agent}`,
     connection: conv.state === 'closed' ? ('closed' as const) : ('open' as const),
     state: conv.state,
     busy: conv.state === 'busy' || conv.state === 'connecting',
     turns: conv.turns,
-    device_ref: conv.settings.deviceRef,
-    locale: conv.settings.locale,
-    time_zone: conv.settings.timeZone,
-    run_label: conv.settings.runLabel,
-    time_offset: conv.settings.timeOffset,
+    ...settingsView(conv.settings),
     ended_by_agent: conv.endedByAgent,
     created_at: iso(conv.createdAt),
     last_turn_at: iso(conv.lastTurnAt),
@@ -44,11 +41,7 @@ export function turnResultView(result: TurnResult, line: string) {
       duration_ms: record.durationMs,
     },
     conversation: {
-      device_ref: conv.settings.deviceRef,
-      locale: conv.settings.locale,
-      time_zone: conv.settings.timeZone,
-      run_label: conv.settings.runLabel,
-      time_offset: conv.settings.timeOffset,
+      ...settingsView(conv.settings),
       turns: conv.turns,
       connection: conv.state === 'closed' ? ('closed' as const) : ('open' as const),
       ended_by_agent: conv.endedByAgent,

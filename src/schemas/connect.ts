@@ -145,6 +145,15 @@ export const settingsFrom = (input: ConnectInput, freshDevice: () => string): Co
   timeOffset: input.time_offset ?? null,
 });
 
+/** The settings in the API's own words (snake_case), as results and errors show them. */
+export const settingsView = (settings: ConnectSettings) => ({
+  device_ref: settings.deviceRef,
+  locale: settings.locale,
+  time_zone: settings.timeZone,
+  run_label: settings.runLabel,
+  time_offset: settings.timeOffset,
+});
+
 /** The connect fields a later call asks for that differ from the conversation's own. */
 export function conflictingSettings(fixed: ConnectSettings, input: ConnectInput): string[] {
   const asked: Array<[string, string | null | undefined, string | null]> = [

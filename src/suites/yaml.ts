@@ -49,7 +49,9 @@ export function loadSuite(text: string, file: string): LoadResult {
   if (!parsed.ok) {
     return {
       ok: false,
-      problems: parsed.problems.map((p) => ({ file, line: lineOf(p.path), message: withYamlHint(doc, p.path, p.rule) })),
+      problems: parsed.problems
+        .map((p) => ({ file, line: lineOf(p.path), message: withYamlHint(doc, p.path, p.rule) }))
+        .sort((a, b) => (a.line ?? 0) - (b.line ?? 0)),
     };
   }
   return { ok: true, suite: parsed.suite, data: data as Record<string, unknown>, lineOf };
@@ -58,6 +60,7 @@ export function loadSuite(text: string, file: string): LoadResult {
 /** An unquoted `#intro` is a YAML comment, so the line arrives empty: say so where it bites. */
 function withYamlHint(doc: Document, path: Path, rule: string): string {
   if (path.at(-1) !== 'line') return rule;
+  if (!doc.hasIn(path as unknown[])) return rule;
   const node = doc.getIn(path as unknown[], true) as Node | null | undefined;
   const isNull = node === null || node === undefined || (isScalar(node) && node.value === null);
   return isNull && /must be a string|is required/.test(rule)
