@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -148,23 +148,38 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** Whether something accepts TCP connections on the port: a cheap probe, so polling does not slow a start. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 /** Milliseconds from `since` (a performance.now()) to the first 200 on /readyz. */
 export async function waitReady(child: Child, url: string, since: number, timeoutMs = 15_000): Promise<number> {
   const deadline = since + timeoutMs;
+  const port = Number(new URL(url).port);
   for (;;) {
     if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
       throw new Error(`${child.name} exited before it was ready; it wrote:\n${child.tail.join('\n')}`);
     }
-    try {
-      const res = await request(`${url}/readyz`, { headersTimeout: 1_000, bodyTimeout: 1_000 });
-      const at = performance.now();
-      await res.body.dump();
-      if (res.statusCode === 200) return at - since;
-    } catch {
-      // not listening yet
+    if (await accepts(port)) {
+      try {
+        const res = await request(`${url}/readyz`, { headersTimeout: 1_000, bodyTimeout: 1_000 });
+        const at = performance.now();
+        await res.body.dump();
+        if (res.statusCode === 200) return at - since;
+      } catch {
+        // listening, not answering yet
+      }
     }
     if (performance.now() > deadline) throw new Error(`${child.name} not ready within ${timeoutMs} ms:\n${child.tail.join('\n')}`);
-    await sleep(2);
+    await sleep(3);
   }
 }
 
@@ -463,6 +478,20 @@ export async function memorySample(gateway: Child, url: string, settleMs: number
     await sleep(150);
   }
   return { rss_kib: median(rss), heap_used_kib: Math.round(median(heap)), rss_samples_kib: rss };
+}
+
+/**
+ * CPU ms the kernel charges a busy loop per ms of wall time, alone on the machine: 1 on a
+ * dedicated core; less where the VM's accounting clock or the host's sharing says so. The CPU µs
+ * per turn of the report are as charged: compare them with each other, not across machines.
+ */
+export function cpuCharge(ms = 300): number {
+  const start = performance.now();
+  const before = cpuMs('self')!;
+  while (performance.now() - start < ms) {
+    // busy
+  }
+  return round((cpuMs('self')! - before) / (performance.now() - start), 2);
 }
 
 export function machine(): { nproc: number; node: string; cpu: string } {

@@ -12,10 +12,12 @@
 // Human-readable output first; the LAST line of stdout is one JSON object. Progress goes to stderr.
 // Options: --cpu-prof (profile the gateway; figures are then distorted), --quick (short phases).
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   closedLoop,
+  cpuCharge,
   DirectConversation,
   figures,
   freePort,
@@ -35,6 +37,7 @@ import {
   times,
   waitReady,
   type Measured,
+  type MemorySample,
   type RunFigures,
 } from './lib.js';
 import { formatProfile, readProfile, summarizeProfile, type ProfileSummary } from './profile-top.js';
@@ -46,12 +49,13 @@ const PROFILE_DIR = join(ROOT, 'bench', 'profiles');
 const MANY = 200;
 /** Phases, in ms; a phase also stops at its turn cap. */
 const T = QUICK
-  ? { warm1: 500, measure1: 800, rounds1: 1, warm200: 500, measure200: 1500, settle: 300 }
-  : { warm1: 1500, measure1: 2500, rounds1: 2, warm200: 1500, measure200: 5000, settle: 1000 };
+  ? { warm1: 500, measure1: 800, warm200: 500, measure200: 1000, rounds: 1, settle: 300 }
+  : { warm1: 1500, measure1: 2500, warm200: 1500, measure200: 2500, rounds: 2, settle: 1000 };
 const MAX_TURNS_1 = 50_000;
 const MAX_TURNS_200 = 300_000;
-const STARTUP_SAMPLES = QUICK ? 1 : 3;
+const STARTUP_SAMPLES = QUICK ? 1 : 5;
 const MEMORY_SAMPLES = 5;
+const MEMORY_CYCLES = QUICK ? 1 : 3;
 const TIME_CAP_MS = 170_000;
 
 /** Now, in µs of the monotonic clock: the clock of a .cpuprofile's timestamps. */
@@ -73,6 +77,8 @@ async function main(): Promise<void> {
     mkdirSync(PROFILE_DIR, { recursive: true });
   }
 
+  const loadBefore = loadavg().map((x) => round(x, 2));
+  const charge = cpuCharge();
   log('starting the simulators');
   const sims = startChild('sims', ['--import', 'tsx', 'bench/sims-process.ts'], {});
   const urls = JSON.parse(await sims.nextLine('{', 30_000)) as { engine: string; platform: string };
@@ -118,8 +124,9 @@ async function main(): Promise<void> {
   const ptUrl = `http://127.0.0.1:${ptPort}`;
   const perTurn = startChild('per-turn gateway', ['--import', 'tsx', 'bench/per-turn-gateway.ts'], gatewayEnv(ptPort));
   const since = performance.now();
-  await Promise.all([waitReady(gateway, gwUrl, since), waitReady(perTurn, ptUrl, since, 30_000)]);
-  const gatewayReadyUs = hrUs();
+  const sinceUs = hrUs();
+  const [gatewayReadyMs] = await Promise.all([waitReady(gateway, gwUrl, since), waitReady(perTurn, ptUrl, since, 30_000)]);
+  const gatewayReadyUs = sinceUs + gatewayReadyMs * 1000;
   /** When the gateway served mode (b): the windows of its profile worth reading. */
   const bWindows: Array<[number, number]> = [];
   const inWindow = async <R>(run: () => Promise<R>): Promise<R> => {
@@ -139,51 +146,75 @@ async function main(): Promise<void> {
     c: { ...sims_, gateway: perTurn.proc.pid! },
   };
 
-  // Memory per open idle conversation, on the fresh gateway. The warm-up is the measured phase
-  // once over (200 conversations opened 20 at a time, a few turns, then closed), so that the
-  // heap's young generation and the caches are as grown before the baseline as after.
+  // Memory per open idle conversation: RSS after a full GC (median of several samples) with no
+  // conversation open, then with MANY open and idle. RSS moves by megabytes with the heap's own
+  // sizing, so the cycle runs MEMORY_CYCLES times (closing the conversations in between) and the
+  // median of the per-cycle differences is the figure; the first cycle is on the fresh gateway,
+  // after a light warm-up of the code paths and caches.
   log('memory: warming up');
-  const warm = await mapLimit(times(MANY), 20, () => RestConversation.start(poolB));
-  await mapLimit(warm, 20, async (conv) => {
-    for (const line of LINES.slice(0, 3)) await conv.turn(line);
+  await mapLimit(times(20), 10, async () => {
+    const conv = await RestConversation.start(poolB);
+    for (const line of LINES.slice(0, 5)) await conv.turn(line);
     await conv.close();
   });
-  const memBefore = await memorySample(gateway, gwUrl, T.settle, MEMORY_SAMPLES);
-  log(`memory: opening ${MANY} idle conversations`);
-  const idle = await mapLimit(times(MANY), 20, () => RestConversation.start(poolB));
-  const memAfter = await memorySample(gateway, gwUrl, T.settle, MEMORY_SAMPLES);
-  const rssPerConversation = (memAfter.rss_kib - memBefore.rss_kib) / MANY;
-  const heapPerConversation = (memAfter.heap_used_kib - memBefore.heap_used_kib) / MANY;
+  const memoryCycles: Array<{ before: MemorySample; after: MemorySample; rss_kib_per_conversation: number; heap_kib_per_conversation: number }> = [];
+  let idle: RestConversation[] = [];
+  for (let cycle = 0; cycle < MEMORY_CYCLES; cycle++) {
+    if (cycle > 0) await mapLimit(idle, 20, (conv) => conv.close());
+    const before = await memorySample(gateway, gwUrl, T.settle, MEMORY_SAMPLES);
+    idle = await mapLimit(times(MANY), 20, () => RestConversation.start(poolB));
+    const after = await memorySample(gateway, gwUrl, T.settle, MEMORY_SAMPLES);
+    memoryCycles.push({
+      before,
+      after,
+      rss_kib_per_conversation: round((after.rss_kib - before.rss_kib) / MANY, 1),
+      heap_kib_per_conversation: round((after.heap_used_kib - before.heap_used_kib) / MANY, 1),
+    });
+    log(`memory: cycle ${cycle + 1}: RSS ${before.rss_kib} → ${after.rss_kib} KiB with ${MANY} idle conversations`);
+  }
+  const rssPerConversation = median(memoryCycles.map((c) => c.rss_kib_per_conversation));
+  const heapPerConversation = median(memoryCycles.map((c) => c.heap_kib_per_conversation));
   log(`memory: ${rssPerConversation.toFixed(1)} KiB RSS, ${heapPerConversation.toFixed(1)} KiB heap per conversation`);
 
-  // One conversation: rounds of a, b, c, so that drift does not favour one mode.
+  type Mode = 'a' | 'b' | 'c';
+  const MODES: Mode[] = ['a', 'b', 'c'];
+  /**
+   * Each mode warms up, then the modes take turns in short rounds (a b c, then c b a, …), so that
+   * drift and whatever else runs on the machine fall on all of them alike.
+   */
+  async function rounds(convs: Record<Mode, RestConversation[] | DirectConversation[]>, t: { warm: number; measure: number; rounds: number; maxTurns: number }) {
+    const parts: Record<Mode, Measured[]> = { a: [], b: [], c: [] };
+    for (const mode of MODES) await closedLoop(convs[mode], { warmMs: t.warm, measureMs: 0, maxTurns: t.maxTurns });
+    for (let r = 0; r < t.rounds; r++) {
+      for (const mode of r % 2 === 0 ? MODES : [...MODES].reverse()) {
+        const run = () => closedLoop(convs[mode], { warmMs: 300, measureMs: t.measure, maxTurns: t.maxTurns, watch: watch[mode] });
+        parts[mode].push(await (mode === 'b' ? inWindow(run) : run()));
+      }
+    }
+    return parts;
+  }
+
   log('1 conversation');
   const one = {
-    a: await DirectConversation.open(urls.engine),
-    b: await RestConversation.start(poolB),
-    c: await RestConversation.start(poolC),
+    a: [await DirectConversation.open(urls.engine)],
+    b: [await RestConversation.start(poolB)],
+    c: [await RestConversation.start(poolC)],
   };
-  const parts1: Record<'a' | 'b' | 'c', Measured[]> = { a: [], b: [], c: [] };
-  for (const mode of ['a', 'b', 'c'] as const) await closedLoop([one[mode]], { warmMs: T.warm1, measureMs: 0, maxTurns: MAX_TURNS_1 });
-  for (let round1 = 0; round1 < T.rounds1; round1++) {
-    for (const mode of ['a', 'b', 'c'] as const) {
-      const run = () => closedLoop([one[mode]], { warmMs: 200, measureMs: T.measure1, maxTurns: MAX_TURNS_1, watch: watch[mode] });
-      parts1[mode].push(await (mode === 'b' ? inWindow(run) : run()));
-    }
-  }
-  await one.a.close();
+  const parts1 = await rounds(one, { warm: T.warm1, measure: T.measure1, rounds: T.rounds, maxTurns: MAX_TURNS_1 });
+  await one.a[0]!.close();
   const runs1 = { a: figures('a', 1, parts1.a), b: figures('b', 1, parts1.b), c: figures('c', 1, parts1.c) };
 
-  const loop200 = { warmMs: T.warm200, measureMs: T.measure200, maxTurns: MAX_TURNS_200 };
-  log(`${MANY} concurrent conversations: (a) direct`);
-  const direct = await mapLimit(times(MANY), 20, () => DirectConversation.open(urls.engine));
-  const a200 = figures('a', MANY, [await closedLoop(direct, { ...loop200, watch: watch.a })]);
-  await Promise.all(direct.map((d) => d.close()));
-  log(`${MANY} concurrent conversations: (b) gateway`);
-  const b200 = figures('b', MANY, [await inWindow(() => closedLoop(idle, { ...loop200, watch: watch.b }))]);
-  log(`${MANY} concurrent conversations: (c) per-turn sockets`);
-  const perTurnConvs = await mapLimit(times(MANY), 20, () => RestConversation.start(poolC));
-  const c200 = figures('c', MANY, [await closedLoop(perTurnConvs, { ...loop200, watch: watch.c })]);
+  log(`${MANY} concurrent conversations`);
+  const many = {
+    a: await mapLimit(times(MANY), 20, () => DirectConversation.open(urls.engine)),
+    b: idle,
+    c: await mapLimit(times(MANY), 20, () => RestConversation.start(poolC)),
+  };
+  const parts200 = await rounds(many, { warm: T.warm200, measure: T.measure200, rounds: T.rounds, maxTurns: MAX_TURNS_200 });
+  await Promise.all(many.a.map((d) => d.close()));
+  const a200 = figures('a', MANY, parts200.a);
+  const b200 = figures('b', MANY, parts200.b);
+  const c200 = figures('c', MANY, parts200.c);
 
   await Promise.allSettled([poolB.close(), poolC.close()]);
   await stopChild(gateway, 30_000);
@@ -227,7 +258,7 @@ async function main(): Promise<void> {
     startup_ms: result.startup_ms < TARGETS.startup_ms,
   };
   const runs: RunFigures[] = [runs1.a, runs1.b, runs1.c, a200, b200, c200];
-  const host = machine();
+  const host = { ...machine(), cpu_charged_per_wall_ms: charge, loadavg_before: loadBefore, loadavg_after: loadavg().map((x) => round(x, 2)) };
 
   const label = { a: '(a) engine socket, direct', b: '(b) gateway REST', c: '(c) per-turn socket gateway' };
   const pad = (s: string | number, n: number) => String(s).padStart(n);
@@ -236,8 +267,9 @@ async function main(): Promise<void> {
     ['client', 'gateway', 'sims'].map((k) => pad(r.cpu_us_per_turn[k] === undefined ? '-' : r.cpu_us_per_turn[k]!, 6)).join('');
   const out = [
     `agent-test-gateway bench — ${host.nproc} CPUs (${host.cpu}), node ${host.node}${CPU_PROF ? ' — PROFILED: figures distorted' : ''}${QUICK ? ' — QUICK' : ''}`,
+    `load average before ${host.loadavg_before.join(' ')}, after ${host.loadavg_after.join(' ')}${host.loadavg_before[0]! > 1 ? ' — other work was running: figures are disturbed' : ''}`,
     '',
-    `${''.padEnd(30)}${''.padStart(6)}${''.padStart(8)}${''.padStart(9)}${''.padStart(10)}${''.padStart(36)}   CPU µs per turn`,
+    `${''.padEnd(30)}${''.padStart(6)}${''.padStart(8)}${''.padStart(9)}${''.padStart(10)}${''.padStart(36)}   CPU µs per turn (a busy loop is charged ${host.cpu_charged_per_wall_ms} ms per ms here)`,
     `${'mode'.padEnd(30)}${pad('convs', 6)}${pad('turns', 8)}${pad('seconds', 9)}${pad('turns/s', 10)}${pad('p50 ms', 9)}${pad('p90 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}  client gatew.  sims`,
     ...runs.map(
       (r) =>
@@ -248,7 +280,7 @@ async function main(): Promise<void> {
     `                                                  p99 ${result.overhead_p99_ms.toFixed(3)} ms (target ≤ ${TARGETS.overhead_p99_ms}) ${ok(met.overhead_p99_ms)}`,
     `throughput at ${MANY} conversations, b / a           ${result.throughput_ratio_200.toFixed(3)} (target ≥ ${TARGETS.throughput_ratio_200}) ${ok(met.throughput_ratio_200)}`,
     `socket per turn at ${MANY} conversations, c / b      ${result.per_turn_socket_ratio.toFixed(3)} (at 1 conversation: ${(runs1.c.turns_per_s / runs1.b.turns_per_s).toFixed(3)})`,
-    `resident memory per open idle conversation       ${result.rss_kib_per_conversation.toFixed(1)} KiB (target ≤ ${TARGETS.rss_kib_per_conversation}) ${ok(met.rss_kib_per_conversation)}  [RSS ${Math.round(memBefore.rss_kib)} → ${Math.round(memAfter.rss_kib)} KiB; JS heap used ${heapPerConversation.toFixed(1)} KiB per conversation]`,
+    `resident memory per open idle conversation       ${result.rss_kib_per_conversation.toFixed(1)} KiB (target ≤ ${TARGETS.rss_kib_per_conversation}) ${ok(met.rss_kib_per_conversation)}  median of ${memoryCycles.length}: [${memoryCycles.map((c) => c.rss_kib_per_conversation).join(', ')}]; JS heap used ${heapPerConversation.toFixed(1)} KiB per conversation`,
     `start-up, spawn → first 200 on /readyz           ${result.startup_ms} ms, median of [${startup.join(', ')}] (target < ${TARGETS.startup_ms}) ${ok(met.startup_ms)}`,
     '',
   ];
@@ -259,9 +291,8 @@ async function main(): Promise<void> {
     runs,
     memory: {
       conversations: MANY,
-      before: memBefore,
-      after: memAfter,
-      heap_used_kib_per_conversation: round(heapPerConversation, 1),
+      heap_used_kib_per_conversation: heapPerConversation,
+      cycles: memoryCycles,
     },
     startup_samples_ms: startup,
     per_turn_socket_ratio_1: round(runs1.c.turns_per_s / runs1.b.turns_per_s),

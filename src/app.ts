@@ -5,7 +5,7 @@ import type { Config } from './ops/config.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
 import { createPlatformClient, type PlatformClient } from './platform/client.js';
-import { installErrorHandling } from './routes/errors.js';
+import { installErrorHandling, pathErrorHandler } from './routes/errors.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { debugRoutes } from './routes/debug.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -37,6 +37,8 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
 }
 
+const MAX_PARAM_LENGTH = 2048;
+
 export interface BuildOptions {
   /** pino options, or false; defaults to JSON logs at the configured level. */
   logger?: FastifyServerOptions['logger'];
@@ -51,8 +53,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requestTimeout: 0,
     // While closing, requests still get the service's own answers (/readyz false, shutting_down).
     return503OnClosing: false,
+    // Closing comes after the drain: no connection may hold it open, not even one that never
+    // sent a request (a browser's speculative connection through port-forward).
+    forceCloseConnections: true,
     // Long refs and device refs get the validator's 400, not the router's 414.
-    routerOptions: { maxParamLength: 2048 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: pathErrorHandler(MAX_PARAM_LENGTH),
   });
 
   const metrics = createMetrics();

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { eventually, startStack, UUID, type Stack } from './support/stack.js';
+import { childEnv, eventually, startStack, UUID, type Stack } from './support/stack.js';
 
 /**
  * `agent-test-gateway chat <agent>` as a user runs it: the real command (tsx, no build), its
@@ -25,7 +26,7 @@ interface Chat {
 function startChat(t: { teardown(fn: () => unknown): void }, s: Stack, args: string[], env: Record<string, string> = {}): Chat {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'chat', ...args, '--gateway', s.url], {
     cwd: ROOT,
-    env: { ...process.env, AGENT_TEST_GATEWAY_TOKEN: 'demo-token', NO_COLOR: '1', ...env },
+    env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', NO_COLOR: '1', ...env }),
     stdio: 'pipe',
   });
   let stdout = '';
@@ -174,4 +175,62 @@ t.test('refusals before a conversation exists, and usage errors', async (t) => {
   t.equal(await noAgent.exit, 2, 'no agent');
   t.match(noAgent.stderr(), /name the agent/);
   t.equal(s.engine.record.connections.length, 0, 'nothing reached the engine');
+});
+
+t.test('in process: the same conversation through injected streams, help, bad options, no gateway', async (t) => {
+  const { main } = await import('../src/cli/chat.js');
+  const s = await startStack(t);
+  const run = async (args: string[], lines: string[] = [], env: Record<string, string> = { AGENT_TEST_GATEWAY_TOKEN: 'demo-token' }) => {
+    const input = new PassThrough();
+    let output = '';
+    let errors = '';
+    const sink = (append: (text: string) => void) =>
+      new Writable({
+        write(chunk, _enc, done) {
+          append(chunk.toString());
+          done();
+        },
+      });
+    for (const line of lines) input.write(`${line}\n`);
+    input.end();
+    const code = await main(args, {
+      input,
+      output: sink((x) => (output += x)),
+      errors: sink((x) => (errors += x)),
+      env,
+      color: false,
+    });
+    return { code, output, errors };
+  };
+
+  const chat = await run(['coach', '--gateway', `${s.url}/`], ['Where is my order?', '', '#ready:key=x', 'Which size fits?']);
+  t.equal(chat.code, 0);
+  t.match(chat.output, /coach> Hi, I'm coach\. How can I help\?/);
+  t.match(chat.output, /\[tool lookup_order\]\ncoach> You said: Where is my order\?/);
+  t.match(chat.output, /\[shown size_chart\]/);
+  t.match(chat.errors, /gateway: line may start with # only as exactly #intro/);
+  t.match(chat.output, /Closed session [0-9a-f-]{36}\./);
+  t.same(s.engine.record.connections[0]!.frames, ['#intro', 'Where is my order?', 'Which size fits?'], 'blank lines are not sent');
+
+  const unknownSession = await run(['coach', '--gateway', s.url, '--session', '00000000-0000-4000-8000-000000000000'], ['hello']);
+  t.equal(unknownSession.code, 0);
+  t.match(unknownSession.errors, /gateway: The engine does not know this session.* \(session_not_found\)/);
+  t.match(unknownSession.output, /Nothing to close/);
+
+  const help = await run(['--help']);
+  t.equal(help.code, 0);
+  t.match(help.errors, /usage: agent-test-gateway chat <agent>/);
+  t.match(help.errors, /AGENT_TEST_GATEWAY_TOKEN/);
+
+  const unknown = await run(['coach', '--verbose']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.errors, /--verbose/);
+
+  const badUrl = await run(['coach', '--gateway', 'localhost:8080']);
+  t.equal(badUrl.code, 2);
+  t.match(badUrl.errors, /--gateway must be an http:\/\/ or https:\/\/ URL/);
+
+  const down = await run(['coach', '--gateway', 'http://127.0.0.1:1']);
+  t.equal(down.code, 1);
+  t.match(down.errors, /gateway: The gateway at http:\/\/127\.0\.0\.1:1 could not be reached \(ECONNREFUSED\)/);
 });

@@ -1,8 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type ConsoleMessage } from 'playwright-core';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import t from 'tap';
 import { request } from 'undici';
+import { parse as parseYaml } from 'yaml';
 import { PAGE_HTML, PAGE_JS, isDebugHost } from '../src/routes/debug.js';
 import { eventually, startStack } from './support/stack.js';
 
@@ -16,6 +19,17 @@ const SCREENSHOT = fileURLToPath(new URL('../docs/debug-page.png', import.meta.u
 const ON = { DEBUG_PAGE: 'true' };
 /** Strings that must never reach the page: the callers' tokens and the engine identity in any form. */
 const SECRETS = ['demo-token', 'bob-token', 'Bearer', 'tester', 's3cret', Buffer.from('tester:s3cret').toString('base64')];
+
+
+/** DebugState from openapi.yaml. */
+function stateSchema() {
+  const load = (path: string) => parseYaml(readFileSync(fileURLToPath(new URL(path, import.meta.url)), 'utf8'));
+  const main = load('../openapi.yaml');
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  ajv.addSchema({ $id: 'doc', components: main.components });
+  return ajv.compile({ $ref: 'doc#/components/schemas/DebugState' });
+}
 
 t.test('the page is off by default', async (t) => {
   const s = await startStack(t);
@@ -94,6 +108,13 @@ t.test('the state: every caller’s conversations and the pool, never a token', 
   t.equal(limited.body.conversations_total, 4);
   t.equal((await s.call('GET', '/debug/state?limit=x', { token: null })).status, 400);
 
+  const validate = stateSchema();
+  for (const answer of [state, later, limited]) {
+    t.ok(validate(answer.body), `the state matches openapi.yaml: ${JSON.stringify(validate.errors)}`);
+  }
+
+  t.notOk(s.logs.some((line) => line.includes('/debug/state')), 'polling the state writes no log lines');
+
   const text = later.text + state.text;
   for (const secret of SECRETS) t.notOk(text.includes(secret), `no ${secret} in the state`);
   const withToken = await s.call('GET', '/debug/state', { token: 'demo-token' });
@@ -133,7 +154,7 @@ t.test('the page and its assets: static, escaped, locked down', async (t) => {
 });
 
 t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh` }, async (t) => {
-  const s = await startStack(t, { env: { ...ON, TURN_BUDGET_MS: '20000' } });
+  const s = await startStack(t, { env: { ...ON, TURN_BUDGET_MS: '20000', MAX_CONVERSATIONS_PER_CALLER: '2' } });
   const browser: Browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -147,12 +168,12 @@ t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? fals
       '--disable-sync',
     ],
   });
-  t.teardown(async () => { console.error('browser close start', Date.now()); await browser.close(); console.error('browser closed', Date.now()); });
+  t.teardown(() => browser.close());
 
-  // A pod with some history: idle, busy, ended by the agent, another caller's.
+  // A pod with some history: idle, busy, evicted, ended by the agent, other callers'.
   const watched = await s.open('coach', { device_ref: 'alice', run_label: 'debug-page' });
   await s.call('POST', `/v1/agents/coach/conversations/${watched.sessionId}/turns`, { body: { line: 'Where is my order?' } });
-  await s.open('coach', {}, 'bob-token');
+  const evicted = await s.open('coach', {}, 'bob-token');
   const ended = await s.open('coach.2', {}, 'tenant-token');
   await s.call('POST', `/v1/agents/coach.2/conversations/${ended.sessionId}/turns`, { body: { line: 'bye' }, token: 'tenant-token' });
   const busy = await s.open('coach', {}, 'bob-token');
@@ -165,15 +186,13 @@ t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? fals
     })
     .catch(() => undefined);
   t.teardown(async () => {
-    console.error('abort', Date.now());
     hangUp.abort();
     await running;
-    console.error('aborted', Date.now());
   });
   await eventually(() => s.app.conversations.stats.busy === 1);
-  console.error('SETUP DONE', Date.now());
+  await s.open('coach', {}, 'bob-token'); // bob's third: his idle one makes room
 
-  const context = await browser.newContext({ viewport: { width: 1280, height: 640 }, colorScheme: 'light' });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 640 }, colorScheme: 'light', locale: 'en-GB' });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (msg: ConsoleMessage) => {
@@ -199,6 +218,8 @@ t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? fals
     'busy',
     "another caller's busy conversation",
   );
+  t.equal(await page.textContent(`tr[data-session-id="${evicted.sessionId}"] td.cause`), 'evicted');
+  t.equal(await page.textContent('#stat-evictions'), '1', 'the evictions counter');
 
   // Closed by the test: the page shows it on its next poll.
   t.equal((await s.call('DELETE', `/v1/agents/coach/conversations/${watched.sessionId}`)).status, 204);
@@ -209,7 +230,7 @@ t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? fals
   );
   t.equal(await page.textContent(`${row} td.cause`), 'caller', 'with its close cause');
   t.equal(await page.textContent('#stat-open'), '2');
-  t.equal(await page.textContent('#stat-remembered'), '2');
+  t.equal(await page.textContent('#stat-remembered'), '3');
   t.match(await page.textContent('#status'), /^updated /);
 
   const html = await page.content();
@@ -220,10 +241,9 @@ t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? fals
 
   // The filter narrows the table to matching rows.
   await page.fill('#filter', 'u-bob');
-  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 2, undefined, { timeout: 2000 });
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 3, undefined, { timeout: 2000 });
   t.pass('the filter shows only the matching rows');
   t.same(problems, [], 'no console errors, page errors or failed requests');
-  console.error('BODY END', Date.now());
 });
 
 t.test('the page shows hostile text as text', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh` }, async (t) => {

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import t from 'tap';
 import { eventually, startStack } from './support/stack.js';
 
@@ -91,4 +92,14 @@ t.test('health and readiness', async (t) => {
   const refused = await s.call('POST', '/v1/agents/coach/conversations');
   t.equal(refused.status, 503);
   t.equal(refused.body.error, 'shutting_down');
+});
+
+t.test('closing does not wait for a connection that never sent a request', async (t) => {
+  const s = await startStack(t);
+  const socket = connect(Number(new URL(s.url).port), '127.0.0.1');
+  await new Promise((resolve) => socket.on('connect', resolve));
+  t.teardown(() => socket.destroy());
+  const closed = s.app.close().then(() => 'closed');
+  const waited = new Promise((resolve) => setTimeout(() => resolve('still waiting after 3 s'), 3000));
+  t.equal(await Promise.race([closed, waited]), 'closed');
 });

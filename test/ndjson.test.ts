@@ -272,6 +272,18 @@ t.test('errors before the first element are plain JSON errors', async (t) => {
   t.equal(json(unknown).error, 'session_not_found');
 
   t.same(s.engine.record.connections[0]!.frames, ['#intro'], 'none of these lines reached the engine');
+
+  // A line while a turn is running: 409 before anything streams.
+  const hangUp = new AbortController();
+  const running = s
+    .call('POST', turnPath(sessionId), { body: { line: 'sim:hang' }, signal: hangUp.signal })
+    .catch(() => undefined);
+  await eventually(() => s.app.conversations.stats.busy === 1);
+  const busy = await stream(s, turnPath(sessionId), { line: 'hi' });
+  t.equal(busy.status, 409);
+  t.equal(json(busy).error, 'turn_in_progress');
+  hangUp.abort();
+  await running;
 });
 
 t.test('a failure after streaming began ends the stream with an error line', async (t) => {

@@ -2,6 +2,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
+import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
 
 /**
  * `agent-test-gateway chat <agent>`: a conversation with an agent from a terminal, through a
@@ -18,7 +19,7 @@ const USAGE = `usage: agent-test-gateway chat <agent> [options]
   <agent>              an agent ref (coach) or ref.N for revision N (coach.7)
 
 options:
-  --gateway URL        the gateway (default: $AGENT_TEST_GATEWAY_URL or http://localhost:8080)
+  --gateway URL        the gateway (default: $AGENT_TEST_GATEWAY_URL or http://127.0.0.1:8080)
   --device-ref X       the simulated user (forced under mcp:); default: a fresh one
   --locale L           the engine locale, e.g. en-US (default en-US)
   --session ID         reconnect to an existing conversation instead of opening a new one
@@ -116,12 +117,11 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
   if (positionals.length !== 1) {
     throw new Usage(positionals.length === 0 ? 'name the agent, e.g. coach' : `one agent only, not ${positionals.join(' ')}`);
   }
-  const gateway = (values.gateway ?? env.AGENT_TEST_GATEWAY_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
-  if (!/^https?:\/\/[^/\s]+/i.test(gateway) || !URL.canParse(gateway)) {
-    throw new Usage(`--gateway must be an http:// or https:// URL, not ${gateway}`);
-  }
-  const token = env.AGENT_TEST_GATEWAY_TOKEN?.trim();
-  if (!token) throw new Usage('set AGENT_TEST_GATEWAY_TOKEN to your platform access token');
+  const gateway = gatewayUrl(values.gateway, env);
+  const problem = gatewayProblem(gateway);
+  if (problem !== undefined) throw new Usage(problem);
+  const token = tokenFrom(env);
+  if (!token) throw new Usage(MISSING_TOKEN);
   return {
     agent: positionals[0]!,
     gateway,
@@ -344,10 +344,15 @@ class Chat {
         signal: AbortSignal.timeout(10_000),
       });
       const text = await res.body.text();
-      if (res.statusCode === 204 || res.statusCode === 404) {
+      if (res.statusCode === 204) {
         this.#say(this.#paint('dim', `Closed session ${id}.`));
         const note = res.headers['x-conversation-note'];
         if (typeof note === 'string' && note !== '') this.#say(this.#paint('dim', `  note: ${note}`));
+        return code;
+      }
+      if (res.statusCode === 404) {
+        // Never connected here (a refused reconnect, a failed opening): nothing is open to close.
+        this.#say(this.#paint('dim', `Nothing to close: this gateway pod holds no conversation ${id}.`));
         return code;
       }
       this.#refused(apiError(res.statusCode, text));

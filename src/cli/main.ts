@@ -4,8 +4,12 @@
  * `agent-test-gateway run …` runs test suites; both through a running gateway.
  */
 const USAGE = `usage:
-  agent-test-gateway chat <agent> [--gateway URL]        talk to an agent (token from AGENT_TEST_GATEWAY_TOKEN)
-  agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]   run test suites
+  agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
+      talk to an agent from the terminal; --session reconnects to an earlier conversation
+  agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]
+      run test suites; exit 1 when an expectation failed
+The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
+or http://localhost:8080.
 `;
 
 const [command, ...args] = process.argv.slice(2);

@@ -1,6 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { request } from 'undici';
+import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
+import { parseFieldPath } from '../suites/format.js';
 import { junitXml, type JUnitSuite } from '../suites/junit.js';
 import type { RunReport, TurnEvent } from '../suites/report.js';
 import { FAIL, PASS, renderReport, turnTitle } from '../suites/transcript.js';
@@ -25,7 +27,6 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
   Exit status: 0 every expectation passed, 1 an expectation failed, 2 usage, suite or HTTP errors.
 `;
 
-export const DEFAULT_GATEWAY = 'http://127.0.0.1:8080';
 
 export interface Io {
   env: NodeJS.ProcessEnv;
@@ -75,11 +76,10 @@ function parseArgs(args: string[], env: NodeJS.ProcessEnv): Options | 'help' {
     else junit = value;
   }
   if (files.length === 0) throw new UsageError('name at least one suite file');
-  gateway ??= env.AGENT_TEST_GATEWAY_URL || DEFAULT_GATEWAY;
-  if (!/^https?:\/\/[^/\s]+/i.test(gateway) || !URL.canParse(gateway)) {
-    throw new UsageError(`--gateway must be an http:// or https:// URL, not ${gateway}`);
-  }
-  return { files, gateway: gateway.replace(/\/+$/, ''), junit };
+  const url = gatewayUrl(gateway, env);
+  const problem = gatewayProblem(url);
+  if (problem !== undefined) throw new UsageError(problem);
+  return { files, gateway: url, junit };
 }
 
 interface Prepared {
@@ -133,7 +133,7 @@ interface HttpFailure {
   status: number | undefined;
   error: string;
   message: string;
-  problems?: Array<{ field?: string; path?: Array<string | number>; rule?: string }>;
+  problems?: Array<{ field?: string; rule?: string }>;
 }
 
 /** Posts one suite; the answer is streamed (NDJSON) so that a long run keeps its connection alive. */
@@ -230,9 +230,9 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     io.stdout(USAGE);
     return 0;
   }
-  const token = io.env.AGENT_TEST_GATEWAY_TOKEN?.trim();
+  const token = tokenFrom(io.env);
   if (!token) {
-    io.stderr('agent-test-gateway run: set AGENT_TEST_GATEWAY_TOKEN to your platform access token\n');
+    io.stderr(`agent-test-gateway run: ${MISSING_TOKEN}\n`);
     return 2;
   }
 
@@ -265,7 +265,13 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
       const f = answer.failure;
       const lines = (f.problems ?? [])
         .filter((p) => typeof p.rule === 'string')
-        .map((p) => formatProblem({ file: suite.file, line: Array.isArray(p.path) ? suite.loaded.lineOf(p.path) : undefined, message: p.rule! }));
+        .map((p) =>
+          formatProblem({
+            file: suite.file,
+            line: typeof p.field === 'string' ? suite.loaded.lineOf(parseFieldPath(p.field)) : undefined,
+            message: p.rule!,
+          }),
+        );
       const status = f.status === undefined ? '' : `HTTP ${f.status} `;
       io.stderr(lines.length > 0 ? `${suite.file}: ${status}${f.error}:\n${lines.join('\n')}\n` : `${suite.file}: ${status}${f.error}: ${f.message}\n`);
       junit.push({ name: suite.name, file: suite.file, error: { error: f.error, message: f.message } });

@@ -132,7 +132,8 @@ export async function debugRoutes(app: FastifyInstance): Promise<void> {
   app.get('/debug/app.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(PAGE_JS));
   app.get('/debug/app.css', async (_request, reply) => reply.type('text/css; charset=utf-8').send(PAGE_CSS));
 
-  app.get('/debug/state', async (request): Promise<DebugState> => {
+  // Polled every second per open page: its requests are not logged at info level.
+  app.get('/debug/state', { logLevel: 'warn' }, async (request): Promise<DebugState> => {
     const limit = stateLimit((request.query as Record<string, unknown> | undefined)?.limit);
     const now = Date.now();
     const all = app.conversations.all();
@@ -251,8 +252,8 @@ export const PAGE_JS = `'use strict';
     var s = Number(seconds);
     if (!isFinite(s)) return null;
     if (s < 60) return s + ' s';
-    if (s < 3600) return Math.floor(s / 60) + ' min ' + (s % 60) + ' s';
-    return Math.floor(s / 3600) + ' h ' + Math.floor((s % 3600) / 60) + ' min';
+    if (s < 3600) return Math.floor(s / 60) + ' min' + (s % 60 ? ' ' + (s % 60) + ' s' : '');
+    return Math.floor(s / 3600) + ' h' + (Math.floor((s % 3600) / 60) ? ' ' + Math.floor((s % 3600) / 60) + ' min' : '');
   }
 
   function matches(c, needle) {

@@ -9,7 +9,8 @@ export const loadOpenApi = (): unknown => parseYaml(readFileSync(OPENAPI_PATH, '
 
 /** Liveness, readiness (false while draining), Prometheus metrics and the API contract. */
 export async function opsRoutes(app: FastifyInstance): Promise<void> {
-  const openapi = JSON.stringify(loadOpenApi());
+  // Parsed on first request, not at start-up: it is most of the time to ready.
+  let openapi: string | undefined;
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -23,5 +24,8 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
     return reply.type(registry.contentType).send(await registry.metrics());
   });
 
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(openapi));
+  app.get('/openapi.json', async (_request, reply) => {
+    openapi ??= JSON.stringify(loadOpenApi());
+    return reply.type('application/json').send(openapi);
+  });
 }

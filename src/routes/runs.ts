@@ -37,7 +37,8 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     if (!parsed.ok) {
       const first = parsed.problems[0]!;
       throw new GatewayError('invalid_request', `${first.rule}; nothing was sent to the engine`, {
-        problems: parsed.problems.map(({ field, path, rule }) => ({ field, path, rule })),
+        // The whole suite is the request's body, as the other routes name it.
+        problems: parsed.problems.map(({ field, rule }) => ({ field: field === 'the suite' ? 'body' : field, rule })),
       });
     }
     const suite = parsed.suite;
@@ -45,8 +46,11 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       throw new GatewayError(
         'invalid_request',
         `agent must be ${agent.key}, the agent in the path, or be left out; nothing was sent to the engine`,
-        { problems: [{ field: 'agent', path: ['agent'], rule: `agent must be ${agent.key}, the agent in the path, or be left out` }] },
+        { problems: [{ field: 'agent', rule: `agent must be ${agent.key}, the agent in the path, or be left out` }] },
       );
+    }
+    if (app.conversations.stats.draining) {
+      throw new GatewayError('shutting_down', 'This gateway pod is shutting down; retry the run on another pod.');
     }
     const { caller, access } = await authorizeAgent(app, request, agent);
 

@@ -317,6 +317,13 @@ export interface Problem {
   rule: string;
 }
 
+/** `conversations[0].turns[2].line` → `['conversations', 0, 'turns', 2, 'line']` */
+export function parseFieldPath(field: string): Array<string | number> {
+  const path: Array<string | number> = [];
+  for (const [, key, index] of field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) path.push(index === undefined ? key! : Number(index));
+  return path;
+}
+
 export function formatPath(path: Path): string {
   let out = '';
   for (const key of path) {

@@ -62,9 +62,12 @@ function renderTurn(turn: TurnReport): string[] {
   for (const e of turn.expectations) {
     out.push(e.passed ? `      ${PASS} ${describeExpectation(e)}` : `      ${FAIL} ${describeExpectation(e)} — ${e.evidence}`);
   }
-  if (turn.status === 'failed') {
-    if (turn.error !== null) out.push(`        ${turn.error.message}`);
-    for (const note of turn.notes) out.push(`        note: ${note}`);
+  if (turn.status === 'failed' && turn.outcome !== 'exit') {
+    // Why the turn failed, once: not what the evidence already says, nor the close boilerplate.
+    const said = turn.expectations.map((e) => e.evidence).join('\n');
+    for (const note of turn.notes) {
+      if (!said.includes(note) && !/end-of-conversation work/.test(note)) out.push(`        note: ${note}`);
+    }
   }
   return out;
 }
@@ -81,7 +84,8 @@ export function summaryLine(report: RunReport): string {
       .join(', ')})` : ''}`,
     `expectations: ${expectations.passed} passed, ${expectations.failed} failed${expectations.skipped > 0 ? `, ${expectations.skipped} not evaluated` : ''}`,
   ];
-  return `${report.passed ? `${PASS} passed` : `${FAIL} FAILED`} · ${parts.join(' · ')} · ${(report.duration_ms / 1000).toFixed(1)} s`;
+  const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
+  return `${report.passed ? `${PASS} passed` : `${FAIL} FAILED`} · ${parts.join(' · ')} · ${took}`;
 }
 
 export function renderReport(report: RunReport, title: string): string {

@@ -1,0 +1,298 @@
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import t from 'tap';
+import { childEnv, startStack, type Stack } from './support/stack.js';
+
+/**
+ * `agent-test-gateway run …` as CI runs it: a child process against a stack's URL, its exit
+ * status, its transcript and its JUnit XML; and the examples in examples/ passing.
+ */
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', ...args], {
+    cwd: process.cwd(),
+    env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', AGENT_TEST_GATEWAY_URL: '', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Xml = any;
+
+/** Reads a JUnit file: whether XMLValidator accepts it, and its parsed <testsuites>. */
+async function readJunit(path: string): Promise<{ valid: true | unknown; doc: Xml }> {
+  const xml = await readFile(path, 'utf8');
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name),
+  });
+  return { valid: XMLValidator.validate(xml), doc: parser.parse(xml).testsuites };
+}
+
+const noEngine = (s: Stack) => s.engine.record.connections.length + s.engine.record.memoryRequests.length;
+
+t.test('the examples pass against the demo world', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir();
+  const out = join(dir, 'reports', 'junit.xml');
+  const examples = ['examples/basic.yaml', 'examples/returning-user.yaml', 'examples/memory-fixture.yaml'];
+  const result = await cli([...examples, '--gateway', s.url, '--junit', out]);
+  t.equal(result.code, 0, result.stdout + result.stderr);
+  t.match(result.stdout, /basic \(examples\/basic\.yaml\) — agent:coach · run label run-[0-9a-f]{8}/);
+  t.match(result.stdout, /✓ tool lookup_order/);
+  t.notMatch(result.stdout, /✗/);
+  t.match(result.stdout, /✓ 3 of 3 suites passed/);
+
+  const { valid, doc: report } = await readJunit(out);
+  t.equal(valid, true, 'the JUnit file is well-formed XML');
+  t.match(report, { tests: '10', failures: '0', errors: '0', skipped: '0' });
+  t.same(
+    report.testsuite.map((suite: Xml) => [suite.name, suite.tests, suite.failures]),
+    [
+      ['basic', '4', '0'],
+      ['returning user', '4', '0'],
+      ['memory fixture', '2', '0'],
+    ],
+  );
+  t.same(report.testsuite[0].testcase.map((c: Xml) => c.name), [
+    'order and size / turn 1: #intro',
+    'order and size / turn 2: Where is my order?',
+    'order and size / turn 3: Which size fits me?',
+    'order and size / turn 4: Thanks, bye',
+  ]);
+  t.equal(report.testsuite[0].testcase[0].classname, 'basic');
+
+  // The returning user: one device, twice, the first visit backdated.
+  const alice = s.engine.record.connections.filter((c) => c.settings.deviceId === 'mcp:example-returning-alice');
+  t.same(alice.map((c) => c.settings.timeOffset), ['-P10D', undefined]);
+  t.same(alice.map((c) => c.settings.timeZone), ['Europe/Prague', 'Europe/Prague']);
+  // The memory fixture was restored before its conversation.
+  const fixture = JSON.parse(await readFile('examples/fixtures/alice-memory.json', 'utf8'));
+  const restore = s.engine.record.memoryRequests.find((r) => r.path === '/api/memory/restore');
+  t.same(restore?.body, { units: fixture.units });
+});
+
+t.test('a failing suite: ✗ with the evidence, exit 1, escaped JUnit', async (t) => {
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const dir = t.testdir({
+    'failing.yaml': `agent: coach
+name: cartoons & <friends>
+conversations:
+  - name: chase "scene"
+    turns:
+      - line: "#intro"
+        expect:
+          text_matches: "How can I help"
+      - line: Tom & Jerry <3 "quotes" 'apos'
+        expect:
+          text_contains: Spike
+          tool: lookup_order
+  - name: stuck
+    turns:
+      - line: sim:hang
+      - line: never sent
+`,
+  });
+  const out = join(dir, 'junit.xml');
+  const result = await cli([join(dir, 'failing.yaml'), `--gateway=${s.url}`, `--junit=${out}`]);
+  t.equal(result.code, 1, result.stderr);
+  t.match(result.stdout, /✓ text_matches \/How can I help\//);
+  t.match(result.stdout, /✗ text_contains "Spike" — the text "You said: Tom & Jerry <3 \\"quotes\\" 'apos' Anything else\?" lacks "Spike"/);
+  t.match(result.stdout, /✗ tool "?lookup_order"? — tools called: none/);
+  t.match(result.stdout, /never sent +\(skipped: turn 1 did not end with its own exit \(outcome timeout\)\)/);
+  t.match(result.stdout, /✗ FAILED · 2 conversations \(2 failed\)/);
+  t.match(result.stdout, /✗ 0 of 1 suite passed/);
+
+  const { valid, doc: report } = await readJunit(out);
+  t.equal(valid, true, 'the JUnit file is well-formed XML');
+  t.match(report, { tests: '4', failures: '2', errors: '0', skipped: '1' });
+  const suite = report.testsuite[0];
+  t.equal(suite.name, 'cartoons & <friends>');
+  const [intro, tom, hang, skipped] = suite.testcase;
+  t.equal(intro.classname, 'cartoons & <friends>');
+  t.notOk(intro.failure, 'a passing turn has no failure');
+  t.equal(tom.name, `chase "scene" / turn 2: Tom & Jerry <3 "quotes" 'apos'`);
+  t.match(tom.failure.message, /^text_contains "Spike": the text "You said: Tom & Jerry <3 \\"quotes\\" 'apos' Anything else\?" lacks "Spike"; tool lookup_order: tools called: none$/);
+  t.equal(tom.failure.type, 'expectation');
+  t.match(tom.failure['#text'], /agent: You said: Tom & Jerry <3/);
+  t.match(hang.failure.message, /the turn ends with its own exit: the turn ended with outcome timeout/);
+  t.match(skipped.skipped.message, /did not end with its own exit/);
+  t.equal(skipped.name, 'stuck / turn 2: never sent');
+});
+
+t.test('suite problems stop the run before anything is sent: exit 2, the line named', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir({
+    'good.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: "#intro"\n',
+    'bad.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: hi\n        expect:\n          tool: [a, b]\n',
+    'nofixture.yaml': 'agent: coach\ndevice_ref: dora\nmemory:\n  confirm: true\n  restore: missing.json\nconversations:\n  - turns:\n      - line: hi\n',
+  });
+  const result = await cli([join(dir, 'good.yaml'), join(dir, 'bad.yaml'), join(dir, 'nofixture.yaml'), 'nowhere.yaml', '--gateway', s.url]);
+  t.equal(result.code, 2);
+  t.match(result.stderr, `${join(dir, 'bad.yaml')}:6: conversations[0].turns[0].expect.tool must be a string`);
+  t.match(result.stderr, new RegExp(`nofixture\\.yaml:5: memory\\.restore: cannot read missing\\.json as JSON`));
+  t.match(result.stderr, /nowhere\.yaml: cannot read the suite: ENOENT/);
+  t.match(result.stderr, /3 problems in the suites; nothing was run\./);
+  t.equal(result.stdout, '');
+  t.equal(noEngine(s), 0, 'nothing reached the engine');
+  t.equal(s.platform.requests.length, 0, 'nor the platform');
+});
+
+t.test('usage and HTTP problems: exit 2', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir({ 'ok.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: "#intro"\n' });
+  const suite = join(dir, 'ok.yaml');
+
+  const help = await cli(['--help']);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /usage: agent-test-gateway run <suite\.yaml>…/);
+  const none = await cli([]);
+  t.equal(none.code, 2);
+  t.match(none.stderr, /name at least one suite file/);
+  const unknown = await cli([suite, '--junt', 'x.xml']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown option --junt/);
+  const noToken = await cli([suite, '--gateway', s.url], { AGENT_TEST_GATEWAY_TOKEN: '' });
+  t.equal(noToken.code, 2);
+  t.match(noToken.stderr, /set AGENT_TEST_GATEWAY_TOKEN/);
+  const badUrl = await cli([suite, '--gateway', 'localhost:8080']);
+  t.equal(badUrl.code, 2);
+  t.match(badUrl.stderr, /--gateway must be an http:\/\/ or https:\/\/ URL/);
+
+  const out = join(dir, 'junit.xml');
+  const forbidden = await cli([suite, '--gateway', s.url, '--junit', out], { AGENT_TEST_GATEWAY_TOKEN: 'outsider-token' });
+  t.equal(forbidden.code, 2);
+  t.match(forbidden.stderr, /ok\.yaml: HTTP 403 forbidden: /);
+  const { valid, doc: report } = await readJunit(out);
+  t.equal(valid, true, 'the JUnit file is well-formed XML');
+  t.match(report, { tests: '1', errors: '1' });
+  t.match(report.testsuite[0].testcase[0].error, { type: 'forbidden' });
+
+  await s.app.close();
+  const unreachable = await cli([suite, '--gateway', s.url]);
+  t.equal(unreachable.code, 2);
+  t.match(unreachable.stderr, new RegExp(`cannot reach the gateway at ${s.url.replace(/\./g, '\\.')}: ECONNREFUSED`));
+});
+
+t.test('memory fixtures: restored from a file beside the suite, the snapshot after written to one', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir({
+    suites: {
+      'memory.yaml': `agent: coach
+device_ref: erin
+memory:
+  restore: ../fixtures/erin.json
+  confirm: true
+  save: out/erin-after.json
+  wait_ms: 300
+conversations:
+  - turns:
+      - line: sim:remember:plays chess
+`,
+    },
+    fixtures: { 'erin.json': JSON.stringify({ units: [{ kind: 'fact', text: 'likes jazz' }] }) },
+  });
+  const result = await cli([join(dir, 'suites', 'memory.yaml'), '--gateway', s.url]);
+  t.equal(result.code, 0, result.stdout + result.stderr);
+  t.match(result.stdout, /memory of mcp:erin: restored 1 unit before the run/);
+  t.match(result.stdout, /memory snapshot written to out\/erin-after\.json/);
+  const saved = JSON.parse(await readFile(join(dir, 'suites', 'out', 'erin-after.json'), 'utf8'));
+  t.match(saved, { device_ref: 'mcp:erin', user_id: /^u-/ });
+  t.same(
+    saved.units.filter((u: { kind: string }) => u.kind === 'fact').map((u: { text: string }) => u.text),
+    ['likes jazz', 'plays chess'],
+    'the fixture, then what the run left behind',
+  );
+});
+
+t.test("the gateway's own 400 is reported at the line of each problem", async (t) => {
+  // A gateway of another version may refuse what this CLI accepts: its field paths still point at lines.
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error: 'invalid_request',
+          message: 'conversations[0].turns[1].line is too polite; nothing was sent to the engine',
+          details: {
+            problems: [
+              { field: 'conversations[0].turns[1].line', rule: 'conversations[0].turns[1].line is too polite' },
+              { field: 'locale', rule: 'locale is not served here' },
+            ],
+          },
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  const dir = t.testdir({
+    'polite.yaml': 'agent: coach\nlocale: en-GB\nconversations:\n  - turns:\n      - line: "#intro"\n      - line: Would you kindly help?\n',
+  });
+  const result = await cli([join(dir, 'polite.yaml'), '--gateway', `http://127.0.0.1:${port}/`]);
+  t.equal(result.code, 2);
+  t.match(result.stderr, 'polite.yaml: HTTP 400 invalid_request:\n');
+  t.match(result.stderr, `${join(dir, 'polite.yaml')}:6: conversations[0].turns[1].line is too polite`);
+  t.match(result.stderr, `${join(dir, 'polite.yaml')}:2: locale is not served here`);
+});
+
+t.test('in process: main() with its output captured', async (t) => {
+  const { main } = await import('../src/cli/run.js');
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const dir = t.testdir({
+    'mixed.yaml': `agent: coach
+conversations:
+  - name: fine
+    turns:
+      - line: "#intro"
+        expect: { text_matches: /coach/i, exit_within_ms: 5000 }
+      - line: Which size?
+        expect: { shown: size_chart, not_shown: size_chart }
+  - name: gone
+    turns:
+      - line: bye
+      - line: still there?
+`,
+  });
+  let stdout = '';
+  let stderr = '';
+  const io = {
+    env: { AGENT_TEST_GATEWAY_TOKEN: 'demo-token' },
+    stdout: (text: string) => void (stdout += text),
+    stderr: (text: string) => void (stderr += text),
+    progress: true,
+  };
+  const out = join(dir, 'nested', 'junit.xml');
+  const code = await main([join(dir, 'mixed.yaml'), '--gateway', s.url, '--junit', out], io);
+  t.equal(code, 1, stderr);
+  t.match(stdout, /✓ text_matches \/coach\/i/);
+  t.match(stdout, /✗ not_shown size_chart — shown: size_chart/);
+  t.match(stdout, /✗ the conversation stays open — the agent ended the conversation here/);
+  t.match(stdout, /still there\? +\(skipped: the agent ended the conversation at turn 1\)/);
+  t.match(stderr, /✗ mixed: fine \/ turn 2: Which size\?/, 'progress lines on a terminal');
+  const { valid, doc } = await readJunit(out);
+  t.equal(valid, true);
+  t.match(doc, { tests: '4', failures: '2', skipped: '1' });
+  t.match(doc.testsuite[0].testcase[1].failure.message, /^not_shown size_chart: shown: size_chart$/);
+
+  t.equal(await main(['--help'], io), 0);
+  t.equal(await main([join(dir, 'mixed.yaml'), '--gateway'], io), 2);
+  t.match(stderr, /--gateway needs a value/);
+});

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import t from 'tap';
+import { request } from 'undici';
+import { parse as parseYaml } from 'yaml';
+import { startStack, type Answer } from './support/stack.js';
+
+/**
+ * openapi.yaml describes what the runs route really answers: every answer validates against the schema declared for its status
+ * and content type, and the request schema agrees with the service on what a suite is.
+ */
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const doc: Json = parseYaml(readFileSync(`${ROOT}openapi.yaml`, 'utf8'));
+
+const DOC_ID = 'urn:agent-test-gateway:openapi-runs';
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: true, allowUnionTypes: true });
+addFormatsModule.default(ajv);
+ajv.addVocabulary(Object.keys(doc));
+ajv.addSchema({ ...doc, $id: DOC_ID });
+
+const ROUTE = '/v1/agents/{agent}/runs';
+const op = doc.paths[ROUTE].post;
+const validator = (pointer: string) => ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
+const resolve = (node: Json): Json => {
+  if (typeof node?.$ref !== 'string') return node;
+  return node.$ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce((target: Json, part: string) => target?.[part], doc);
+};
+
+const requestSchema = validator('/components/schemas/RunRequest');
+const reportSchema = validator('/components/schemas/RunReport');
+const streamLineSchema = validator('/components/schemas/RunStreamLine');
+const errorSchema = validator('/components/schemas/Error');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Tap = { ok(value: any, ...rest: any[]): unknown };
+
+function conforms(tt: Tap, answer: Answer, what: string): void {
+  const declared = resolve(op.responses[String(answer.status)]);
+  tt.ok(declared !== undefined, `${what}: status ${answer.status} is declared`);
+  if (declared === undefined) return;
+  if (answer.status >= 400) {
+    tt.ok(errorSchema(answer.body), `${what}: an Error`, { errors: errorSchema.errors });
+    tt.ok(String(declared.description).includes(`\`${answer.body.error}\``), `${what}: the description names \`${answer.body.error}\``);
+    return;
+  }
+  tt.ok(reportSchema(answer.body), `${what}: a RunReport`, { errors: reportSchema.errors });
+}
+
+t.test('the request schema agrees with the service', async (t) => {
+  for (const [name, example] of Object.entries<Json>(op.requestBody.content['application/json'].examples)) {
+    t.ok(requestSchema(example.value), `example ${name} is a RunRequest`, { errors: requestSchema.errors });
+  }
+  const s = await startStack(t);
+  const ok = { conversations: [{ turns: [{ line: '#intro' }] }] };
+  const cases: Array<[unknown, boolean]> = [
+    [ok, true],
+    [{ ...ok, agent: 'coach', name: 'x', description: 'y', locale: 'de_DE', device_ref: 'a', time_zone: null, run_label: 'r', time_offset: '-P1D' }, true],
+    [{ conversations: [{ name: 'n', device_ref: 'b', wait_ms: 5, turns: [{ line: 'hi', expect: { text_contains: ['a'], tool: 't', shown: 's', not_shown: 'n', ended_by_agent: true, exit_within_ms: 5, text_matches: '/x/i' } }] }] }, true],
+    [{ conversations: [{ turns: [{ line: 'hi', expect: null }] }] }, true],
+    [{ device_ref: 'a', memory: { save: true, wait_ms: 0 }, ...ok }, true],
+    [{}, false],
+    [{ conversations: [] }, false],
+    [{ ...ok, bogus: 1 }, false],
+    [{ conversations: [{ turns: [{ line: '#exit' }] }] }, false],
+    [{ conversations: [{ turns: [{ line: 'hi', expect: { tool: 1 } }] }] }, false],
+    [{ conversations: [{ turns: [{ line: 'hi', expect: { text_contains: [] } }] }] }, false],
+    [{ conversations: [{ run_label: 'x', turns: [{ line: 'hi' }] }] }, false],
+    [{ device_ref: 'a', memory: { wait_ms: 5 }, ...ok }, false],
+    [{ device_ref: 'a', memory: { restore: { units: [] } }, ...ok }, false],
+    [{ time_offset: 'P1D', ...ok }, false],
+  ];
+  for (const [body, valid] of cases) {
+    const schemaSays = requestSchema(body);
+    t.equal(schemaSays, valid, `the schema ${valid ? 'accepts' : 'refuses'} ${JSON.stringify(body).slice(0, 100)}`);
+    const answer = await s.call('POST', '/v1/agents/coach/runs', { body });
+    t.equal(answer.status === 200, valid, `the service ${valid ? 'runs' : 'refuses'} it (${answer.status})`);
+    conforms(t, answer, `POST runs ${JSON.stringify(body).slice(0, 60)}`);
+  }
+});
+
+t.test('every answer conforms to its declared schema', async (t) => {
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const call = (body: unknown, token?: string, agent = 'coach') =>
+    s.call('POST', `/v1/agents/${agent}/runs`, { body, ...(token ? { token } : {}) });
+
+  conforms(
+    t,
+    await call({
+      name: 'everything',
+      device_ref: 'zoe',
+      memory: { restore: { units: [{ kind: 'fact', text: 'x' }] }, confirm: true, save: true },
+      conversations: [
+        { name: 'ok', turns: [{ line: '#intro', expect: { text_matches: 'Hi' } }, { line: 'Where is my order?', expect: { tool: 'lookup_order', shown: 'x' } }] },
+        { name: 'hang', device_ref: 'yan', turns: [{ line: 'sim:hang', expect: { text_contains: 'x' } }, { line: 'skipped', expect: { tool: 'y' } }] },
+        { name: 'early', device_ref: 'xia', turns: [{ line: 'bye' }, { line: 'more' }] },
+      ],
+    }),
+    'a run with passes, failures, a timeout, skips and memory',
+  );
+  s.engine.faults.handshake = 503;
+  conforms(t, await call({ conversations: [{ turns: [{ line: 'hi' }] }] }), 'a run whose turn could not run');
+  s.engine.faults.handshake = undefined;
+
+  conforms(t, await call({ device_ref: 'a', memory: { restore: { units: [] } }, conversations: [{ turns: [{ line: 'hi' }] }] }), 'confirmation_required');
+  conforms(t, await call({ conversations: 'no' }), 'invalid_request');
+  conforms(t, await call({ conversations: [{ turns: [{ line: 'hi' }] }] }, 'outsider-token'), 'forbidden');
+  conforms(t, await call({ conversations: [{ turns: [{ line: 'hi' }] }] }, undefined, 'draft-only'), 'no_published_revision');
+  conforms(t, await call({ conversations: [{ turns: [{ line: 'hi' }] }] }, undefined, 'nobody'), 'agent_not_found');
+  conforms(t, await s.call('POST', '/v1/agents/coach/runs', { body: { conversations: [] }, token: null }), 'unauthenticated');
+
+  const res = await request(`${s.url}/v1/agents/coach/runs`, {
+    method: 'POST',
+    headers: { accept: 'application/x-ndjson', 'content-type': 'application/json', authorization: 'Bearer demo-token' },
+    body: JSON.stringify({ conversations: [{ turns: [{ line: '#intro' }, { line: 'sim:hang' }, { line: 'x' }] }, { turns: [{ line: 'hi' }] }] }),
+  });
+  t.equal(res.statusCode, 200);
+  t.ok(op.responses['200'].content['application/x-ndjson'], 'NDJSON is declared');
+  const lines = (await res.body.text()).trim().split('\n').map((l) => JSON.parse(l));
+  t.equal(lines.length, 5);
+  for (const [i, line] of lines.entries()) t.ok(streamLineSchema(line), `NDJSON line ${i + 1} is a RunStreamLine`, { errors: streamLineSchema.errors });
+});
