@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EngineAdapter } from '../engine/adapter.js';
 import type { Element } from '../engine/elements.js';
-import type { TurnRecord } from '../engine/socket.js';
+import type { EngineSocket, TurnRecord } from '../engine/socket.js';
 import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { CloseCause, Metrics } from '../ops/metrics.js';
@@ -38,7 +38,7 @@ const CLOSE_NOTES: Record<CloseCause, string> = {
   turn_failed: "The connection closed because the turn did not end with the engine's exit element.",
   cancelled: 'The connection closed because the turn was cancelled.',
   agent_ended: 'The agent ended the conversation.',
-  caller: 'The connection was closed on request (DELETE).',
+  caller: "The connection was closed at the caller's request.",
   evicted: 'The connection was closed to make room for a newer conversation (least recently used idle one).',
   engine_closed: 'The engine closed the connection between turns.',
   shutdown: 'The connection closed because the gateway pod shut down.',
@@ -61,6 +61,8 @@ export class ConversationRegistry {
   readonly #byCaller = new Map<string, Set<Conversation>>();
   /** Open conversations whose session id is known, and reconnects under way. */
   readonly #live = new Map<string, Conversation>();
+  /** Sockets the gateway closed whose close handshake is not over, with their caller: they still count. */
+  readonly #closing = new Map<EngineSocket, string>();
   /** Closed conversations: still refused to others, and reconnected with their first settings. */
   readonly #remembered: LRUCache<string, Conversation>;
   #busy = 0;
@@ -237,10 +239,36 @@ export class ConversationRegistry {
     this.#publish();
   }
 
+  /**
+   * The limits count engine sockets, not only conversations: a socket closed a moment ago keeps
+   * its place until its close handshake is over; one that outlasts the connect timeout is ended.
+   */
+  async #roomForSocket(conv: Conversation): Promise<void> {
+    const deadline = Date.now() + this.#config.engineConnectTimeoutMs;
+    for (;;) {
+      const closingMine = [...this.#closing].filter(([, callerId]) => callerId === conv.callerId).map(([socket]) => socket);
+      const blocking =
+        (this.#byCaller.get(conv.callerId)?.size ?? 0) + closingMine.length > this.#config.maxConversationsPerCaller
+          ? closingMine
+          : this.#open.size + this.#closing.size > this.#config.maxConversationsPerPod
+            ? [...this.#closing.keys()]
+            : [];
+      if (blocking.length === 0) return;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        for (const socket of blocking) socket.terminate();
+        await Promise.all(blocking.map((socket) => socket.whenEnded()));
+      } else {
+        await firstOrAfter(blocking.map((socket) => socket.whenEnded()), left);
+      }
+    }
+  }
+
   async #connect(conv: Conversation, access: AgentAccess): Promise<void> {
     const reconnect = conv.sessionId;
     let socket;
     try {
+      await this.#roomForSocket(conv);
       socket = await this.#engine.connect({
         agentKey: access.agentKey,
         settings: conv.settings,
@@ -320,8 +348,13 @@ export class ConversationRegistry {
     conv.closeCause = cause;
     conv.closedAt = Date.now();
     this.#forget(conv);
-    if (cause === 'shutdown') conv.socket?.close(1001, 'going away');
-    else conv.socket?.close(1000);
+    const socket = conv.socket;
+    if (socket !== undefined) {
+      this.#closing.set(socket, conv.callerId);
+      void socket.whenEnded().then(() => this.#closing.delete(socket));
+      if (cause === 'shutdown') socket.close(1001, 'going away');
+      else socket.close(1000);
+    }
     conv.socket = undefined;
     if (remember && conv.sessionId !== undefined) this.#remembered.set(conv.sessionId, conv);
     this.#metrics.closes.inc({ cause });
@@ -361,6 +394,16 @@ export class ConversationRegistry {
     this.#metrics.openConversations.set(this.#open.size);
     this.#metrics.rememberedConversations.set(this.#remembered.size);
   }
+}
+
+function firstOrAfter(promises: Array<Promise<void>>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void Promise.race(promises).then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 function leastRecentlyUsedIdle(conversations: Iterable<Conversation>): Conversation | undefined {

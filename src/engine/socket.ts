@@ -69,23 +69,29 @@ export class EngineSocket {
   #closed: ClosedInfo | undefined;
   #lastFault: string | undefined;
   #onClose: ((info: ClosedInfo) => void) | undefined;
+  readonly #ended: Promise<void>;
 
-  constructor(ws: WebSocket, greeting: Element[], ctx: SessionContext) {
+  constructor(ws: WebSocket, greeting: Element[], ctx: SessionContext, maxFrameBytes: number) {
     const session = greeting.find(isSession)!;
     this.sessionId = String(session.sessionId).toLowerCase();
     this.resumed = session.resumed === true;
     this.#ws = ws;
     this.#ctx = ctx;
     this.#pending = greeting;
+    this.#ended = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
     ws.on('error', (err) => {
-      this.#lastFault = describeSocketError(err);
+      this.#lastFault = describeSocketError(err, maxFrameBytes);
     });
     ws.on('close', (code, reason) => this.#onSocketClose(code, reason.toString()));
   }
 
   get isOpen(): boolean {
     return this.#closed === undefined && this.#ws.readyState === WebSocket.OPEN;
+  }
+
+  whenEnded(): Promise<void> {
+    return this.#ended;
   }
 
   /** Called once when the socket closes while no turn is running (the engine hung up, idle). */
@@ -158,7 +164,6 @@ export class EngineSocket {
     turn.onElement?.(element);
     if (isExit(element)) {
       turn.record.endedByAgent = endsSession(element);
-      if (turn.record.endedByAgent) turn.record.notes.push('The agent ended the conversation; the engine closes the socket.');
       turn.finish('exit');
       return;
     }
@@ -191,8 +196,10 @@ function cancelNote(reason: unknown): string {
   return typeof reason === 'string' ? reason : 'The turn was cancelled: the caller hung up before it ended.';
 }
 
-function describeSocketError(err: Error & { code?: string }): string {
-  if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') return 'the engine sent a frame larger than the configured limit';
+function describeSocketError(err: Error & { code?: string }, maxFrameBytes: number): string {
+  if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+    return `the engine sent a frame larger than the configured limit of ${maxFrameBytes} bytes (ENGINE_MAX_FRAME_BYTES)`;
+  }
   return err.message;
 }
 
@@ -240,7 +247,7 @@ export function openEngineSocket(
       settled = true;
       clearTimeout(timer);
       ws.removeAllListeners();
-      resolve(new EngineSocket(ws, greeting, opts.ctx));
+      resolve(new EngineSocket(ws, greeting, opts.ctx, opts.maxPayload));
     });
   });
 }

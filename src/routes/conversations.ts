@@ -17,14 +17,14 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/v1/agents/:agent/conversations', async (request, reply) => {
     const { agent } = parse(agentParams, request.params, 'path');
-    const { line = INTRO, ...connect } = parse(startBody, request.body ?? {}, 'body');
+    const { line = INTRO, ...connect } = parse(startBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
     return answerTurn(request, reply, 201, line, (turn) => app.conversations.start(caller, access, connect, turn));
   });
 
   app.post('/v1/agents/:agent/conversations/:session_id/turns', async (request, reply) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
-    const { line, ...connect } = parse(turnBody, request.body ?? {}, 'body');
+    const { line, ...connect } = parse(turnBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
     return answerTurn(request, reply, 200, line, (turn) =>
       app.conversations.turn(caller, access, session_id, connect, turn),

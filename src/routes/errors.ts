@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
 
 /**
@@ -45,4 +45,29 @@ export function installErrorHandling(app: FastifyInstance): void {
     const error = new GatewayError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.`);
     return reply.code(error.status).send(error.toJSON());
   });
+}
+
+const PARAM_AFTER: Record<string, string> = { agents: 'agent', conversations: 'session_id', memory: 'device_ref' };
+
+const decodes = (segment: string): boolean => {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export function pathErrorHandler(maxParamLength: number) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const segments = (request.url.split('?')[0] ?? '').split('/');
+    const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+    const at = segments.findIndex((segment) => (tooLong ? segment.length > maxParamLength : !decodes(segment)));
+    const field = (at > 0 ? PARAM_AFTER[segments[at - 1]!] : undefined) ?? 'path';
+    const rule = tooLong
+      ? `${field} is too long: over ${maxParamLength} characters in the path`
+      : `${field} must be valid percent-encoded UTF-8`;
+    const error = new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field, rule }] });
+    void reply.code(error.status).type('application/json').send(error.toJSON());
+  };
 }

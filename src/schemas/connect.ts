@@ -12,6 +12,7 @@ const NAME_CHARS = /^[\p{L}\p{Nd}._:@-]+$/u;
 const NAME_RULE = 'may use only letters, digits and . _ : @ -';
 
 const LINE_BREAKS_AND_CONTROLS = /[\p{Cc}\u2028\u2029]/u; // \p{Cc} covers CR, LF, U+0085, tab, DEL.
+const LONE_SURROGATE = /\p{Cs}/u;
 const STARTS_WITH_ACTION = /^[\s\p{Cf}]*#/u;
 export const INTRO = '#intro';
 
@@ -23,6 +24,9 @@ export const lineSchema = z
   .refine((line) => countChars(line) <= MAX_LINE_CHARS, { error: `line must be at most ${MAX_LINE_CHARS} characters` })
   .refine((line) => !LINE_BREAKS_AND_CONTROLS.test(line), {
     error: 'line must be one line: no CR, LF, U+2028, U+2029, U+0085 or other control characters',
+  })
+  .refine((line) => !LONE_SURROGATE.test(line), {
+    error: 'line must be valid Unicode text: no lone UTF-16 surrogate, which the engine would receive as U+FFFD',
   })
   .refine((line) => !STARTS_WITH_ACTION.test(line) || line.trim() === INTRO, {
     error: `line may start with # only as exactly ${INTRO}: other # lines are engine actions (#exit, #ready:…) and are never sent`,

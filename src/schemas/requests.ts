@@ -44,7 +44,11 @@ export const restoreBody = z.object(
   {
     confirm: z.literal(true),
     snapshot: z.looseObject(
-      { units: z.array(z.record(z.string(), z.unknown()), { error: 'snapshot.units must be an array of JSON objects' }) },
+      {
+        units: z.array(z.record(z.string(), z.unknown(), { error: 'snapshot.units must be an array of JSON objects' }), {
+          error: 'snapshot.units must be an array of JSON objects',
+        }),
+      },
       { error: 'snapshot must be an object with units, as the snapshot route returns it' },
     ),
   },

@@ -78,6 +78,12 @@ export interface EngineSimulator {
   /** engine user id → memory units */
   memory: Map<string, Json[]>;
   openSockets(): number;
+  /** ends open sockets from the engine's side without a close frame (the client sees 1006): every
+   * one, or those `match` picks; answers how many */
+  dropSockets(match?: (conn: EngineConnection) => boolean): number;
+  /** `true`: stops listening, so a new connect is refused (ECONNREFUSED) while open sockets stay;
+   * `false`: listens again on the same port */
+  refuseConnections(refuse: boolean): Promise<void>;
   faults: EngineFaults;
   /** clears the record (not sessions, devices, memory or faults) */
   reset(): void;
@@ -223,8 +229,12 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
   const admitted = new WeakMap<IncomingMessage, Admitted>();
   let connectionSeq = 0;
   let closing = false;
+  const host = opts.host ?? '127.0.0.1';
+  let boundPort = 0;
+  let refusing = false;
 
-  const app = Fastify({ logger: opts.logger ?? false });
+  // Long device ids and agent keys, as the gateway allows them, are not the router's 414.
+  const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 4096 } });
   await app.register(websocket);
 
   const sim: EngineSimulator = {
@@ -235,6 +245,23 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     memory,
     faults: {},
     openSockets: () => open.size,
+    dropSockets(match) {
+      let dropped = 0;
+      for (const [ws, conn] of open) {
+        if (match && !match(conn)) continue;
+        conn.closedBy ??= 'engine';
+        ws.terminate();
+        dropped += 1;
+      }
+      return dropped;
+    },
+    async refuseConnections(refuse) {
+      if (refuse === refusing) return;
+      refusing = refuse;
+      // Closing the listener does not touch the sockets already open.
+      if (refuse) app.server.close();
+      else await new Promise<void>((resolve) => app.server.listen({ host, port: boundPort }, resolve));
+    },
     reset() {
       record.connections.length = 0;
       record.memoryRequests.length = 0;
@@ -249,6 +276,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
       }
       // Hung handshakes are plain HTTP requests that would keep app.close() waiting.
       for (const s of tcpSockets) s.destroy();
+      await sim.refuseConnections(false);
       await app.close();
     },
   };
@@ -479,9 +507,9 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     });
   });
 
-  await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  await app.listen({ host, port: opts.port ?? 0 });
   const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-  sim.url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+  boundPort = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 0);
+  sim.url = `http://${host}:${boundPort}`;
   return sim;
 }

@@ -48,7 +48,8 @@ export async function startPlatformSimulator(opts: PlatformSimulatorOptions = {}
   const world = opts.world ?? demoWorld();
   const requests: PlatformRequest[] = [];
   const sockets = new Set<Socket>();
-  const app = Fastify({ logger: opts.logger ?? false });
+  // Long agent refs, as the gateway allows them, are not the router's 414.
+  const app = Fastify({ logger: opts.logger ?? false, routerOptions: { maxParamLength: 4096 } });
 
   const sim: PlatformSimulator = {
     url: '',

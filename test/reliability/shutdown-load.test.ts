@@ -1,0 +1,173 @@
+// Shutdown under load: the real server process (src/server.ts) with 50 turns running, SIGTERM.
+// Every turn gets its result or a clear cut-off (outcome cancelled, with a note), every engine
+// socket closes plainly with 1001 "going away", and the process exits 0 within the grace.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import t from 'tap';
+import { request } from 'undici';
+import { startEngineSimulator, type EngineSimulator } from '../../src/simulators/engine.js';
+import { startPlatformSimulator } from '../../src/simulators/platform.js';
+import { demoWorld } from '../../src/simulators/world.js';
+import { childEnv, eventually } from '../support/stack.js';
+import { newFigures, reportFigures } from './figures.js';
+
+const TURNS = 50;
+const figures = newFigures();
+
+interface Server {
+  engine: EngineSimulator;
+  url: string;
+  call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  kill(signal: NodeJS.Signals): void;
+  exited: Promise<number | null>;
+  output(): string;
+}
+
+/** As test/shutdown.test.ts: the server in a child process of its own, without tap's coverage hooks. */
+async function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string>): Promise<Server> {
+  const world = demoWorld();
+  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
+  const platform = await startPlatformSimulator({ world });
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: childEnv({
+      PROMETHIST_MCP_ENGINE_URL: engine.url,
+      PROMETHIST_PLATFORM_URL: platform.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ...env,
+    }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(async () => {
+    child.kill('SIGKILL');
+    await engine.close();
+    await platform.close();
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const res = await request(url + path, {
+      method,
+      headers: { authorization: 'Bearer demo-token', 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+  };
+  await waitUntilReady(url);
+  return { engine, url, call, kill: (signal) => child.kill(signal), exited, output: () => output };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function waitUntilReady(url: string): Promise<void> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const res = await request(`${url}/readyz`);
+      await res.body.text();
+      if (res.statusCode === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > until) throw new Error('the server did not become ready');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Opens `TURNS` conversations, starts a turn on each with the line `lineOf(i)`, waits until every line is at the engine. */
+async function turnsRunning(s: Server, lineOf: (i: number) => string) {
+  const opened = await Promise.all(Array.from({ length: TURNS }, () => s.call('POST', '/v1/agents/coach/conversations')));
+  if (!opened.every((o) => o.status === 201)) throw new Error(`could not open ${TURNS} conversations`);
+  const running = opened.map((o, i) =>
+    s.call('POST', `/v1/agents/coach/conversations/${o.body.session_id}/turns`, { line: lineOf(i) }).then((answer) => ({ ...answer, at: Date.now() })),
+  );
+  await eventually(() => s.engine.record.connections.filter((c) => c.frames.length === 2).length === TURNS, 5000);
+  return running;
+}
+
+t.test(`SIGTERM with ${TURNS} turns running: results or clear cut-offs, 1001 closes, exit 0 within the grace`, async (t) => {
+  const GRACE_MS = 2000;
+  const s = await startServer(t, { SHUTDOWN_GRACE_MS: String(GRACE_MS), TURN_BUDGET_MS: '30000', MAX_CONVERSATIONS_PER_CALLER: '60' });
+  // Even turns end well inside the grace; odd ones would take far longer than it.
+  const short = (i: number) => i % 2 === 0;
+  const running = await turnsRunning(s, (i) => `sim:delay:${short(i) ? 200 + i * 10 : 8000}`);
+  const sent = Date.now();
+  s.kill('SIGTERM');
+  await eventually(() => s.output().includes('"msg":"draining"'), 3000);
+  const ready = await request(`${s.url}/readyz`);
+  await ready.body.text();
+  t.equal(ready.statusCode, 503, 'readiness turns false at once');
+  const refused = await s.call('POST', '/v1/agents/coach/conversations');
+  t.equal(refused.status, 503, 'no new conversation while draining');
+
+  const answers = await Promise.all(running);
+  const code = await s.exited;
+  const exitedAfter = Date.now() - sent;
+  figures.faults += 1;
+  t.equal(code, 0, 'exit 0');
+  t.ok(exitedAfter < GRACE_MS + 1000, `exited at the end of the grace (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
+  const finished = answers.filter((_, i) => short(i));
+  const cut = answers.filter((_, i) => !short(i));
+  t.ok(answers.every((a) => a.status === 200), 'every running turn was answered');
+  t.ok(finished.every((a) => a.body.turn.outcome === 'exit' && /You said: sim:delay/.test(a.body.turn.text)), `${finished.length} turns that fit in the grace got their full result`);
+  t.ok(finished.every((a) => a.at - sent < GRACE_MS), 'as soon as they ended, not at the end of the grace');
+  t.ok(
+    cut.every(
+      (a) =>
+        a.body.turn.outcome === 'cancelled' &&
+        a.body.conversation.connection === 'closed' &&
+        a.body.notes.includes('The conversation was closed while the turn was running.') &&
+        a.body.notes.some((n: string) => /the gateway pod shut down/.test(n)),
+    ),
+    `${cut.length} turns still running at the end of the grace were cut off: outcome cancelled, with the notes why`,
+  );
+  t.ok(cut.every((a) => a.at - sent >= GRACE_MS - 100), 'and only at the end of the grace');
+  await eventually(() => s.engine.openSockets() === 0, 3000).catch(() => {});
+  figures.socketsLeaked += s.engine.openSockets();
+  figures.conversations += s.engine.record.connections.filter((c) => c.status === 101).length;
+  t.equal(s.engine.openSockets(), 0, 'the engine holds no socket');
+  t.same(
+    [...new Set(s.engine.record.connections.map((c) => `${c.closeCode} by ${c.closedBy}`))],
+    ['1001 by client'],
+    'every socket closed plainly by the gateway with 1001 going away',
+  );
+  t.ok(s.engine.record.connections.every((c) => !c.frames.includes('#exit')), 'never #exit');
+  t.match(s.output(), /"msg":"stopped"/);
+});
+
+t.test(`SIGTERM with ${TURNS} short turns running: exit as soon as they end, not at the end of the grace`, async (t) => {
+  const GRACE_MS = 8000;
+  const s = await startServer(t, { SHUTDOWN_GRACE_MS: String(GRACE_MS), MAX_CONVERSATIONS_PER_CALLER: '60' });
+  const running = await turnsRunning(s, (i) => `sim:delay:${300 + i * 10}`);
+  const sent = Date.now();
+  s.kill('SIGTERM');
+  const answers = await Promise.all(running);
+  const code = await s.exited;
+  const exitedAfter = Date.now() - sent;
+  figures.faults += 1;
+  t.equal(code, 0, 'exit 0');
+  t.ok(answers.every((a) => a.status === 200 && a.body.turn.outcome === 'exit'), 'every turn got its full result');
+  t.ok(exitedAfter < 300 + TURNS * 10 + 2000, `exited once they had ended (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
+  await eventually(() => s.engine.openSockets() === 0, 3000).catch(() => {});
+  figures.socketsLeaked += s.engine.openSockets();
+  figures.conversations += s.engine.record.connections.filter((c) => c.status === 101).length;
+  t.equal(s.engine.openSockets(), 0);
+  t.ok(s.engine.record.connections.every((c) => c.closeCode === 1001 && c.closedBy === 'client'), 'every socket closed with 1001');
+});
+
+t.test('figures', async (t) => {
+  t.pass('reported');
+  reportFigures(t, import.meta.url, figures);
+});
