@@ -1,90 +1,14 @@
 // Shutdown under load: the real server process (src/server.ts) with 50 turns running, SIGTERM.
 // Every turn gets its result or a clear cut-off (outcome cancelled, with a note), every engine
 // socket closes plainly with 1001 "going away", and the process exits 0 within the grace.
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import t from 'tap';
 import { request } from 'undici';
-import { startEngineSimulator, type EngineSimulator } from '../../src/simulators/engine.js';
-import { startPlatformSimulator } from '../../src/simulators/platform.js';
-import { demoWorld } from '../../src/simulators/world.js';
-import { childEnv, eventually } from '../support/stack.js';
+import { startServer, type Server } from '../support/server.js';
+import { eventually } from '../support/stack.js';
 import { newFigures, reportFigures } from './figures.js';
 
 const TURNS = 50;
 const figures = newFigures();
-
-interface Server {
-  engine: EngineSimulator;
-  url: string;
-  call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  kill(signal: NodeJS.Signals): void;
-  exited: Promise<number | null>;
-  output(): string;
-}
-
-/** As test/shutdown.test.ts: the server in a child process of its own, without tap's coverage hooks. */
-async function startServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string>): Promise<Server> {
-  const world = demoWorld();
-  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
-  const platform = await startPlatformSimulator({ world });
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: childEnv({
-      PROMETHIST_MCP_ENGINE_URL: engine.url,
-      PROMETHIST_PLATFORM_URL: platform.url,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      ...env,
-    }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  t.teardown(async () => {
-    child.kill('SIGKILL');
-    await engine.close();
-    await platform.close();
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const res = await request(url + path, {
-      method,
-      headers: { authorization: 'Bearer demo-token', 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-  };
-  await waitUntilReady(url);
-  return { engine, url, call, kill: (signal) => child.kill(signal), exited, output: () => output };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function waitUntilReady(url: string): Promise<void> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const res = await request(`${url}/readyz`);
-      await res.body.text();
-      if (res.statusCode === 200) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > until) throw new Error('the server did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Opens `TURNS` conversations, starts a turn on each with the line `lineOf(i)`, waits until every line is at the engine. */
 async function turnsRunning(s: Server, lineOf: (i: number) => string) {
