@@ -1,11 +1,10 @@
-import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TurnRequest, TurnResult } from '../conversations/registry.js';
 import type { Element } from '../engine/elements.js';
-import { GatewayError, isGatewayError } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentParams, conversationParams, parse, startBody, turnBody } from '../schemas/requests.js';
 import { authenticate, authorizeAgent, authorizeViewer, requireToken } from './access.js';
+import { answerLongCall } from './streaming.js';
 import { conversationView, turnResultView } from './views.js';
 
 /**
@@ -52,59 +51,40 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
   });
 }
 
-const NDJSON = 'application/x-ndjson';
-const wantsStream = (request: FastifyRequest): boolean => (request.headers.accept ?? '').includes(NDJSON);
 const locationOf = (request: FastifyRequest, sessionId: string): string =>
   `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${sessionId}`;
+
+/** The session id a start's first stream line or its JSON body names, for its Location. */
+function startedSession(lineOrBody: object): string | undefined {
+  const { element, session_id } = lineOrBody as { element?: Element; session_id?: unknown };
+  if (element === undefined) return typeof session_id === 'string' ? session_id : undefined;
+  return element.type === 'session' && typeof element.sessionId === 'string' ? element.sessionId.toLowerCase() : undefined;
+}
 
 /**
  * Runs one turn for an HTTP call: a caller that hangs up cancels it (the registry then closes
  * the socket), and `Accept: application/x-ndjson` streams each element as it arrives, then the
- * result. Errors before the first element are ordinary JSON errors.
+ * result.
  */
-async function answerTurn(
+function answerTurn(
   request: FastifyRequest,
   reply: FastifyReply,
   status: 200 | 201,
   line: string,
   run: (turn: TurnRequest) => Promise<TurnResult>,
 ): Promise<FastifyReply> {
-  const hangUp = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableFinished) hangUp.abort('The turn was cancelled: the caller hung up before it ended.');
-  };
-  reply.raw.on('close', onClose);
-
-  let stream: PassThrough | undefined;
-  const onElement = wantsStream(request)
-    ? (element: Element) => {
-        if (stream === undefined) {
-          stream = new PassThrough();
-          reply.code(status).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
-          if (status === 201 && element.type === 'session' && typeof element.sessionId === 'string') {
-            reply.header('location', locationOf(request, element.sessionId.toLowerCase()));
-          }
-          void reply.send(stream);
-        }
-        stream.write(`${JSON.stringify({ element })}\n`);
-      }
-    : undefined;
-
-  try {
-    const result = await run({ line, signal: hangUp.signal, ...(onElement ? { onElement } : {}) });
-    const body = turnResultView(result, line);
-    if (stream !== undefined) {
-      stream.end(`${JSON.stringify({ result: body })}\n`);
-      return reply;
-    }
-    if (status === 201) reply.header('location', locationOf(request, body.session_id));
-    return reply.code(status).send(body);
-  } catch (err) {
-    if (stream === undefined) throw err;
-    const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed during the turn.');
-    stream.end(`${JSON.stringify(error.toJSON())}\n`);
-    return reply;
-  } finally {
-    reply.raw.off('close', onClose);
-  }
+  return answerLongCall(request, reply, {
+    status,
+    finalKey: 'result',
+    hangUpNote: 'The turn was cancelled: the caller hung up before it ended.',
+    headersFor: (lineOrBody): Record<string, string> => {
+      const sessionId = status === 201 ? startedSession(lineOrBody) : undefined;
+      return sessionId === undefined ? {} : { location: locationOf(request, sessionId) };
+    },
+    run: async ({ signal, emit }) => {
+      const onElement = emit && ((element: Element) => emit({ element }));
+      const result = await run({ line, signal, ...(onElement ? { onElement } : {}) });
+      return turnResultView(result, line);
+    },
+  });
 }

@@ -1,11 +1,11 @@
-import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { agentParams, parse } from '../schemas/requests.js';
 import { parseHttpSuite } from '../suites/format.js';
 import type { TurnEvent } from '../suites/report.js';
 import { runSuite } from '../suites/runner.js';
 import { authorizeAgent, requireToken } from './access.js';
+import { answerLongCall } from './streaming.js';
 
 /**
  * Test suites: `POST /v1/agents/{agent}/runs` runs a suite (validate, authorize, run every
@@ -13,8 +13,6 @@ import { authorizeAgent, requireToken } from './access.js';
  * `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated, then
  * `{"report": …}`; errors before the first turn are ordinary JSON errors.
  */
-const NDJSON = 'application/x-ndjson';
-
 const RESTORE_CLEARS =
   "The engine's restore is delete-then-write: it clears the simulated user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
 
@@ -55,51 +53,26 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     const { caller, access } = await authorizeAgent(app, request, agent);
 
     // The caller hanging up cancels the run: running turns end, the rest are skipped, all closed.
-    const hangUp = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableFinished) hangUp.abort('The turn was cancelled: the caller hung up before the run ended.');
-    };
-    reply.raw.on('close', onClose);
-
-    let stream: PassThrough | undefined;
-    const onTurn = (request.headers.accept ?? '').includes(NDJSON)
-      ? (event: TurnEvent) => {
-          if (stream === undefined) {
-            stream = new PassThrough();
-            reply.code(200).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
-            void reply.send(stream);
-          }
-          stream.write(`${JSON.stringify({ turn: event })}\n`);
-        }
-      : undefined;
-
-    try {
-      const report = await runSuite(
-        {
-          registry: app.conversations,
-          engine: app.engine,
-          config: app.config,
-          caller,
-          access,
-          signal: hangUp.signal,
-          log: request.log,
-          ...(onTurn ? { onTurn } : {}),
-        },
-        suite,
-      );
-      if (stream !== undefined) {
-        stream.end(`${JSON.stringify({ report })}\n`);
-        return reply;
-      }
-      return reply.code(200).send(report);
-    } catch (err) {
-      if (stream === undefined) throw err;
-      if (!isGatewayError(err)) request.log.error({ err }, 'suite run failed');
-      const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed during the run; it has been logged.');
-      stream.end(`${JSON.stringify(error.toJSON())}\n`);
-      return reply;
-    } finally {
-      reply.raw.off('close', onClose);
-    }
+    return answerLongCall(request, reply, {
+      status: 200,
+      finalKey: 'report',
+      hangUpNote: 'The turn was cancelled: the caller hung up before the run ended.',
+      run: async ({ signal, emit }) => {
+        const onTurn = emit && ((event: TurnEvent) => emit({ turn: event }));
+        return runSuite(
+          {
+            registry: app.conversations,
+            engine: app.engine,
+            config: app.config,
+            caller,
+            access,
+            signal,
+            log: request.log,
+            ...(onTurn ? { onTurn } : {}),
+          },
+          suite,
+        );
+      },
+    });
   });
 }

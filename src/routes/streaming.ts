@@ -1,0 +1,69 @@
+import { PassThrough } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, isGatewayError } from '../errors.js';
+
+/**
+ * A long call (a turn, a suite run) answered as JSON, or with `Accept: application/x-ndjson` as
+ * one JSON line per event as it happens and then the final body. The caller hanging up aborts
+ * the work. Errors before the first line are ordinary JSON errors; after it, a last error line.
+ */
+const NDJSON = 'application/x-ndjson';
+
+export interface LongCall {
+  /** Aborted when the caller hangs up, with `hangUpNote` as the reason. */
+  signal: AbortSignal;
+  /** Streams one line; undefined when the caller asked for plain JSON. */
+  emit: ((line: Record<string, unknown>) => void) | undefined;
+}
+
+export interface LongCallOptions<T extends object> {
+  status: 200 | 201;
+  /** The key of the last line: `{"result": …}`, `{"report": …}`. */
+  finalKey: string;
+  hangUpNote: string;
+  /** Headers known once the first line is out (a stream) or the body is ready (JSON). */
+  headersFor?: (firstLineOrBody: object) => Record<string, string>;
+  run: (call: LongCall) => Promise<T>;
+}
+
+export async function answerLongCall<T extends object>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  o: LongCallOptions<T>,
+): Promise<FastifyReply> {
+  const hangUp = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) hangUp.abort(o.hangUpNote);
+  };
+  reply.raw.on('close', onClose);
+
+  let stream: PassThrough | undefined;
+  const emit = (request.headers.accept ?? '').includes(NDJSON)
+    ? (line: Record<string, unknown>) => {
+        if (stream === undefined) {
+          stream = new PassThrough();
+          reply.code(o.status).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
+          reply.headers(o.headersFor?.(line) ?? {});
+          void reply.send(stream);
+        }
+        stream.write(`${JSON.stringify(line)}\n`);
+      }
+    : undefined;
+
+  try {
+    const body = await o.run({ signal: hangUp.signal, emit });
+    if (stream !== undefined) {
+      stream.end(`${JSON.stringify({ [o.finalKey]: body })}\n`);
+      return reply;
+    }
+    return reply.code(o.status).headers(o.headersFor?.(body) ?? {}).send(body);
+  } catch (err) {
+    if (stream === undefined) throw err;
+    if (!isGatewayError(err)) request.log.error({ err }, 'a streamed call failed');
+    const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed during the call; it has been logged.');
+    stream.end(`${JSON.stringify(error.toJSON())}\n`);
+    return reply;
+  } finally {
+    reply.raw.off('close', onClose);
+  }
+}
