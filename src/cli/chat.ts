@@ -2,7 +2,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
+import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } from './connection.js';
 
 /**
  * `agent-test-gateway chat <agent>`: a conversation with an agent from a terminal, through a
@@ -393,31 +393,16 @@ function apiError(status: number, text: string): ApiError {
   return { status, error: String(status), message: `The gateway answered ${status}${text ? `: ${text.slice(0, 200)}` : ''}.` };
 }
 
-/** The records of an NDJSON body, one per line, as they arrive. */
+/** The records of an NDJSON body, one per line, as they arrive; a line that is not a JSON object is skipped. */
 async function* ndjson(body: AsyncIterable<Buffer | string>): AsyncGenerator<Json> {
-  const decoder = new TextDecoder();
-  let buffered = '';
-  const parse = (line: string): Json | undefined => {
-    if (line.trim() === '') return undefined;
+  for await (const line of ndjsonLines(body)) {
     try {
       const value: unknown = JSON.parse(line);
-      return isObject(value) ? value : undefined;
+      if (isObject(value)) yield value;
     } catch {
-      return undefined;
-    }
-  };
-  for await (const chunk of body) {
-    buffered += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const record = parse(buffered.slice(0, nl));
-      buffered = buffered.slice(nl + 1);
-      if (record) yield record;
+      // not JSON: skipped
     }
   }
-  buffered += decoder.decode();
-  const last = parse(buffered);
-  if (last) yield last;
 }
 
 function describe(err: unknown): string {

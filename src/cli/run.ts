@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { request } from 'undici';
-import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
+import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } from './connection.js';
 import { parseFieldPath } from '../suites/format.js';
 import { junitXml, type JUnitSuite } from '../suites/junit.js';
 import type { RunReport, TurnEvent } from '../suites/report.js';
@@ -184,11 +184,9 @@ async function post(
       },
     };
   }
-  let buffered = '';
   let report: RunReport | undefined;
   let failure: HttpFailure | undefined;
   const take = (line: string) => {
-    if (line.trim() === '') return;
     let item: Record<string, unknown>;
     try {
       item = JSON.parse(line) as Record<string, unknown>;
@@ -201,15 +199,7 @@ async function post(
     else if (typeof item.error === 'string') failure = { status: 200, error: item.error, message: String(item.message ?? '') };
   };
   try {
-    for await (const chunk of res.body) {
-      buffered += (chunk as Buffer).toString('utf8');
-      let nl;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        take(buffered.slice(0, nl));
-        buffered = buffered.slice(nl + 1);
-      }
-    }
-    take(buffered);
+    for await (const line of ndjsonLines(res.body)) take(line);
   } catch (err) {
     return { failure: { status: 200, error: 'stream_broken', message: `the connection to the gateway broke during the run: ${(err as Error).message}` } };
   }

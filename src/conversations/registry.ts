@@ -148,11 +148,7 @@ export class ConversationRegistry {
 
   /** The caller's open and remembered conversations, newest first. */
   list(callerId: string): Conversation[] {
-    const mine = [...(this.#byCaller.get(callerId) ?? [])].filter((c) => c.sessionId !== undefined);
-    for (const conv of this.#remembered.values()) {
-      if (conv.callerId === callerId && conv.state === 'closed') mine.push(conv);
-    }
-    return mine.sort((a, b) => b.createdAt - a.createdAt);
+    return this.all().filter((conv) => conv.callerId === callerId);
   }
 
   /** Every conversation on the pod, open and remembered (for the debug page). */

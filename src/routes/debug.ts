@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Conversation } from '../conversations/conversation.js';
 import { GatewayError } from '../errors.js';
+import { conversationView } from './views.js';
 
 /**
  * The live debug page, for engineers reaching one pod through `kubectl port-forward`: every
@@ -56,23 +57,22 @@ export interface DebugState {
   conversations: DebugConversation[];
 }
 
-const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
-
+/** The API's view of the conversation, narrowed to what the page may show: no settings. */
 export function debugConversation(conv: Conversation, now = Date.now()): DebugConversation {
-  const closed = conv.state === 'closed';
+  const view = conversationView(conv, now);
   return {
-    session_id: conv.sessionId ?? null,
+    session_id: view.session_id,
     owner: conv.callerId,
-    agent: `agent:${conv.agent}`,
-    state: conv.state,
-    connection: closed ? 'closed' : 'open',
-    turns: conv.turns,
-    idle_seconds: closed ? null : conv.idleSeconds(now),
-    ended_by_agent: conv.endedByAgent,
-    close_cause: conv.closeCause ?? null,
-    created_at: new Date(conv.createdAt).toISOString(),
-    last_turn_at: iso(conv.lastTurnAt),
-    closed_at: iso(conv.closedAt),
+    agent: view.agent,
+    state: view.state,
+    connection: view.connection,
+    turns: view.turns,
+    idle_seconds: view.connection === 'closed' ? null : view.idle_seconds,
+    ended_by_agent: view.ended_by_agent,
+    close_cause: view.close_cause,
+    created_at: view.created_at,
+    last_turn_at: view.last_turn_at,
+    closed_at: view.closed_at,
   };
 }
 

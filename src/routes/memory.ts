@@ -9,7 +9,7 @@ import { authorizeViewer, requireToken } from './access.js';
  */
 const AGGREGATION_NOTE =
   'The snapshot holds no memory units. A session is aggregated about 30 s after its connection closes, so a snapshot taken straight after the last turn can hold nothing yet; try again in a minute.';
-const RESTORE_CLEARS =
+export const RESTORE_CLEARS =
   "Restoring is the engine's own delete-then-write: it clears the user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
 
 export async function memoryRoutes(app: FastifyInstance): Promise<void> {

@@ -5,6 +5,7 @@ import { parseHttpSuite } from '../suites/format.js';
 import type { TurnEvent } from '../suites/report.js';
 import { runSuite } from '../suites/runner.js';
 import { authorizeAgent, requireToken } from './access.js';
+import { RESTORE_CLEARS } from './memory.js';
 import { answerLongCall } from './streaming.js';
 
 /**
@@ -13,9 +14,6 @@ import { answerLongCall } from './streaming.js';
  * `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated, then
  * `{"report": …}`; errors before the first turn are ordinary JSON errors.
  */
-const RESTORE_CLEARS =
-  "The engine's restore is delete-then-write: it clears the simulated user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
-
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 

@@ -16,7 +16,7 @@ export function conversationView(conv: Conversation, now = Date.now()) {
     turns: conv.turns,
     ...settingsView(conv.settings),
     ended_by_agent: conv.endedByAgent,
-    created_at: iso(conv.createdAt),
+    created_at: new Date(conv.createdAt).toISOString(),
     last_turn_at: iso(conv.lastTurnAt),
     idle_seconds: conv.idleSeconds(now),
     close_cause: conv.closeCause ?? null,
