@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # agent-test-gateway: build with dev dependencies, run with production ones only.
 #   docker build -t agent-test-gateway:0.1.0 .
-ARG NODE_IMAGE=node:20-slim
+ARG NODE_IMAGE=node:24-slim
 
 # --- build: TypeScript -> dist/ ------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build

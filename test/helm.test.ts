@@ -224,7 +224,7 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, node as the command',
   t.ok(froms.length >= 2, 'multi-stage')
   t.match(froms[0], /^FROM \S+ AS build$/i)
   const base = instructions.find((l) => l.startsWith('ARG NODE_IMAGE='))
-  t.match(base, /^ARG NODE_IMAGE=node:20-(slim|alpine)$/)
+  t.match(base, /^ARG NODE_IMAGE=node:24-(slim|alpine)$/)
 
   const runtimeAt = instructions.lastIndexOf(froms[froms.length - 1]!)
   const build = instructions.slice(0, runtimeAt)

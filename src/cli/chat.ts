@@ -171,6 +171,9 @@ class Chat {
     // A terminal's Ctrl-C arrives here, not as a signal, when the input is a TTY.
     rl.on('SIGINT', () => this.#interrupt());
     const lines = rl[Symbol.asyncIterator]();
+    // Lines typed ahead are still read after the input ends; only the prompt needs an open interface.
+    let inputEnded = false;
+    rl.once('close', () => (inputEnded = true));
 
     if (this.#opts.session === undefined) {
       this.#say(`Opening a conversation with ${agent} at ${this.#opts.gateway} …`);
@@ -191,7 +194,7 @@ class Chat {
 
     for (;;) {
       if (this.#quit.signal.aborted) break;
-      rl.prompt();
+      if (!inputEnded) rl.prompt();
       const next = await lines.next();
       if (next.done || this.#quit.signal.aborted) break;
       const line = next.value;
