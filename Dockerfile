@@ -23,6 +23,10 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends tini \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
+# Shown as the revision label of agent_test_gateway_build_info:
+#   docker build --build-arg GIT_REVISION=$(git rev-parse HEAD) …
+ARG GIT_REVISION=unknown
+ENV GIT_REVISION=${GIT_REVISION}
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force

@@ -444,7 +444,7 @@ export function vmRssKiB(pid: number): number | undefined {
 async function metricsRssKiB(url: string): Promise<number> {
   const res = await request(`${url}/metrics`);
   const text = await res.body.text();
-  const match = /^agent_test_gateway_process_resident_memory_bytes\s+(\S+)/m.exec(text);
+  const match = /^process_resident_memory_bytes\s+(\S+)/m.exec(text);
   if (!match) throw new Error('no process_resident_memory_bytes on /metrics');
   return Number(match[1]) / 1024;
 }

@@ -17,7 +17,7 @@ import { agentParams, conversationParams, parse, startBody, turnBody, type Agent
 import { exitWhenParentGoes } from './child.js';
 
 const config = loadConfig();
-const metrics = createMetrics();
+const metrics = createMetrics(config);
 const engine = createEngineAdapter(config, metrics);
 const platform = createPlatformClient(config, metrics);
 const authorizer = createAuthorizer(config, platform, metrics);
@@ -26,6 +26,7 @@ const sessions = new Map<string, { callerId: string; agentKey: string; settings:
 
 const app = Fastify({ logger: loggerOptions(config.logLevel), bodyLimit: config.maxBodyBytes, requestTimeout: 0 });
 app.decorate('config', config);
+app.decorate('metrics', metrics);
 installErrorHandling(app);
 
 async function authorize(authorization: string | undefined, agent: AgentRef) {

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { ConversationRegistry } from './conversations/registry.js';
 import { createEngineAdapter, type EngineAdapter } from './engine/adapter.js';
 import type { Config } from './ops/config.js';
+import { observeRequests } from './ops/http-metrics.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
 import { createPlatformClient, type PlatformClient } from './platform/client.js';
@@ -61,7 +62,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     frameworkErrors: pathErrorHandler(MAX_PARAM_LENGTH),
   });
 
-  const metrics = createMetrics();
+  const metrics = createMetrics(config);
   const engine = createEngineAdapter(config, metrics);
   const platform = createPlatformClient(config, metrics);
   app.decorate('config', config);
@@ -86,6 +87,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
 
   installErrorHandling(app);
+  observeRequests(app);
   await app.register(opsRoutes);
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);

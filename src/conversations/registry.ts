@@ -164,6 +164,7 @@ export class ConversationRegistry {
    */
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
+    this.#metrics.draining.set(1);
     const deadline = Date.now() + graceMs;
     while (this.#busyOrConnecting() && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
@@ -306,7 +307,11 @@ export class ConversationRegistry {
       ...(turn.signal ? { signal: turn.signal } : {}),
       ...(turn.onElement ? { onElement: turn.onElement } : {}),
     });
-    this.#metrics.turnDuration.observe({ outcome: record.outcome }, record.durationMs / 1000);
+    // A socket's first turn refused by the engine is a refused connect (counted by the
+    // adapter), not a turn.
+    if (!(record.refusal !== undefined && record.first)) {
+      this.#metrics.turnDuration.observe({ outcome: record.outcome }, record.durationMs / 1000);
+    }
     if (record.refusal !== undefined && conv.turns === 0 && !reconnected) {
       // The engine refused the session itself: there is no conversation to keep.
       this.#close(conv, 'turn_failed', false);

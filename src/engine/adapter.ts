@@ -32,6 +32,7 @@ export interface EngineAdapter {
 const resultOf = (err: unknown): ConnectResult => {
   if (!(err instanceof GatewayError)) return 'unavailable';
   if (err.code === 'identity_unrecognised') return 'unrecognised';
+  if (err.code === 'identity_not_enabled') return 'not_enabled';
   return err.code === 'engine_unavailable' ? 'unavailable' : 'refused';
 };
 
@@ -60,17 +61,34 @@ export function createEngineAdapter(config: Config, metrics: Metrics): EngineAda
   async function connect(req: ConnectRequest): Promise<EngineSocket> {
     const headers = signInHeaders(req);
     const kind = req.sessionId === undefined ? 'new' : 'reconnect';
+    const stopTimer = metrics.engineConnectDuration.startTimer();
     try {
+      // The engine may accept the socket and refuse the session on the first turn (a closed
+      // project not admitting the test identity): the connect counts once that is known.
       const socket = await openEngineSocket(socketUrl(config.engineUrl, req.agentKey, req.settings, req.sessionId), {
         headers,
         timeoutMs: config.engineConnectTimeoutMs,
         maxPayload: config.engineMaxFrameBytes,
         ctx: { agentKey: req.agentKey, signedIn: req.signIn },
+        onAdmission: (refusal) => metrics.engineConnects.inc({ result: refusal ? resultOf(refusal) : 'ok', kind }),
       });
-      metrics.engineConnects.inc({ result: 'ok', kind });
+      stopTimer();
       return socket;
     } catch (err) {
+      stopTimer();
       metrics.engineConnects.inc({ result: resultOf(err), kind });
+      throw err;
+    }
+  }
+
+  /** Snapshot and restore calls counted by result, whatever asked for them (a route or a run). */
+  async function memoryCall<T>(operation: 'snapshot' | 'restore', work: () => Promise<T>): Promise<T> {
+    try {
+      const result = await work();
+      metrics.memoryCalls.inc({ operation, result: 'ok' });
+      return result;
+    } catch (err) {
+      metrics.memoryCalls.inc({ operation, result: 'error' });
       throw err;
     }
   }
@@ -97,21 +115,21 @@ export function createEngineAdapter(config: Config, metrics: Metrics): EngineAda
     return userId;
   }
 
-  async function readMemory(userId: string) {
+  const readMemory = (userId: string) => memoryCall('snapshot', async () => {
     const res = await call('GET', `/api/memory?userId=${encodeURIComponent(userId)}`, '/api/memory');
     const units = (res.body as { units?: unknown } | undefined)?.units;
     if (res.status !== 200 || !Array.isArray(units)) throw unexpected('the memory read', res.status);
     return units as Array<Record<string, unknown>>;
-  }
+  });
 
-  async function restoreMemory(userId: string, units: unknown[]) {
+  const restoreMemory = (userId: string, units: unknown[]) => memoryCall('restore', async () => {
     const res = await call('POST', `/api/memory/restore?userId=${encodeURIComponent(userId)}`, '/api/memory/restore', {
       units,
     });
     const restored = (res.body as { restored?: unknown } | undefined)?.restored;
     if (res.status !== 200) throw unexpected('the memory restore', res.status);
     return typeof restored === 'number' ? restored : units.length;
-  }
+  });
 
   return { connect, deviceUser, readMemory, restoreMemory, close: () => http.close() };
 }

@@ -15,6 +15,8 @@ export interface TurnRecord {
   notes: string[];
   /** The engine refused the session (FORBIDDEN, NOT_FOUND): an error for a socket's first turn. */
   refusal?: GatewayError;
+  /** The socket's first turn: a refusal here means the session was never admitted. */
+  first: boolean;
   durationMs: number;
 }
 
@@ -58,6 +60,9 @@ export function refusalError(code: string, message: string, ctx: SessionContext)
       );
 }
 
+/** Told once how the session's admission ended: undefined when the engine admitted it. */
+export type AdmissionListener = (refusal: GatewayError | undefined) => void;
+
 export class EngineSocket {
   readonly sessionId: string;
   readonly resumed: boolean;
@@ -69,15 +74,24 @@ export class EngineSocket {
   #closed: ClosedInfo | undefined;
   #lastFault: string | undefined;
   #onClose: ((info: ClosedInfo) => void) | undefined;
+  #onAdmission: AdmissionListener | undefined;
+  #turnsRun = 0;
   readonly #ended: Promise<void>;
 
-  constructor(ws: WebSocket, greeting: Element[], ctx: SessionContext, maxFrameBytes: number) {
+  constructor(
+    ws: WebSocket,
+    greeting: Element[],
+    ctx: SessionContext,
+    maxFrameBytes: number,
+    onAdmission?: AdmissionListener,
+  ) {
     const session = greeting.find(isSession)!;
     this.sessionId = String(session.sessionId).toLowerCase();
     this.resumed = session.resumed === true;
     this.#ws = ws;
     this.#ctx = ctx;
     this.#pending = greeting;
+    this.#onAdmission = onAdmission;
     this.#ended = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
     ws.on('error', (err) => {
@@ -101,7 +115,8 @@ export class EngineSocket {
 
   runTurn(line: string, opts: TurnOptions): Promise<TurnRecord> {
     const started = performance.now();
-    const record: TurnRecord = { outcome: 'exit', elements: [], endedByAgent: false, notes: [], durationMs: 0 };
+    const first = this.#turnsRun++ === 0;
+    const record: TurnRecord = { outcome: 'exit', elements: [], endedByAgent: false, notes: [], durationMs: 0, first };
     return new Promise<TurnRecord>((resolve) => {
       const budget = setTimeout(
         () => finish('timeout', `The turn was cut off at its ${opts.budgetMs} ms budget before the engine's exit element.`),
@@ -116,6 +131,7 @@ export class EngineSocket {
         record.outcome = outcome;
         if (note !== undefined) record.notes.push(note);
         record.durationMs = Math.round(performance.now() - started);
+        if (first) this.#admitted(record.refusal);
         resolve(record);
       };
       const turn: ActiveTurn = { record, onElement: opts.onElement, finish };
@@ -140,6 +156,7 @@ export class EngineSocket {
     }
     this.#closed ??= { code, reason, byEngine: false };
     this.#active?.finish('cancelled', 'The conversation was closed while the turn was running.');
+    this.#admitted(undefined);
   }
 
   /** Ends the TCP connection without a close handshake: for an engine that stopped answering. */
@@ -174,6 +191,13 @@ export class EngineSocket {
     }
   }
 
+  /** The session element came; the first turn (or a close before any) settles the admission. */
+  #admitted(refusal: GatewayError | undefined): void {
+    const listener = this.#onAdmission;
+    this.#onAdmission = undefined;
+    listener?.(refusal);
+  }
+
   #onSocketClose(code: number, reason: string): void {
     const byEngine = this.#closed === undefined;
     this.#closed ??= { code, reason, byEngine };
@@ -182,6 +206,7 @@ export class EngineSocket {
       turn.finish(this.#lastFault ? 'engine_error' : 'engine_closed', this.#closedNote());
       return;
     }
+    this.#admitted(undefined);
     if (byEngine) this.#onClose?.(this.#closed);
   }
 
@@ -206,7 +231,13 @@ function describeSocketError(err: Error & { code?: string }, maxFrameBytes: numb
 /** Opens the socket and waits for the engine's session element, within one connect budget. */
 export function openEngineSocket(
   url: string,
-  opts: { headers: Record<string, string>; timeoutMs: number; maxPayload: number; ctx: SessionContext },
+  opts: {
+    headers: Record<string, string>;
+    timeoutMs: number;
+    maxPayload: number;
+    ctx: SessionContext;
+    onAdmission?: AdmissionListener;
+  },
 ): Promise<EngineSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { headers: opts.headers, perMessageDeflate: false, maxPayload: opts.maxPayload });
@@ -247,7 +278,7 @@ export function openEngineSocket(
       settled = true;
       clearTimeout(timer);
       ws.removeAllListeners();
-      resolve(new EngineSocket(ws, greeting, opts.ctx, opts.maxPayload));
+      resolve(new EngineSocket(ws, greeting, opts.ctx, opts.maxPayload, opts.onAdmission));
     });
   });
 }

@@ -51,6 +51,8 @@ const envSchema = z.object({
     .enum(['true', 'false', '1', '0', ''], { error: 'DEBUG_PAGE must be true or false' })
     .optional()
     .transform((value) => value === 'true' || value === '1'),
+  // The source revision the image was built from (a build argument); only shown in build_info.
+  GIT_REVISION: z.string().trim().optional(),
 });
 
 export interface Config {
@@ -73,6 +75,7 @@ export interface Config {
   rememberedConversationsTtlMs: number;
   maxBodyBytes: number;
   debugPage: boolean;
+  revision: string;
 }
 
 export class ConfigError extends Error {
@@ -109,5 +112,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     debugPage: e.DEBUG_PAGE,
+    revision: e.GIT_REVISION || 'unknown',
   };
 }

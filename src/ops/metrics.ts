@@ -1,9 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { errorStatus, type ErrorCode } from '../errors.js';
+import type { Config } from './config.js';
 
 /**
- * Every metric of the service, created once per app. Labels take values from small fixed sets
- * only (outcomes, causes, templates): never a session id, a ref, a device or a token.
+ * Every metric of the service, created once per app, in one registry with prom-client's default
+ * process and Node.js metrics under their standard names. The service's own carry the
+ * `agent_test_gateway_` prefix. Labels take values from small fixed sets only (outcomes, causes,
+ * reasons, route templates): never a session id, a ref, a device or a token. docs/operations.md
+ * describes each one.
  */
+export const PREFIX = 'agent_test_gateway_';
+
 export const CLOSE_CAUSES = [
   'idle',
   'turn_failed',
@@ -19,75 +27,175 @@ export type CloseCause = (typeof CLOSE_CAUSES)[number];
 export const TURN_OUTCOMES = ['exit', 'timeout', 'engine_closed', 'engine_error', 'cancelled'] as const;
 export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 
-export type ConnectResult = 'ok' | 'unrecognised' | 'refused' | 'unavailable';
+/** How an engine socket's admission ended: the session element, then the first turn not refused. */
+export const CONNECT_RESULTS = ['ok', 'unrecognised', 'not_enabled', 'refused', 'unavailable'] as const;
+export type ConnectResult = (typeof CONNECT_RESULTS)[number];
 export type ConnectKind = 'new' | 'reconnect';
 export type EvictionLimit = 'caller' | 'pod';
+const LIMITS = ['caller', 'pod'] as const;
 
-export function createMetrics(prefix = 'agent_test_gateway_') {
+export const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
+export const RUN_RESULTS = ['passed', 'failed', 'cancelled', 'error'] as const;
+export type RunResult = (typeof RUN_RESULTS)[number];
+
+/** The `reason` of a refused call: its error code, with the two limits named shortly. */
+const REASON_OF: Partial<Record<ErrorCode, string>> = {
+  caller_conversation_limit: 'caller_limit',
+  pod_conversation_limit: 'pod_limit',
+};
+export const refusalReason = (code: ErrorCode): string => REASON_OF[code] ?? code;
+export const REFUSAL_REASONS = (Object.keys(errorStatus) as ErrorCode[]).map(refusalReason);
+
+/**
+ * Histogram bounds from 5 ms to just past `limitMs` (the budget or timeout the measured thing is
+ * cut at) on the 1-2-3-5 series, so no bound is more than twice the one before, with the limit
+ * itself and 1.1 × the limit as bounds: what was cut off lands just above the limit, not far above.
+ */
+export function bucketsUpTo(limitMs: number): number[] {
+  const limit = limitMs / 1000;
+  const bounds = new Set<number>([limit, round(limit * 1.1)]);
+  for (let decade = 0.001; decade < limit; decade *= 10) {
+    for (const step of [1, 2, 3, 5]) {
+      const bound = round(decade * step);
+      if (bound >= 0.005 && bound < limit) bounds.add(bound);
+    }
+  }
+  return [...bounds].sort((a, b) => a - b);
+}
+const round = (n: number) => Number(n.toPrecision(6));
+
+const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
+const packageVersion = (): string => (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
+
+export type MetricsConfig = Pick<
+  Config,
+  'turnBudgetMs' | 'platformTimeoutMs' | 'engineConnectTimeoutMs' | 'maxConversationsPerCaller' | 'maxConversationsPerPod' | 'revision'
+>;
+
+export function createMetrics(config: MetricsConfig) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix });
+  collectDefaultMetrics({ register: registry });
+  // Gauges named like counters (`…_total`): promtool flags them, and the by-type gauges
+  // (nodejs_active_handles, nodejs_active_requests, nodejs_active_resources) hold the same sums.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name);
+  }
+  const registers = [registry];
+  const p = PREFIX;
 
   const metrics = {
     registry,
+    httpRequestDuration: new Histogram({
+      name: `${p}http_request_duration_seconds`,
+      help: 'HTTP requests answered, by method, route template (unmatched: no route) and status code; duration until the last byte.',
+      labelNames: ['method', 'route', 'status_code'] as const,
+      buckets: bucketsUpTo(config.turnBudgetMs),
+      registers,
+    }),
+    refusals: new Counter({
+      name: `${p}refusals_total`,
+      help: 'Calls answered with an error (status 4xx/5xx, or the last line of a stream), by reason.',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     turnDuration: new Histogram({
-      name: `${prefix}turn_duration_seconds`,
+      name: `${p}turn_duration_seconds`,
       help: 'Duration of a turn, from the line sent to the exit element or the cut-off, by outcome.',
       labelNames: ['outcome'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60, 90, 120],
-      registers: [registry],
+      buckets: bucketsUpTo(config.turnBudgetMs),
+      registers,
+    }),
+    turnBudget: new Gauge({ name: `${p}turn_budget_seconds`, help: 'The configured turn budget (TURN_BUDGET_MS).', registers }),
+    conversationLimit: new Gauge({
+      name: `${p}conversation_limit`,
+      help: 'The configured limit of open conversations, per caller and per pod.',
+      labelNames: ['limit'] as const,
+      registers,
     }),
     openConversations: new Gauge({
-      name: `${prefix}open_conversations`,
+      name: `${p}open_conversations`,
       help: 'Conversations holding an engine socket on this pod (connecting, idle or busy).',
-      registers: [registry],
+      registers,
     }),
-    busyConversations: new Gauge({
-      name: `${prefix}busy_conversations`,
-      help: 'Conversations with a turn running.',
-      registers: [registry],
-    }),
+    busyConversations: new Gauge({ name: `${p}busy_conversations`, help: 'Conversations with a turn running.', registers }),
     rememberedConversations: new Gauge({
-      name: `${prefix}remembered_conversations`,
+      name: `${p}remembered_conversations`,
       help: 'Closed conversations this pod still remembers for ownership and settings.',
-      registers: [registry],
+      registers,
+    }),
+    draining: new Gauge({ name: `${p}draining`, help: '1 while the pod drains for shutdown, else 0.', registers }),
+    buildInfo: new Gauge({
+      name: `${p}build_info`,
+      help: 'Always 1: the running version, source revision and Node.js version.',
+      labelNames: ['version', 'revision', 'node'] as const,
+      registers,
     }),
     evictions: new Counter({
-      name: `${prefix}evictions_total`,
+      name: `${p}evictions_total`,
       help: 'Idle conversations closed to make room for a new one, by the limit that needed room.',
       labelNames: ['limit'] as const,
-      registers: [registry],
+      registers,
     }),
     closes: new Counter({
-      name: `${prefix}conversation_closes_total`,
+      name: `${p}conversation_closes_total`,
       help: 'Engine sockets closed, by cause.',
       labelNames: ['cause'] as const,
-      registers: [registry],
+      registers,
     }),
     engineConnects: new Counter({
-      name: `${prefix}engine_connects_total`,
-      help: 'Engine socket connects, by result and kind.',
+      name: `${p}engine_connects_total`,
+      help: 'Engine socket connects, by result (ok once the session is admitted) and kind.',
       labelNames: ['result', 'kind'] as const,
-      registers: [registry],
+      registers,
+    }),
+    engineConnectDuration: new Histogram({
+      name: `${p}engine_connect_duration_seconds`,
+      help: "Engine socket connects, from the upgrade request to the session element or the failure.",
+      buckets: bucketsUpTo(config.engineConnectTimeoutMs),
+      registers,
     }),
     platformRequestDuration: new Histogram({
-      name: `${prefix}platform_request_duration_seconds`,
-      help: 'Platform API request duration, by endpoint template and status class.',
-      labelNames: ['endpoint', 'status'] as const,
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
+      name: `${p}platform_request_duration_seconds`,
+      help: 'Platform API request duration, by operation (path template) and status class.',
+      labelNames: ['operation', 'status'] as const,
+      buckets: bucketsUpTo(config.platformTimeoutMs),
+      registers,
     }),
     authCache: new Counter({
-      name: `${prefix}auth_cache_requests_total`,
+      name: `${p}auth_cache_requests_total`,
       help: 'Authorization cache look-ups, by result (hit, miss, coalesced).',
       labelNames: ['result'] as const,
-      registers: [registry],
+      registers,
+    }),
+    memoryCalls: new Counter({
+      name: `${p}memory_calls_total`,
+      help: 'Engine memory snapshot and restore calls, by operation and result (ok, error).',
+      labelNames: ['operation', 'result'] as const,
+      registers,
+    }),
+    suiteRuns: new Counter({
+      name: `${p}suite_runs_total`,
+      help: 'Test suite runs, by result (passed, failed, cancelled, error).',
+      labelNames: ['result'] as const,
+      registers,
     }),
   };
+
+  metrics.turnBudget.set(config.turnBudgetMs / 1000);
+  metrics.conversationLimit.set({ limit: 'caller' }, config.maxConversationsPerCaller);
+  metrics.conversationLimit.set({ limit: 'pod' }, config.maxConversationsPerPod);
+  metrics.draining.set(0);
+  metrics.buildInfo.set({ version: packageVersion(), revision: config.revision, node: process.version }, 1);
+
   // Zero every known series, so a dashboard sees 0 rather than nothing before the first event.
   for (const outcome of TURN_OUTCOMES) metrics.turnDuration.zero({ outcome });
+  for (const reason of REFUSAL_REASONS) metrics.refusals.inc({ reason }, 0);
   for (const cause of CLOSE_CAUSES) metrics.closes.inc({ cause }, 0);
-  for (const limit of ['caller', 'pod'] as const) metrics.evictions.inc({ limit }, 0);
+  for (const limit of LIMITS) metrics.evictions.inc({ limit }, 0);
   for (const result of ['hit', 'miss', 'coalesced']) metrics.authCache.inc({ result }, 0);
+  for (const result of CONNECT_RESULTS) for (const kind of ['new', 'reconnect']) metrics.engineConnects.inc({ result, kind }, 0);
+  for (const operation of MEMORY_OPERATIONS) for (const result of ['ok', 'error']) metrics.memoryCalls.inc({ operation, result }, 0);
+  for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ result }, 0);
   return metrics;
 }
 

@@ -44,7 +44,7 @@ export function createPlatformClient(config: Config, metrics: Metrics): Platform
   const http = createJsonClient(config.platformUrl, {
     timeoutMs: config.platformTimeoutMs,
     observe: (template, status, seconds) =>
-      metrics.platformRequestDuration.observe({ endpoint: template, status: statusClass(status) }, seconds),
+      metrics.platformRequestDuration.observe({ operation: template, status: statusClass(status) }, seconds),
   });
 
   async function get<S extends z.ZodType>(

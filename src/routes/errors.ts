@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { countRefusal } from '../ops/http-metrics.js';
 
 /**
  * Every error leaves as `{ error, message }` (optionally `details`): the gateway's own errors as
@@ -38,11 +39,13 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const error = isGatewayError(err) ? err : translate(err, app.config.maxBodyBytes);
     if (error.status >= 500 && error.code === 'internal') request.log.error({ err }, 'request failed');
+    countRefusal(app.metrics, error);
     return reply.code(error.status).type('application/json').send(error.toJSON());
   });
 
   app.setNotFoundHandler((request, reply) => {
     const error = new GatewayError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.`);
+    countRefusal(app.metrics, error);
     return reply.code(error.status).send(error.toJSON());
   });
 }
@@ -68,6 +71,7 @@ export function pathErrorHandler(maxParamLength: number) {
       ? `${field} is too long: over ${maxParamLength} characters in the path`
       : `${field} must be valid percent-encoded UTF-8`;
     const error = new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field, rule }] });
+    countRefusal(request.server.metrics, error);
     void reply.code(error.status).type('application/json').send(error.toJSON());
   };
 }

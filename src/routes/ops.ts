@@ -7,19 +7,22 @@ const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
 
 export const loadOpenApi = (): unknown => parseYaml(readFileSync(OPENAPI_PATH, 'utf8'));
 
+/** Probes and scrapes come every few seconds: logged only when something goes wrong. */
+const QUIET = { logLevel: 'warn' } as const;
+
 /** Liveness, readiness (false while draining), Prometheus metrics and the API contract. */
 export async function opsRoutes(app: FastifyInstance): Promise<void> {
   // Parsed on first request, not at start-up: it is most of the time to ready.
   let openapi: string | undefined;
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', QUIET, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', QUIET, async (_request, reply) => {
     const { draining, open, busy } = app.conversations.stats;
     return reply.code(draining ? 503 : 200).send({ ready: !draining, open, busy });
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', QUIET, async (_request, reply) => {
     const registry = app.metrics.registry;
     return reply.type(registry.contentType).send(await registry.metrics());
   });

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { agentParams, parse } from '../schemas/requests.js';
 import { parseHttpSuite } from '../suites/format.js';
-import type { TurnEvent } from '../suites/report.js';
+import type { RunResult } from '../ops/metrics.js';
+import type { RunReport, TurnEvent } from '../suites/report.js';
 import { runSuite } from '../suites/runner.js';
 import { authorizeAgent, requireToken } from './access.js';
 import { RESTORE_CLEARS } from './memory.js';
@@ -16,6 +17,18 @@ import { answerLongCall } from './streaming.js';
  */
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Every run that started counts once: passed, failed, cancelled by a hang-up, or error. */
+async function countRun(app: FastifyInstance, signal: AbortSignal, run: () => Promise<RunReport>): Promise<RunReport> {
+  let result: RunResult = 'error';
+  try {
+    const report = await run();
+    result = signal.aborted ? 'cancelled' : report.passed ? 'passed' : 'failed';
+    return report;
+  } finally {
+    app.metrics.suiteRuns.inc({ result });
+  }
+}
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
@@ -57,7 +70,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       hangUpNote: 'The turn was cancelled: the caller hung up before the run ended.',
       run: async ({ signal, emit }) => {
         const onTurn = emit && ((event: TurnEvent) => emit({ turn: event }));
-        return runSuite(
+        return countRun(app, signal, () => runSuite(
           {
             registry: app.conversations,
             engine: app.engine,
@@ -69,7 +82,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
             ...(onTurn ? { onTurn } : {}),
           },
           suite,
-        );
+        ));
       },
     });
   });

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { countRefusal } from '../ops/http-metrics.js';
 
 /**
  * A long call (a turn, a suite run) answered as JSON, or with `Accept: application/x-ndjson` as
@@ -61,6 +62,7 @@ export async function answerLongCall<T extends object>(
     if (stream === undefined) throw err;
     if (!isGatewayError(err)) request.log.error({ err }, 'a streamed call failed');
     const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed during the call; it has been logged.');
+    countRefusal(request.server.metrics, error);
     stream.end(`${JSON.stringify(error.toJSON())}\n`);
     return reply;
   } finally {
