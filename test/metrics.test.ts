@@ -2,7 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import t from 'tap';
-import { eventually, startStack } from './support/stack.js';
+import { readFileSync } from 'node:fs';
+import { bucketsUpTo, REFUSAL_REASONS } from '../src/ops/metrics.js';
+import { eventually, startStack, type Answer } from './support/stack.js';
 
 /** `name{a="b",…} value` lines of the Prometheus text format. */
 function samples(text: string): Array<{ name: string; labels: Record<string, string>; value: number }> {
@@ -77,6 +79,147 @@ t.test('a scripted run shows up in every metric', async (t) => {
   } else {
     t.comment('promtool not installed here: the metrics lint runs in CI');
   }
+});
+
+const p = 'agent_test_gateway_';
+const sum = (text: string, name: string, match: (labels: Record<string, string>) => boolean) =>
+  samples(text).filter((x) => x.name === name && match(x.labels)).reduce((total, x) => total + x.value, 0);
+
+t.test('every answer is counted by route template and status, every refusal once by reason', async (t) => {
+  const s = await startStack(t, {
+    env: { TURN_BUDGET_MS: '2000', MAX_CONVERSATIONS_PER_CALLER: '1', MAX_CONVERSATIONS_PER_POD: '2', MAX_BODY_BYTES: '1024' },
+  });
+  const before = (await s.call('GET', '/metrics')).text;
+  for (const reason of REFUSAL_REASONS) t.equal(value(before, `${p}refusals_total`, { reason }), 0, `${reason} starts at 0`);
+  t.equal(value(before, `${p}engine_connects_total`, { result: 'not_enabled', kind: 'new' }), 0);
+
+  const tally = new Map<number, number>();
+  const call = async (...args: Parameters<typeof s.call>): Promise<Answer> => {
+    const answer = await s.call(...args);
+    tally.set(answer.status, (tally.get(answer.status) ?? 0) + 1);
+    return answer;
+  };
+  const start = '/v1/agents/coach/conversations';
+  t.equal((await call('GET', '/v1/conversations', { token: null })).status, 401);
+  t.equal((await call('GET', '/no/such/route')).status, 404);
+  t.equal((await call('POST', start, { body: 'hi', headers: { 'content-type': 'text/plain' } })).status, 415);
+  t.equal((await call('POST', start, { body: { line: 'x'.repeat(2000) } })).status, 413);
+  t.equal((await call('POST', '/v1/agents/%E0%A4%A/conversations')).status, 400);
+  t.equal((await call('POST', '/v1/agents/idp/conversations')).status, 502, 'identity not enabled');
+  s.engine.world.engineIdentities[0]!.password = 'changed';
+  t.equal((await call('POST', '/v1/agents/secure/conversations')).status, 502, 'identity unrecognised');
+  // Two turns hang (one per caller): the pod is full and both callers are at their limit.
+  const hanging = [call('POST', start, { body: { line: 'sim:hang' } }), call('POST', start, { body: { line: 'sim:hang' }, token: 'bob-token' })];
+  await eventually(() => s.app.conversations.stats.busy === 2);
+  t.equal((await call('POST', start)).status, 429, 'caller limit');
+  t.equal((await call('POST', start, { token: 'tenant-token' })).status, 503, 'pod limit');
+  t.same((await Promise.all(hanging)).map((a) => a.status), [201, 201], 'timed-out starts still answer 201');
+  void s.app.conversations.drain(0);
+  t.equal((await call('POST', start)).status, 503, 'shutting down');
+
+  const text = (await s.call('GET', '/metrics')).text;
+  const expected: Record<string, number> = {
+    unauthenticated: 1,
+    not_found: 1,
+    unsupported_media_type: 1,
+    body_too_large: 1,
+    invalid_request: 1,
+    identity_not_enabled: 1,
+    identity_unrecognised: 1,
+    caller_limit: 1,
+    pod_limit: 1,
+    shutting_down: 1,
+  };
+  for (const reason of REFUSAL_REASONS) {
+    t.equal(value(text, `${p}refusals_total`, { reason }), expected[reason] ?? 0, `refusals{reason=${reason}}`);
+  }
+  const duration = `${p}http_request_duration_seconds_count`;
+  for (const [status, count] of tally) {
+    t.equal(sum(text, duration, (l) => l.status_code === String(status) && l.route !== '/metrics'), count, `${count} answered ${status}`);
+  }
+  t.equal(value(text, duration, { route: 'unmatched', status_code: '404', method: 'GET' }), 1, 'no route: unmatched');
+  t.equal(value(text, duration, { route: '/v1/conversations', status_code: '401' }), 1, 'refused by a hook');
+  t.equal(value(text, duration, { route: '/v1/agents/:agent/conversations', status_code: '415' }), 1, 'refused by the parser');
+  t.equal(value(text, duration, { route: '/v1/agents/:agent/conversations', status_code: '413' }), 1);
+  t.equal(value(text, duration, { route: '/v1/agents/:agent/conversations', status_code: '502' }), 2);
+  t.equal(value(text, duration, { route: '/metrics', status_code: '200' }), 1, 'the scrape before');
+
+  // Identity refusals are refused connects, never ok connects nor engine_error turns.
+  t.equal(value(text, `${p}engine_connects_total`, { result: 'not_enabled', kind: 'new' }), 1);
+  t.equal(value(text, `${p}engine_connects_total`, { result: 'unrecognised', kind: 'new' }), 1);
+  t.equal(value(text, `${p}engine_connects_total`, { result: 'ok', kind: 'new' }), 2, 'the two hanging turns');
+  t.equal(value(text, `${p}turn_duration_seconds_count`, { outcome: 'engine_error' }), 0);
+  t.equal(value(text, `${p}turn_duration_seconds_count`, { outcome: 'timeout' }), 2);
+  t.equal(value(text, `${p}engine_connect_duration_seconds_count`), 4, 'every socket opened or refused at the upgrade');
+  t.equal(value(text, `${p}draining`), 1);
+  const labels = samples(text).flatMap((x) => Object.values(x.labels));
+  t.notOk(labels.some((v) => /%E0|no\/such|idp|secure/.test(v)), 'no raw path or agent in a label');
+});
+
+t.test('identity not configured or malformed: counted by reason, no connect attempted', async (t) => {
+  for (const [identity, reason] of [['', 'identity_not_configured'], ['no-colon-here', 'identity_malformed']] as const) {
+    const s = await startStack(t, { env: { PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: identity } });
+    t.equal((await s.call('POST', '/v1/agents/secure/conversations')).status, 503);
+    const text = (await s.call('GET', '/metrics')).text;
+    t.equal(value(text, `${p}refusals_total`, { reason }), 1, reason);
+    t.equal(sum(text, `${p}engine_connects_total`, () => true), 0, 'no engine connect counted');
+  }
+});
+
+t.test('configuration, version and draining are exported', async (t) => {
+  const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '3', MAX_CONVERSATIONS_PER_POD: '7', GIT_REVISION: 'abc123' } });
+  const text = (await s.call('GET', '/metrics')).text;
+  t.equal(value(text, `${p}conversation_limit`, { limit: 'caller' }), 3);
+  t.equal(value(text, `${p}conversation_limit`, { limit: 'pod' }), 7);
+  t.equal(value(text, `${p}turn_budget_seconds`), 1.5);
+  t.equal(value(text, `${p}draining`), 0);
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  t.equal(value(text, `${p}build_info`, { version, revision: 'abc123', node: process.version }), 1);
+  void s.app.conversations.drain(0);
+  t.equal(value((await s.call('GET', '/metrics')).text, `${p}draining`), 1);
+});
+
+t.test('memory calls and suite runs are counted by result', async (t) => {
+  const s = await startStack(t);
+  await s.open('coach', { device_ref: 'alice' });
+  const snapshot = await s.call('GET', '/v1/agents/coach/memory/alice');
+  t.equal(snapshot.status, 200);
+  t.equal((await s.call('PUT', '/v1/agents/coach/memory/alice', { body: { confirm: true, snapshot: snapshot.body } })).status, 200);
+  s.engine.faults.handshake = 503; // sockets only: the memory endpoints still answer
+  const runs = '/v1/agents/coach/runs';
+  t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, false);
+  s.engine.faults.handshake = undefined;
+  t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, true);
+  const text = (await s.call('GET', '/metrics')).text;
+  t.equal(value(text, `${p}memory_calls_total`, { operation: 'snapshot', result: 'ok' }), 1);
+  t.equal(value(text, `${p}memory_calls_total`, { operation: 'restore', result: 'ok' }), 1);
+  t.equal(value(text, `${p}memory_calls_total`, { operation: 'restore', result: 'error' }), 0);
+  t.equal(value(text, `${p}suite_runs_total`, { result: 'passed' }), 1);
+  t.equal(value(text, `${p}suite_runs_total`, { result: 'failed' }), 1);
+  t.equal(value(text, `${p}suite_runs_total`, { result: 'cancelled' }), 0);
+});
+
+t.test('probes and scrapes are not logged at info', async (t) => {
+  const s = await startStack(t);
+  for (const path of ['/healthz', '/readyz', '/metrics']) t.equal((await s.call('GET', path, { token: null })).status, 200);
+  await s.call('GET', '/v1/conversations');
+  const lines = s.logs.map((line) => JSON.parse(line) as { msg?: string; req?: { url?: string } });
+  t.equal(lines.filter((l) => l.msg === 'incoming request').length, 1, 'only the API call');
+  t.equal(lines.filter((l) => l.msg === 'request completed').length, 1);
+  t.notOk(s.logs.some((line) => /healthz|readyz|\/metrics/.test(line)));
+});
+
+t.test('histogram bounds: from 5 ms to just past the limit, never more than 2x apart', async (t) => {
+  for (const limitMs of [90_000, 1_500, 300, 100_000, 5_000, 10_000, 7, 1]) {
+    const bounds = bucketsUpTo(limitMs);
+    t.ok(bounds[0]! <= 0.005, `${limitMs} ms: the first bound is at most 5 ms`);
+    t.ok(bounds.includes(limitMs / 1000), 'the limit is a bound');
+    t.equal(bounds.at(-1), Number((limitMs * 0.0011).toPrecision(6)), 'the last one is 1.1 x the limit');
+    for (let i = 1; i < bounds.length; i++) {
+      t.ok(bounds[i]! > bounds[i - 1]! && bounds[i]! / bounds[i - 1]! <= 2, `${bounds[i - 1]} -> ${bounds[i]}`);
+    }
+  }
+  t.same(bucketsUpTo(90_000).slice(-5), [20, 30, 50, 90, 99]);
 });
 
 t.test('health and readiness', async (t) => {

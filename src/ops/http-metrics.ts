@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayError } from '../errors.js';
 import { refusalReason, type Metrics } from './metrics.js';
 
@@ -15,12 +15,15 @@ export const UNMATCHED = 'unmatched';
  * shows on the dashboard, and the recording rules leave them out of the API's rates.
  */
 export function observeRequests(app: FastifyInstance): void {
-  app.addHook('onResponse', async (request, reply) => {
-    app.metrics.httpRequestDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? UNMATCHED, status_code: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
-  });
+  app.addHook('onResponse', async (request, reply) => observeAnswer(app.metrics, request, reply));
+}
+
+/** Also called by the router's bad-path handler, whose answers run no hooks. */
+export function observeAnswer(metrics: Metrics, request: FastifyRequest, reply: FastifyReply): void {
+  metrics.httpRequestDuration.observe(
+    { method: request.method, route: request.routeOptions.url ?? UNMATCHED, status_code: String(reply.statusCode) },
+    reply.elapsedTime / 1000,
+  );
 }
 
 /** Called once where an error becomes the answer: a status and body, or a stream's last line. */

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
-import { countRefusal } from '../ops/http-metrics.js';
+import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
 
 /**
  * Every error leaves as `{ error, message }` (optionally `details`): the gateway's own errors as
@@ -73,5 +73,6 @@ export function pathErrorHandler(maxParamLength: number) {
     const error = new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field, rule }] });
     countRefusal(request.server.metrics, error);
     void reply.code(error.status).type('application/json').send(error.toJSON());
+    observeAnswer(request.server.metrics, request, reply);
   };
 }
