@@ -38,6 +38,9 @@ const manifests: Record<string, { apiVersion: string; kind: string }> = {
   'servicemonitor.yaml': { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor' },
   'ingress.yaml': { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
   'destinationrule.yaml': { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule' },
+  // test/helm-monitoring.test.ts checks these two further.
+  'prometheusrule.yaml': { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule' },
+  'grafana-dashboard.yaml': { apiVersion: 'v1', kind: 'ConfigMap' },
 }
 
 // The service's environment: variable, values.config key, the service's documented default.

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { errorStatus, type ErrorCode } from '../errors.js';
 import type { Config } from './config.js';
@@ -64,6 +65,12 @@ export function bucketsUpTo(limitMs: number): number[] {
 }
 const round = (n: number) => Number(n.toPrecision(6));
 
+/** The container's memory limit (cgroup); without one, the machine's memory. */
+const memoryLimit = (): number => {
+  const constrained = process.constrainedMemory();
+  return constrained > 0 && constrained < totalmem() ? constrained : totalmem();
+};
+
 const PACKAGE_JSON = new URL('../../package.json', import.meta.url);
 const packageVersion = (): string => (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 
@@ -124,6 +131,11 @@ export function createMetrics(config: MetricsConfig) {
       registers,
     }),
     draining: new Gauge({ name: `${p}draining`, help: '1 while the pod drains for shutdown, else 0.', registers }),
+    memoryLimit: new Gauge({
+      name: `${p}memory_limit_bytes`,
+      help: "The memory this process may use: its container's limit, else the machine's memory.",
+      registers,
+    }),
     buildInfo: new Gauge({
       name: `${p}build_info`,
       help: 'Always 1: the running version, source revision and Node.js version.',
@@ -185,6 +197,7 @@ export function createMetrics(config: MetricsConfig) {
   metrics.conversationLimit.set({ limit: 'caller' }, config.maxConversationsPerCaller);
   metrics.conversationLimit.set({ limit: 'pod' }, config.maxConversationsPerPod);
   metrics.draining.set(0);
+  metrics.memoryLimit.set(memoryLimit());
   metrics.buildInfo.set({ version: packageVersion(), revision: config.revision, node: process.version }, 1);
 
   // Zero every known series, so a dashboard sees 0 rather than nothing before the first event.
