@@ -222,6 +222,16 @@ t.test('histogram bounds: from 5 ms to just past the limit, never more than 2x a
   t.same(bucketsUpTo(90_000).slice(-5), [20, 30, 50, 90, 99]);
 });
 
+t.test('docs/operations.md describes every metric the service exports', async (t) => {
+  const s = await startStack(t);
+  await s.open(); // platform requests and HTTP answers have series once observed
+  const text = (await s.call('GET', '/metrics')).text;
+  const docs = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+  const names = new Set(samples(text).map((x) => x.name.replace(/_(bucket|sum|count)$/, '')).filter((n) => n.startsWith(p)));
+  t.equal(names.size, 19);
+  for (const name of names) t.match(docs, `\`${name}\``, name);
+});
+
 t.test('health and readiness', async (t) => {
   const s = await startStack(t);
   t.same((await s.call('GET', '/healthz', { token: null })).body, { status: 'ok' });
