@@ -166,6 +166,17 @@ t.test('identity not configured or malformed: counted by reason, no connect atte
   }
 });
 
+t.test('a refusal on the last line of a stream is counted once', async (t) => {
+  const s = await startStack(t);
+  const streamed = await s.call('POST', '/v1/agents/idp/conversations', { headers: { accept: 'application/x-ndjson' } });
+  t.equal(streamed.status, 201, 'the stream had begun');
+  t.match(streamed.text.trim().split('\n').at(-1), /"error":"identity_not_enabled"/);
+  const text = (await s.call('GET', '/metrics')).text;
+  t.equal(value(text, `${p}refusals_total`, { reason: 'identity_not_enabled' }), 1);
+  t.equal(value(text, `${p}engine_connects_total`, { result: 'not_enabled', kind: 'new' }), 1);
+  t.equal(value(text, `${p}turn_duration_seconds_count`, { outcome: 'engine_error' }), 0);
+});
+
 t.test('configuration, version and draining are exported', async (t) => {
   const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '3', MAX_CONVERSATIONS_PER_POD: '7', GIT_REVISION: 'abc123' } });
   const text = (await s.call('GET', '/metrics')).text;
