@@ -106,10 +106,13 @@ t.test('from the project: npx agent-test-gateway --help, run and chat', async (t
   const env = consumerEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', NO_COLOR: '1' });
   const npx = (args: string[]) => runToEnd('npx', ['--no', '--', 'agent-test-gateway', ...args], project, env);
 
-  const help = await npx(['--help']);
-  t.equal(help.code, 0, exited0('--help', help));
-  t.match(help.stdout, /agent-test-gateway run <suite\.yaml>…/);
-  t.match(help.stdout, /agent-test-gateway chat <agent>/);
+  // `npx agent-test-gateway --help` without `--` would print npx's own help.
+  for (const ask of ['--help', 'help']) {
+    const help = await npx([ask]);
+    t.equal(help.code, 0, exited0(ask, help));
+    t.match(help.stdout, /agent-test-gateway run <suite\.yaml>…/);
+    t.match(help.stdout, /agent-test-gateway chat <agent>/);
+  }
 
   await cp(join(ROOT, 'examples'), join(project, 'tests'), { recursive: true });
   const run = await npx(['run', 'tests/basic.yaml', '--gateway', s.url, '--junit', 'reports/agents.xml']);

@@ -22,7 +22,7 @@ else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'serve' && args.length === 0) await (await import('../server.js')).serveFromEnvironment();
 else {
   // Help asked for goes to stdout; help after a wrong command goes to stderr with status 2.
-  const asked = command === undefined || command === '--help' || command === '-h';
+  const asked = command === undefined || command === 'help' || command === '--help' || command === '-h';
   (asked ? process.stdout : process.stderr).write(USAGE);
   code = asked ? 0 : 2;
 }
