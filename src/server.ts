@@ -29,4 +29,7 @@ function configOrExit(): Config {
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await runServer(configOrExit());
+/** `npm start`, `agent-test-gateway serve` and the image: the service as the environment configures it. */
+export const serveFromEnvironment = (): Promise<void> => runServer(configOrExit());
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await serveFromEnvironment();

@@ -7,7 +7,7 @@ import { childEnv } from './support/stack.js';
 
 const base = { PROMETHIST_MCP_ENGINE_URL: 'https://engine.example', PROMETHIST_PLATFORM_URL: 'https://platform.example/' };
 
-t.test('defaults are the ones SPEC.md states', async (t) => {
+t.test('defaults are the ones docs/configuration.md states', async (t) => {
   const config = loadConfig(base);
   t.match(config, {
     engineUrl: 'https://engine.example',

@@ -216,7 +216,7 @@ t.test('ingress keeps a conversation on the pod that holds it', async (t) => {
   )
 })
 
-t.test('Dockerfile: multi-stage, non-root, health-checked, node as the command', async (t) => {
+t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the command', async (t) => {
   // Instructions with continuation lines joined and comments dropped.
   const instructions = read(root, 'Dockerfile')
     .replace(/\\\n/g, ' ')
@@ -244,9 +244,13 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, node as the command',
   const health = runtime.find((l) => l.startsWith('HEALTHCHECK '))
   t.match(health, /CMD \["node", "-e", .*\/healthz/, 'HEALTHCHECK with node itself')
   const entrypoint = runtime.find((l) => l.startsWith('ENTRYPOINT '))
-  t.same(JSON.parse(entrypoint!.slice('ENTRYPOINT '.length)), ['/usr/bin/tini', '--'], 'tini forwards SIGTERM')
+  t.same(
+    JSON.parse(entrypoint!.slice('ENTRYPOINT '.length)),
+    ['/usr/bin/tini', '--', 'node', 'dist/entrypoint.js'],
+    'tini forwards SIGTERM to the entrypoint, which serves or runs the CLI (test/package.test.ts runs it)',
+  )
   const cmd = runtime.find((l) => l.startsWith('CMD '))
-  t.same(JSON.parse(cmd!.slice('CMD '.length)), ['node', 'dist/server.js'])
+  t.same(JSON.parse(cmd!.slice('CMD '.length)), ['serve'], 'serves unless given CLI arguments')
 
   const ignored = read(root, '.dockerignore').split('\n').map((l) => l.trim())
   for (const p of ['node_modules', 'dist', '.git', 'test', 'bench', 'coverage', '.tap', 'helm']) {

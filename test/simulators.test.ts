@@ -1,5 +1,5 @@
 // The simulators on their own, spoken to with raw ws and undici: the gateway's tests and the demo
-// trust them, so their hostile behaviour (CONTRACT.md) is proven here first.
+// trust them, so their hostile behaviour (docs/engine-contract.md) is proven here first.
 import t from 'tap';
 import { request } from 'undici';
 import WebSocket from 'ws';
@@ -106,7 +106,7 @@ t.test('engine simulator', async (t) => {
   // Sessions of earlier tests end 50 ms after their sockets close, possibly during a later test.
   const endsOf = (sessionId: unknown) => engine.record.endOfConversation.filter((e) => e.sessionId === sessionId).length;
 
-  t.test('the query is decoded twice, as CONTRACT.md says', async (t) => {
+  t.test('the query is decoded twice, as docs/engine-contract.md says', async (t) => {
     const single = await handshakeRecord(engine, 'testMode=true&timeOffset=-P1D&runLabel=x%26testMode%3Dfalse');
     t.same(single.params, [['testMode', 'true'], ['timeOffset', '-P1D'], ['runLabel', 'x'], ['testMode', 'false']], 'a single-encoded & splits the value');
     t.equal(single.query.testMode, 'false', 'the smuggled parameter wins');

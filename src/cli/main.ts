@@ -2,22 +2,29 @@
 /**
  * The package's command: `agent-test-gateway chat …` talks to an agent from a terminal,
  * `agent-test-gateway run …` runs test suites; both through a running gateway.
+ * `agent-test-gateway serve` runs the gateway itself, configured from the environment.
  */
 const USAGE = `usage:
   agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
       talk to an agent from the terminal; --session reconnects to an earlier conversation
   agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]
       run test suites; exit 1 when an expectation failed
+  agent-test-gateway serve
+      run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
 or http://localhost:8080.
 `;
 
 const [command, ...args] = process.argv.slice(2);
-let code: number;
+let code: number | undefined;
 if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
+else if (command === 'serve' && args.length === 0) await (await import('../server.js')).serveFromEnvironment();
 else {
-  process.stderr.write(USAGE);
-  code = command === undefined || command === '--help' || command === '-h' ? 0 : 2;
+  // Help asked for goes to stdout; help after a wrong command goes to stderr with status 2.
+  const asked = command === undefined || command === 'help' || command === '--help' || command === '-h';
+  (asked ? process.stdout : process.stderr).write(USAGE);
+  code = asked ? 0 : 2;
 }
-process.exitCode = code;
+// `serve` keeps running until a signal; its shutdown sets the exit code itself.
+if (code !== undefined) process.exitCode = code;

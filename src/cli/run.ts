@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, resolve } from 'node:path';
 import { request } from 'undici';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } from './connection.js';
+import { expandSuitePatterns } from './patterns.js';
 import { parseFieldPath } from '../suites/format.js';
 import { junitXml, type JUnitSuite } from '../suites/junit.js';
 import type { RunReport, TurnEvent } from '../suites/report.js';
@@ -229,7 +230,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   // Every suite is read before anything runs: one bad file stops the whole run, with every problem.
   const prepared: Prepared[] = [];
   const problems: SourceProblem[] = [];
-  for (const file of options.files) {
+  for (const file of await expandSuitePatterns(options.files)) {
     const result = await prepare(file);
     if (result.ok) prepared.push(result.suite);
     else problems.push(...result.problems);

@@ -8,7 +8,7 @@ import { socketUrl } from './socket-url.js';
 
 /**
  * The engine adapter: everything the service says to the engine, the pipeline socket and the
- * memory endpoints, in CONTRACT.md's words. Nothing outside `src/engine` knows a wire detail.
+ * memory endpoints, as docs/engine-contract.md describes them. Nothing outside `src/engine` knows a wire detail.
  */
 export interface ConnectRequest {
   agentKey: string;

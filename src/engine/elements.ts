@@ -1,5 +1,5 @@
 /**
- * Engine elements: one JSON object per text frame (CONTRACT.md "Frames"). Elements are kept as
+ * Engine elements: one JSON object per text frame (docs/engine-contract.md, "Frames"). Elements are kept as
  * received — unknown types and fields pass through untouched — and only read here, so the rest
  * of the service sees a turn as data: its text, tools and shown elements.
  */

@@ -1,7 +1,7 @@
 import type { ConnectSettings } from '../schemas/connect.js';
 
 /**
- * The pipeline socket URL (CONTRACT.md "Engine: pipeline socket").
+ * The pipeline socket URL (docs/engine-contract.md, "The engine's pipeline socket").
  *
  * The engine decodes the query twice: the whole raw query first, then each name and value after
  * splitting on `&` and `=`. Encoding every value twice makes the first pass yield a query whose

@@ -5,7 +5,7 @@ import type { Config } from '../ops/config.js';
 import { statusClass, type Metrics } from '../ops/metrics.js';
 
 /**
- * The platform API adapter (CONTRACT.md "Platform API"). It forwards the caller's bearer token
+ * The platform API adapter (docs/engine-contract.md, "The platform API"). It forwards the caller's bearer token
  * and nothing else of the caller's request; answers are checked before anything trusts them.
  */
 const role = z.enum(['Owner', 'Editor', 'Viewer']).nullable().catch(null);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Caller input rules (SPEC.md "Start", "Lines"). Every rule message names its field, and a value
+ * Caller input rules (openapi.yaml, start and turn bodies). Every rule message names its field, and a value
  * that passes is sent to the engine exactly as returned here.
  */
 export const MAX_LINE_CHARS = 4000;

@@ -1,4 +1,4 @@
-// The engine simulator: the pipeline socket and the memory endpoints of CONTRACT.md over a
+// The engine simulator: the pipeline socket and memory endpoints of docs/engine-contract.md over a
 // World. It is hostile where the real engine is (the query is decoded twice, a Draft never runs
 // anonymously, speech goes on after response-end) and records everything it is sent, so tests
 // can prove what the gateway put on the wire — and what it never did.
@@ -139,7 +139,7 @@ function formDecode(s: string): string {
 }
 
 /**
- * The engine's query decoding, CONTRACT.md word for word: decode the whole raw query, split on
+ * The engine's query decoding, as docs/engine-contract.md describes it: decode the whole raw query, split on
  * `&` and the first `=`, decode each name and value again; a later parameter wins; a backtick
  * in a value arrives as a space. Exported so that the gateway's tests can check its encoder
  * against it.

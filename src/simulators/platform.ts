@@ -1,4 +1,4 @@
-// The platform API simulator: the endpoints of CONTRACT.md's platform table over a World, a
+// The platform API simulator: the platform endpoints of docs/engine-contract.md over a World, a
 // record of every request (so tests can count round trips and check what token was forwarded),
 // and run-time faults (so tests can make the platform fail, lag, hang or answer garbage).
 import type { Socket } from 'node:net';

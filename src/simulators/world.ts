@@ -129,7 +129,7 @@ export function demoWorld(): World {
   };
 }
 
-/** CONTRACT.md's rule for a project closed to anonymous sessions. */
+/** The platform's rule for a project closed to anonymous sessions (docs/engine-contract.md). */
 export function isClosedProject(p: Project): boolean {
   return p.signInRequired || (p.externalRolesEnforced && p.identityProviders.length > 0);
 }

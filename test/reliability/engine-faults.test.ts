@@ -1,4 +1,4 @@
-// Engine faults, one at a time, each with the answer SPEC.md names — and a bystander: another
+// Engine faults, one at a time, each with the answer openapi.yaml names — and a bystander: another
 // open conversation that takes a turn over its same socket after every fault, unaffected.
 import t from 'tap';
 import type { Test } from 'tap';

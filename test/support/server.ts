@@ -60,7 +60,7 @@ export async function startServer(t: { teardown(fn: () => unknown): void }, env:
   return { engine, url, call, kill: (signal) => child.kill(signal), exited, output: () => output };
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -68,7 +68,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitUntilReady(url: string): Promise<void> {
+export async function waitUntilReady(url: string): Promise<void> {
   const until = Date.now() + 20_000;
   for (;;) {
     try {
