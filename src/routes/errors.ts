@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
 
 /**
@@ -42,10 +42,13 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const error = new GatewayError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.`);
+    const error = notFound(request.method, request.url.split('?')[0] ?? '');
     return reply.code(error.status).send(error.toJSON());
   });
 }
+
+const notFound = (method: string, path: string): GatewayError =>
+  new GatewayError('not_found', `There is no route ${method} ${path}; see /openapi.json.`);
 
 const PARAM_AFTER: Record<string, string> = { agents: 'agent', conversations: 'session_id', memory: 'device_ref' };
 
@@ -58,11 +61,23 @@ const decodes = (segment: string): boolean => {
   }
 };
 
+/**
+ * A path the router cannot read (bad percent-encoding, an over-long segment): a 400 naming the
+ * field when the path is one of the routes' with a bad parameter, else the 404 of any unknown route.
+ */
 export function pathErrorHandler(maxParamLength: number) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    const segments = (request.url.split('?')[0] ?? '').split('/');
+    const path = request.url.split('?')[0] ?? '';
+    const segments = path.split('/');
     const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
-    const at = segments.findIndex((segment) => (tooLong ? segment.length > maxParamLength : !decodes(segment)));
+    const unreadable = (segment: string): boolean => (tooLong ? segment.length > maxParamLength : !decodes(segment));
+    // The router never got to match the path: ask it again with every unreadable segment made plain.
+    const readable = segments.map((segment) => (unreadable(segment) ? 'x' : segment)).join('/');
+    if (request.server.findRoute({ method: request.method as HTTPMethods, url: readable }) === null) {
+      void reply.code(404).type('application/json').send(notFound(request.method, path).toJSON());
+      return;
+    }
+    const at = segments.findIndex(unreadable);
     const field = (at > 0 ? PARAM_AFTER[segments[at - 1]!] : undefined) ?? 'path';
     const rule = tooLong
       ? `${field} is too long: over ${maxParamLength} characters in the path`
