@@ -115,8 +115,10 @@ function conform(tt: Tap, answer: Answer, route: string, method: Method, expecte
     tt.fail(`${label}: content type ${type} not declared (${Object.keys(content).join(', ')})`);
     return;
   }
-  const schemaPointer = `${responsePointer}/content/${escapePointer(type)}/schema`;
+  const mediaPointer = `${responsePointer}/content/${escapePointer(type)}`;
   if (type === 'application/x-ndjson') {
+    // A stream is a sequence: its media type has an itemSchema, which each line must meet.
+    const schemaPointer = `${mediaPointer}/itemSchema`;
     const lines = answer.text.split('\n').filter((l) => l !== '');
     tt.ok(lines.length >= 2, `${label}: an NDJSON stream has element lines and a last line`);
     lines.forEach((line, i) => validateAgainst(tt, schemaPointer, JSON.parse(line), `${label} NDJSON line ${i + 1}`));
@@ -125,7 +127,7 @@ function conform(tt: Tap, answer: Answer, route: string, method: Method, expecte
     return;
   }
   const body = type === 'application/json' ? answer.body : answer.text;
-  validateAgainst(tt, schemaPointer, body, `${label} body`);
+  validateAgainst(tt, `${mediaPointer}/schema`, body, `${label} body`);
   if (typeof answer.body?.error === 'string' && answer.status >= 400) {
     codesSeen.add(answer.body.error);
     tt.ok(
@@ -181,7 +183,7 @@ t.test('redocly lint passes', async (t) => {
 });
 
 t.test('the document', async (t) => {
-  t.equal(doc.openapi, '3.1.0');
+  t.equal(doc.openapi, '3.2.0');
   t.same(
     [...errorCodes].sort(),
     Object.keys((await import('../src/errors.js')).errorStatus).sort(),
@@ -388,8 +390,12 @@ t.test('contract conformance on the real stack', async (t) => {
     conform(t, await s.call('POST', turnPath(UNKNOWN_SESSION), xmlBody), TURN, 'post', { status: 415, error: 'unsupported_media_type' });
     conform(t, await s.call('PUT', memoryPath('alice'), { body: huge }), MEMORY, 'put', { status: 413, error: 'body_too_large' });
     conform(t, await s.call('PUT', memoryPath('alice'), xmlBody), MEMORY, 'put', { status: 415, error: 'unsupported_media_type' });
-    conform(t, await s.call('DELETE', convPath(UNKNOWN_SESSION), { body: huge }), CONV, 'delete', { status: 413, error: 'body_too_large' });
-    conform(t, await s.call('DELETE', convPath(UNKNOWN_SESSION), xmlBody), CONV, 'delete', { status: 415, error: 'unsupported_media_type' });
+    // DELETE takes no body: any body, whatever its size or media type, is a 400.
+    for (const body of [{ body: huge }, xmlBody, { body: {} }]) {
+      const refused = await s.call('DELETE', convPath(UNKNOWN_SESSION), body);
+      conform(t, refused, CONV, 'delete', { status: 400, error: 'invalid_request' });
+      t.match(refused.body.details.problems, [{ field: 'body', rule: 'DELETE takes no body' }]);
+    }
     const plain = { body: 'hello', headers: { 'content-type': 'text/plain' } };
     conform(t, await s.call('POST', '/v1/agents/coach/conversations', plain), START, 'post', { status: 415, error: 'unsupported_media_type' });
   });
