@@ -196,7 +196,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'sim:unknown' }, ...ndjson });
     await valid('post', turnPath(streamedId), TURN, { status: 200 }, { body: { line: 'bye' } });
 
-    const slow = valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'sim:delay:400' } });
+    const slow = valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'sim:delay:1000' } });
     await eventually(() => s.app.conversations.stats.busy > 0);
     await valid('get', convPath(sessionId), CONV, { status: 200 });
     await valid('post', turnPath(sessionId), TURN, { status: 409, error: 'turn_in_progress' }, { body: { line: 'too soon' } });
@@ -306,7 +306,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     // 429: the caller's two conversations are both busy.
     const { sessionId: closedOne } = await s.open('coach', {}, 'bob-token');
     await s.call('DELETE', convPath(closedOne), { token: 'bob-token' });
-    const busy = [1, 2].map(() => s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:600' } }));
+    const busy = [1, 2].map(() => s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1200' } }));
     await eventually(() => s.app.conversations.stats.busy >= 2);
     await valid('post', '/v1/agents/coach/conversations', START, { status: 429, error: 'caller_conversation_limit' }, { token: 'bob-token' });
     await valid('post', turnPath(closedOne), TURN, { status: 429, error: 'caller_conversation_limit' }, {

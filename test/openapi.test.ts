@@ -309,7 +309,7 @@ t.test('contract conformance on the real stack', async (t) => {
   });
 
   await t.test('conversation views', async (t) => {
-    const slow = s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:300' } });
+    const slow = s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:1000' } });
     await eventually(() => s.app.conversations.stats.busy > 0);
     const busyView = await s.call('GET', convPath(sessionId));
     conform(t, busyView, CONV, 'get', { status: 200 });
@@ -575,7 +575,7 @@ t.test('limits and identity configuration', async (t) => {
 
   const { sessionId: bobs } = await none.open('coach', { device_ref: 'bob' }, 'bob-token');
   await none.call('DELETE', convPath(bobs), { token: 'bob-token' });
-  const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:400' } });
+  const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1000' } });
   await eventually(() => none.app.conversations.stats.busy > 0);
   conform(t, await none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token' }), START, 'post', {
     status: 429,
