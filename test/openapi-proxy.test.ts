@@ -363,8 +363,10 @@ t.test('every route through a validating proxy (prism)', async (t) => {
       for (const method of ['get', 'post', 'put', 'delete'] as const) {
         if (item[method] === undefined) continue;
         const statuses = [...exercised].filter((e) => e.startsWith(`${method.toUpperCase()} ${route} `));
-        t.ok(statuses.some((e) => /\s2\d\d$/.test(e)), `${method.toUpperCase()} ${route}: a success answer went through`);
-        t.ok(statuses.some((e) => /\s[45]\d\d$/.test(e)) || !route.startsWith('/v1/'), `${method.toUpperCase()} ${route}: an error answer went through`);
+        // A route added to openapi.yaml fails here until this test calls it through the proxy.
+        const what = `${method.toUpperCase()} ${route}`;
+        t.ok(statuses.some((e) => /\s2\d\d$/.test(e)), `${what}: a success answer went through (else call it above)`);
+        t.ok(statuses.some((e) => /\s[45]\d\d$/.test(e)) || !route.startsWith('/v1/'), `${what}: an error answer went through (else call it above)`);
       }
     }
     for (const route of [START, TURN, RUNS]) {
