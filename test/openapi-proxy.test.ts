@@ -319,6 +319,10 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     s.engine.faults.handshake = 503;
     await valid('post', '/v1/agents/coach/conversations', START, { status: 502, error: 'engine_unavailable' });
     await valid('post', turnPath(closedOne), TURN, { status: 502, error: 'engine_unavailable' }, { token: 'bob-token', body: { line: 'Hi' } });
+    // A restore for a device that never connected needs an engine session first, which fails.
+    await valid('post', runPath(), RUNS, { status: 502, error: 'engine_unavailable' }, {
+      body: { device_ref: 'newcomer', memory: { restore: { units: [] }, confirm: true }, conversations: [{ turns: [{ line: '#intro' }] }] },
+    });
     delete s.engine.faults.handshake;
 
     s.platform.faults.status = 500;
@@ -374,7 +378,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
         t.ok(exercised.has(`POST ${route} ${status}`), `POST ${route} ${status} went through`);
       }
     }
-    for (const must of [`POST ${START} 429`, `POST ${TURN} 429`, `POST ${START} 502`, `PUT ${MEMORY} 413`, `PUT ${MEMORY} 415`, `DELETE ${CONV} 400`]) {
+    for (const must of [`POST ${RUNS} 502`, `POST ${START} 429`, `POST ${TURN} 429`, `POST ${START} 502`, `PUT ${MEMORY} 413`, `PUT ${MEMORY} 415`, `DELETE ${CONV} 400`]) {
       t.ok(exercised.has(must), `${must} went through`);
     }
   }
