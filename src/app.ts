@@ -57,6 +57,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // Closing comes after the drain: no connection may hold it open, not even one that never
     // sent a request (a browser's speculative connection through port-forward).
     forceCloseConnections: true,
+    // Only the methods openapi.yaml lists are answered: HEAD is a 404 like any unknown route.
+    exposeHeadRoutes: false,
     // Long refs and device refs get the validator's 400, not the router's 414.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: pathErrorHandler(MAX_PARAM_LENGTH),

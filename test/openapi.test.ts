@@ -1,10 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import { parse as parseYaml } from 'yaml';
+import { doc, escapePointer, ROOT, validatorAt, type Json } from './support/openapi.js';
 import { childEnv, eventually, startStack, type Answer, type Stack } from './support/stack.js';
 
 /**
@@ -14,23 +10,7 @@ import { childEnv, eventually, startStack, type Answer, type Stack } from './sup
  * headers included. A field the schema does not know, or a required one that is missing, fails.
  */
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
-const doc: Json = parseYaml(readFileSync(`${ROOT}openapi.yaml`, 'utf8'));
-
-const DOC_ID = 'urn:agent-test-gateway:openapi';
-const addFormats = addFormatsModule.default;
-const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: true, allowUnionTypes: true });
-addFormats(ajv);
-// The whole document is one schema resource, so `#/components/...` refs resolve inside it; its
-// top-level OpenAPI fields (openapi, info, paths, …) are annotations to Ajv, never validated.
-ajv.addVocabulary(Object.keys(doc));
-ajv.addSchema({ ...doc, $id: DOC_ID });
-
 type Method = 'get' | 'post' | 'put' | 'delete';
-
-const escapePointer = (part: string): string => part.replaceAll('~', '~0').replaceAll('/', '~1');
 
 function resolveRef(node: Json): { node: Json; pointer: string | undefined } {
   if (typeof node?.$ref !== 'string') return { node, pointer: undefined };
@@ -38,16 +18,6 @@ function resolveRef(node: Json): { node: Json; pointer: string | undefined } {
   let target: Json = doc;
   for (const part of pointer.split('/').slice(1)) target = target?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
   return { node: target, pointer };
-}
-
-const validators = new Map<string, ValidateFunction>();
-function validatorAt(pointer: string): ValidateFunction {
-  let validate = validators.get(pointer);
-  if (validate === undefined) {
-    validate = ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
-    validators.set(pointer, validate);
-  }
-  return validate;
 }
 
 const operationPointer = (route: string, method: Method) => `/paths/${escapePointer(route)}/${method}`;
@@ -115,8 +85,10 @@ function conform(tt: Tap, answer: Answer, route: string, method: Method, expecte
     tt.fail(`${label}: content type ${type} not declared (${Object.keys(content).join(', ')})`);
     return;
   }
-  const schemaPointer = `${responsePointer}/content/${escapePointer(type)}/schema`;
+  const mediaPointer = `${responsePointer}/content/${escapePointer(type)}`;
   if (type === 'application/x-ndjson') {
+    // A stream is a sequence: its media type has an itemSchema, which each line must meet.
+    const schemaPointer = `${mediaPointer}/itemSchema`;
     const lines = answer.text.split('\n').filter((l) => l !== '');
     tt.ok(lines.length >= 2, `${label}: an NDJSON stream has element lines and a last line`);
     lines.forEach((line, i) => validateAgainst(tt, schemaPointer, JSON.parse(line), `${label} NDJSON line ${i + 1}`));
@@ -125,7 +97,7 @@ function conform(tt: Tap, answer: Answer, route: string, method: Method, expecte
     return;
   }
   const body = type === 'application/json' ? answer.body : answer.text;
-  validateAgainst(tt, schemaPointer, body, `${label} body`);
+  validateAgainst(tt, `${mediaPointer}/schema`, body, `${label} body`);
   if (typeof answer.body?.error === 'string' && answer.status >= 400) {
     codesSeen.add(answer.body.error);
     tt.ok(
@@ -181,7 +153,7 @@ t.test('redocly lint passes', async (t) => {
 });
 
 t.test('the document', async (t) => {
-  t.equal(doc.openapi, '3.1.0');
+  t.equal(doc.openapi, '3.2.0');
   t.same(
     [...errorCodes].sort(),
     Object.keys((await import('../src/errors.js')).errorStatus).sort(),
@@ -237,6 +209,46 @@ t.test('contract conformance on the real stack', async (t) => {
     t.equal(unknown.status, 404);
     validateAgainst(t, '/components/schemas/Error', unknown.body, 'an unknown route');
     t.equal(unknown.body.error, 'not_found');
+  });
+
+  await t.test('only the documented methods, media types and paths', async (t) => {
+    // HEAD is not listed, so it is not answered: a 404 like any unknown route.
+    for (const path of ['/healthz', '/openapi.json', '/v1/conversations']) {
+      const head = await s.call('HEAD', path);
+      t.equal(head.status, 404, `HEAD ${path} is not answered`);
+      t.equal(head.text, '');
+    }
+    // Unreadable percent-encoding: 404 on a path no route has, 400 naming the parameter on a route's.
+    for (const path of ['/v2/%zz', '/v1/agents/%zz/nope', '/%E0%A4%A', '/v1/agents/%zz/conversations/x/y']) {
+      const unknown = await s.call('GET', path);
+      t.equal(unknown.status, 404, `GET ${path} is an unknown route`);
+      validateAgainst(t, '/components/schemas/Error', unknown.body, `GET ${path}`);
+      t.equal(unknown.body.error, 'not_found');
+    }
+    const badAgent = await s.call('POST', '/v1/agents/%zz/conversations');
+    conform(t, badAgent, START, 'post', { status: 400, error: 'invalid_request' });
+    t.match(badAgent.body.details.problems, [{ field: 'agent', rule: 'agent must be valid percent-encoded UTF-8' }]);
+    conform(t, await s.call('GET', memoryPath('alice').replace('alice', '%C3')), MEMORY, 'get', { status: 400, error: 'invalid_request' });
+    t.equal((await s.call('PATCH', '/v1/agents/%zz/conversations')).status, 404, 'a method no route has is a 404');
+
+    // Accept is negotiated: a stream only when the caller prefers application/x-ndjson.
+    const streams: Array<[string, boolean]> = [
+      ['application/x-ndjson', true],
+      ['application/x-ndjson;q=0', false],
+      ['application/x-ndjson;q=0, application/json', false],
+      ['application/json, application/x-ndjson;q=0.5', false],
+      ['application/json;q=0.5, application/x-ndjson', true],
+      ['*/*', false],
+      ['application/*', false],
+      ['text/html', false],
+    ];
+    for (const [accept, streamed] of streams) {
+      // Another caller's conversations, so the list below sees only its own.
+      const answer = await s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', headers: { accept } });
+      conform(t, answer, START, 'post', { status: 201 });
+      t.equal(mediaType(answer.headers['content-type']), streamed ? 'application/x-ndjson' : 'application/json', `Accept: ${accept}`);
+      await s.call('DELETE', convPath(answer.headers.location!.toString().split('/').at(-1)!), { token: 'bob-token' });
+    }
   });
 
   let sessionId = '';
@@ -297,7 +309,7 @@ t.test('contract conformance on the real stack', async (t) => {
   });
 
   await t.test('conversation views', async (t) => {
-    const slow = s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:300' } });
+    const slow = s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:1000' } });
     await eventually(() => s.app.conversations.stats.busy > 0);
     const busyView = await s.call('GET', convPath(sessionId));
     conform(t, busyView, CONV, 'get', { status: 200 });
@@ -388,8 +400,12 @@ t.test('contract conformance on the real stack', async (t) => {
     conform(t, await s.call('POST', turnPath(UNKNOWN_SESSION), xmlBody), TURN, 'post', { status: 415, error: 'unsupported_media_type' });
     conform(t, await s.call('PUT', memoryPath('alice'), { body: huge }), MEMORY, 'put', { status: 413, error: 'body_too_large' });
     conform(t, await s.call('PUT', memoryPath('alice'), xmlBody), MEMORY, 'put', { status: 415, error: 'unsupported_media_type' });
-    conform(t, await s.call('DELETE', convPath(UNKNOWN_SESSION), { body: huge }), CONV, 'delete', { status: 413, error: 'body_too_large' });
-    conform(t, await s.call('DELETE', convPath(UNKNOWN_SESSION), xmlBody), CONV, 'delete', { status: 415, error: 'unsupported_media_type' });
+    // DELETE takes no body: any body, whatever its size or media type, is a 400.
+    for (const body of [{ body: huge }, xmlBody, { body: {} }]) {
+      const refused = await s.call('DELETE', convPath(UNKNOWN_SESSION), body);
+      conform(t, refused, CONV, 'delete', { status: 400, error: 'invalid_request' });
+      t.match(refused.body.details.problems, [{ field: 'body', rule: 'DELETE takes no body' }]);
+    }
     const plain = { body: 'hello', headers: { 'content-type': 'text/plain' } };
     conform(t, await s.call('POST', '/v1/agents/coach/conversations', plain), START, 'post', { status: 415, error: 'unsupported_media_type' });
   });
@@ -559,7 +575,7 @@ t.test('limits and identity configuration', async (t) => {
 
   const { sessionId: bobs } = await none.open('coach', { device_ref: 'bob' }, 'bob-token');
   await none.call('DELETE', convPath(bobs), { token: 'bob-token' });
-  const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:400' } });
+  const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1000' } });
   await eventually(() => none.app.conversations.stats.busy > 0);
   conform(t, await none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token' }), START, 'post', {
     status: 429,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TurnRequest, TurnResult } from '../conversations/registry.js';
 import type { Element } from '../engine/elements.js';
+import { GatewayError } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentParams, conversationParams, parse, startBody, turnBody } from '../schemas/requests.js';
 import { authenticate, authorizeAgent, authorizeViewer, requireToken } from './access.js';
@@ -36,7 +37,7 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     return conversationView(app.conversations.get(caller, agent.key, session_id));
   });
 
-  app.delete('/v1/agents/:agent/conversations/:session_id', async (request, reply) => {
+  app.delete('/v1/agents/:agent/conversations/:session_id', { onRequest: refuseBody }, async (request, reply) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
     const caller = await authorizeViewer(app, request, agent);
     const conv = app.conversations.closeByCaller(caller, agent.key, session_id);
@@ -48,6 +49,16 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     const caller = await authenticate(app, request);
     const now = Date.now();
     return { conversations: app.conversations.list(caller.id).map((conv) => conversationView(conv, now)) };
+  });
+}
+
+/** DELETE takes no body: one is refused before it is read, whatever its size or media type. */
+async function refuseBody(request: FastifyRequest): Promise<void> {
+  const { 'content-length': length, 'transfer-encoding': chunked } = request.headers;
+  if (chunked === undefined && (length === undefined || length === '0')) return;
+  const rule = 'DELETE takes no body';
+  throw new GatewayError('invalid_request', `${rule}: send the request without one; nothing was closed`, {
+    problems: [{ field: 'body', rule }],
   });
 }
 

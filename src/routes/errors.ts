@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
 
@@ -44,11 +44,14 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const error = new GatewayError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.`);
+    const error = notFound(request.method, request.url.split('?')[0] ?? '');
     countRefusal(app.metrics, error);
     return reply.code(error.status).send(error.toJSON());
   });
 }
+
+const notFound = (method: string, path: string): GatewayError =>
+  new GatewayError('not_found', `There is no route ${method} ${path}; see /openapi.json.`);
 
 const PARAM_AFTER: Record<string, string> = { agents: 'agent', conversations: 'session_id', memory: 'device_ref' };
 
@@ -61,16 +64,36 @@ const decodes = (segment: string): boolean => {
   }
 };
 
+function badPathParameter(
+  segments: string[],
+  unreadable: (segment: string) => boolean,
+  tooLong: boolean,
+  maxParamLength: number,
+): GatewayError {
+  const at = segments.findIndex(unreadable);
+  const field = (at > 0 ? PARAM_AFTER[segments[at - 1]!] : undefined) ?? 'path';
+  const rule = tooLong
+    ? `${field} is too long: over ${maxParamLength} characters in the path`
+    : `${field} must be valid percent-encoded UTF-8`;
+  return new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field, rule }] });
+}
+
+/**
+ * A path the router cannot read (bad percent-encoding, an over-long segment): a 400 naming the
+ * field when the path is one of the routes' with a bad parameter, else the 404 of any unknown route.
+ */
 export function pathErrorHandler(maxParamLength: number) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    const segments = (request.url.split('?')[0] ?? '').split('/');
+    const path = request.url.split('?')[0] ?? '';
+    const segments = path.split('/');
     const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
-    const at = segments.findIndex((segment) => (tooLong ? segment.length > maxParamLength : !decodes(segment)));
-    const field = (at > 0 ? PARAM_AFTER[segments[at - 1]!] : undefined) ?? 'path';
-    const rule = tooLong
-      ? `${field} is too long: over ${maxParamLength} characters in the path`
-      : `${field} must be valid percent-encoded UTF-8`;
-    const error = new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field, rule }] });
+    const unreadable = (segment: string): boolean => (tooLong ? segment.length > maxParamLength : !decodes(segment));
+    // The router never got to match the path: ask it again with every unreadable segment made plain.
+    const readable = segments.map((segment) => (unreadable(segment) ? 'x' : segment)).join('/');
+    const error =
+      request.server.findRoute({ method: request.method as HTTPMethods, url: readable }) === null
+        ? notFound(request.method, path)
+        : badPathParameter(segments, unreadable, tooLong, maxParamLength);
     countRefusal(request.server.metrics, error);
     void reply.code(error.status).type('application/json').send(error.toJSON());
     observeAnswer(request.server.metrics, request, reply);

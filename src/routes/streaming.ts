@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import Negotiator from 'negotiator';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { countRefusal } from '../ops/http-metrics.js';
 
@@ -9,6 +10,10 @@ import { countRefusal } from '../ops/http-metrics.js';
  * the work. Errors before the first line are ordinary JSON errors; after it, a last error line.
  */
 const NDJSON = 'application/x-ndjson';
+const ANSWER_TYPES = ['application/json', NDJSON];
+
+// A stream only when the caller prefers it: q-values count, and any type or no Accept means JSON.
+const wantsStream = (request: FastifyRequest): boolean => new Negotiator(request.raw).mediaType(ANSWER_TYPES) === NDJSON;
 
 export interface LongCall {
   /** Aborted when the caller hangs up, with `hangUpNote` as the reason. */
@@ -39,7 +44,7 @@ export async function answerLongCall<T extends object>(
   reply.raw.on('close', onClose);
 
   let stream: PassThrough | undefined;
-  const emit = (request.headers.accept ?? '').includes(NDJSON)
+  const emit = wantsStream(request)
     ? (line: Record<string, unknown>) => {
         if (stream === undefined) {
           stream = new PassThrough();

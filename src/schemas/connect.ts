@@ -16,12 +16,13 @@ const LONE_SURROGATE = /\p{Cs}/u;
 const STARTS_WITH_ACTION = /^[\s\p{Cf}]*#/u;
 export const INTRO = '#intro';
 
-const countChars = (value: string): number => (value.length <= MAX_LINE_CHARS ? value.length : [...value].length);
+/** At most `max` characters as the API (and JSON Schema's maxLength) counts them: code points, not UTF-16 units. */
+export const withinChars = (value: string, max: number): boolean => value.length <= max || [...value].length <= max;
 
 export const lineSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'line is required' : 'line must be a string') })
   .refine((line) => line.trim() !== '', { error: 'line must not be empty' })
-  .refine((line) => countChars(line) <= MAX_LINE_CHARS, { error: `line must be at most ${MAX_LINE_CHARS} characters` })
+  .refine((line) => withinChars(line, MAX_LINE_CHARS), { error: `line must be at most ${MAX_LINE_CHARS} characters` })
   .refine((line) => !LINE_BREAKS_AND_CONTROLS.test(line), {
     error: 'line must be one line: no CR, LF, U+2028, U+2029, U+0085 or other control characters',
   })
@@ -37,7 +38,7 @@ const nameSchema = (field: string) =>
   z
     .string({ error: `${field} must be a string` })
     .min(1, { error: `${field} must not be empty` })
-    .max(MAX_NAME_CHARS, { error: `${field} must be at most ${MAX_NAME_CHARS} characters` })
+    .refine((name) => withinChars(name, MAX_NAME_CHARS), { error: `${field} must be at most ${MAX_NAME_CHARS} characters` })
     .regex(NAME_CHARS, { error: `${field} ${NAME_RULE}` });
 
 export const DEVICE_NAMESPACE = 'mcp:';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { connectFields, INTRO, lineSchema, type ConnectInput } from '../schemas/connect.js';
+import { connectFields, INTRO, lineSchema, withinChars, type ConnectInput } from '../schemas/connect.js';
 import { agentSchema, type AgentRef } from '../schemas/requests.js';
 
 /**
@@ -140,7 +140,7 @@ const nameSchema = z
   .string({ error: 'must be a string' })
   .trim()
   .min(1, { error: 'must not be empty' })
-  .max(MAX_NAME_CHARS, { error: `must be at most ${MAX_NAME_CHARS} characters` })
+  .refine((name) => withinChars(name, MAX_NAME_CHARS), { error: `must be at most ${MAX_NAME_CHARS} characters` })
   .refine((name) => !/[\p{Cc}\u2028\u2029]/u.test(name), { error: 'must be one line without control characters' });
 
 const conversationSchema = z.strictObject({

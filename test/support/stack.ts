@@ -80,30 +80,7 @@ export async function startStack(
     await platform.close();
   });
 
-  async function call(method: string, path: string, o: CallOptions = {}): Promise<Answer> {
-    const token = o.token === undefined ? 'demo-token' : o.token;
-    const headers: Record<string, string> = { ...o.headers };
-    if (token !== null) headers.authorization = `Bearer ${token}`;
-    let body: string | undefined;
-    if (o.body !== undefined) {
-      body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await httpRequest(url + path, {
-      method: method as 'GET',
-      headers,
-      body,
-      ...(o.signal ? { signal: o.signal } : {}),
-    });
-    const text = await res.body.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.statusCode, headers: res.headers, body: parsed, text };
-  }
+  const call = (method: string, path: string, o: CallOptions = {}): Promise<Answer> => callAt(url, method, path, o);
 
   async function open(agent = 'coach', body: Record<string, unknown> = {}, token = 'demo-token') {
     const answer = await call('POST', `/v1/agents/${agent}/conversations`, { token, body });
@@ -112,6 +89,32 @@ export async function startStack(
   }
 
   return { app, engine, platform, url, logs, call, open };
+}
+
+/** One call to a server on loopback (the gateway, or a proxy in front of it), as the stack's `call` makes it. */
+export async function callAt(base: string, method: string, path: string, o: CallOptions = {}): Promise<Answer> {
+  const token = o.token === undefined ? 'demo-token' : o.token;
+  const headers: Record<string, string> = { ...o.headers };
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let body: string | undefined;
+  if (o.body !== undefined) {
+    body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await httpRequest(base + path, {
+    method: method as 'GET',
+    headers,
+    body,
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
+  const text = await res.body.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, body: parsed, text };
 }
 
 /** Waits until `check` holds, polling; fails after `ms`. */

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { parse as parseYaml } from 'yaml';
+
+/**
+ * openapi.yaml as the tests read it, and validators for any schema in it by JSON pointer
+ * (`/components/schemas/Line`, `/paths/…/responses/200/content/application~1json/schema`).
+ */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const OPENAPI_FILE = `${ROOT}openapi.yaml`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+export const doc: Json = parseYaml(readFileSync(OPENAPI_FILE, 'utf8'));
+
+const DOC_ID = 'urn:agent-test-gateway:openapi';
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: true, allowUnionTypes: true });
+addFormatsModule.default(ajv);
+// The whole document is one schema resource, so `#/components/...` refs resolve inside it; its
+// top-level OpenAPI fields (openapi, info, paths, …) are annotations to Ajv, never validated.
+ajv.addVocabulary(Object.keys(doc));
+ajv.addSchema({ ...doc, $id: DOC_ID });
+
+export const escapePointer = (part: string): string => part.replaceAll('~', '~0').replaceAll('/', '~1');
+
+const validators = new Map<string, ValidateFunction>();
+export function validatorAt(pointer: string): ValidateFunction {
+  let validate = validators.get(pointer);
+  if (validate === undefined) {
+    validate = ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
+    validators.set(pointer, validate);
+  }
+  return validate;
+}
