@@ -24,6 +24,22 @@ const integer = (name: string, fallback: number, min: number, max = Number.MAX_S
       return parsed;
     });
 
+/** A comma-separated list of absolute URLs; empty or unset: undefined (the caller picks the default). */
+const urlList = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const urls = (value ?? '').split(',').map((url) => url.trim()).filter((url) => url !== '');
+      if (urls.length === 0) return undefined;
+      const bad = urls.find((url) => !/^https?:\/\/[^/\s]+/i.test(url) || !URL.canParse(url));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `${name} must list absolute http:// or https:// URLs, separated by commas` });
+        return z.NEVER;
+      }
+      return urls.map((url) => url.replace(/\/+$/, ''));
+    });
+
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const envSchema = z.object({
@@ -51,6 +67,8 @@ const envSchema = z.object({
     .enum(['true', 'false', '1', '0', ''], { error: 'DEBUG_PAGE must be true or false' })
     .optional()
     .transform((value) => value === 'true' || value === '1'),
+  MCP_AUTHORIZATION_SERVERS: urlList('MCP_AUTHORIZATION_SERVERS'),
+  MCP_SESSION_IDLE_MS: integer('MCP_SESSION_IDLE_MS', 1_800_000, 1_000),
 });
 
 export interface Config {
@@ -73,6 +91,10 @@ export interface Config {
   rememberedConversationsTtlMs: number;
   maxBodyBytes: number;
   debugPage: boolean;
+  /** The OAuth authorization servers MCP clients are pointed to (default: the platform). */
+  mcpAuthorizationServers: string[];
+  /** An MCP session without a request for this long is closed. */
+  mcpSessionIdleMs: number;
 }
 
 export class ConfigError extends Error {
@@ -109,5 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     debugPage: e.DEBUG_PAGE,
+    mcpAuthorizationServers: e.MCP_AUTHORIZATION_SERVERS ?? [e.PROMETHIST_PLATFORM_URL],
+    mcpSessionIdleMs: e.MCP_SESSION_IDLE_MS,
   };
 }
