@@ -98,7 +98,6 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
     {
       title: 'List my test conversations',
       description: "Your test conversations on this gateway pod, open and recently closed, newest first (any agent).",
-      inputSchema: {},
       outputSchema: conversationListOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
