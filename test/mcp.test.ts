@@ -185,3 +185,33 @@ t.test('MCP sessions: bound to their user, refused without one, ended by DELETE'
   t.equal(afterDelete.status, 404, 'a deleted session is gone');
   t.equal(s.logs.join('').includes('demo-token'), false, 'the token is never logged');
 });
+
+t.test('an idle MCP session expires; its conversations stay', async (t) => {
+  const s = await startStack(t, { env: { MCP_SESSION_IDLE_MS: '1000' } });
+  const client = await mcpClient(t, s);
+  const first: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach' } });
+  const sessionId = (client.transport as unknown as { sessionId: string }).sessionId;
+  const headers = { accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+  const list = { jsonrpc: '2.0', id: 9, method: 'tools/list' };
+  // Any request would keep it alive: wait past the idle time once, then ask.
+  await new Promise((resolve) => setTimeout(resolve, 1300));
+  const status = (await s.call('POST', '/mcp', { body: list, headers })).status;
+  t.equal(status, 404, 'the expired session is gone');
+  const again = await mcpClient(t, s);
+  const next: Json = await again.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', session_id: first.structuredContent.session_id, line: 'planning?' },
+  });
+  t.match(next.structuredContent.turn.text, /planning: 1 turns on this socket/, 'a new MCP session continues the same conversation');
+});
+
+t.test('MCP_AUTHORIZATION_SERVERS must list absolute URLs', async (t) => {
+  const { loadConfig } = await import('../src/ops/config.js');
+  const base = { PROMETHIST_MCP_ENGINE_URL: 'https://engine.example', PROMETHIST_PLATFORM_URL: 'https://platform.example/' };
+  t.same(loadConfig(base).mcpAuthorizationServers, ['https://platform.example']);
+  t.same(loadConfig({ ...base, MCP_AUTHORIZATION_SERVERS: ' ' }).mcpAuthorizationServers, ['https://platform.example']);
+  t.throws(() => loadConfig({ ...base, MCP_AUTHORIZATION_SERVERS: 'https://a.example,auth.example' }), {
+    message: /MCP_AUTHORIZATION_SERVERS must list absolute http:\/\/ or https:\/\/ URLs, separated by commas/,
+  });
+  t.equal(loadConfig(base).mcpSessionIdleMs, 1_800_000);
+});
