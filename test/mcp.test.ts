@@ -9,6 +9,7 @@ import { mcpClient, textOf } from './support/mcp.js';
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
+const testAgentSchema = ({ tools }: { tools: Json[] }) => tools.find((tool) => tool.name === 'test_agent').inputSchema;
 
 t.test('the tool list: names, schemas from the input rules, annotations', async (t) => {
   const s = await startStack(t);
@@ -88,6 +89,10 @@ t.test('a refused line is a tool error with the gateway code and rule; nothing r
   const badZone: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', time_zone: 'Mars/Olympus' } });
   t.equal(badZone.isError, true);
   t.match(textOf(badZone), /time_zone must be an IANA time zone/);
+
+  const unknown: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', lines: 'Hi' } });
+  t.match(textOf(unknown), /unknown field: lines/, 'the start body rules: no unknown field');
+  t.equal(testAgentSchema(await client.listTools()).additionalProperties, false);
 
   const draft: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'draft-only' } });
   t.match(textOf(draft), /^no_published_revision: The agent draft-only has no Published revision/);

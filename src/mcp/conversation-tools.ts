@@ -1,11 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { TurnRequest, TurnResult } from '../conversations/registry.js';
 import type { Element } from '../engine/elements.js';
 import { GatewayError } from '../errors.js';
 import type { AgentAccess, Caller } from '../platform/authorizer.js';
-import { connectFields, INTRO, lineSchema, type ConnectInput } from '../schemas/connect.js';
-import { agentSchema, sessionIdSchema } from '../schemas/requests.js';
+import { INTRO, type ConnectInput } from '../schemas/connect.js';
+import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
 import { conversationView, turnResultView, type TurnResultView } from '../routes/views.js';
 import { conversationListOutput, conversationOutput, turnResultOutput } from './outputs.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
@@ -30,14 +31,14 @@ export function runTurn(app: FastifyInstance, call: TurnCall): Promise<TurnResul
 const agentField = agentSchema.describe('The agent: its ref (e.g. coach, the Published revision) or ref.N for revision N (e.g. coach.3).');
 const sessionField = sessionIdSchema.describe('The session_id a previous test_agent answered: continues that conversation.');
 
-const testAgentInput = {
+/** The start body's rules (line, the connect fields, no unknown field) with the agent and a session to continue. */
+const testAgentInput = startBody.extend({
   agent: agentField,
-  line: lineSchema
-    .optional()
-    .describe('What the simulated user says, one line. Default on a new conversation: #intro (the agent opens). Required with session_id.'),
+  line: startBody.shape.line.describe(
+    'What the simulated user says, one line. Default on a new conversation: #intro (the agent opens). Required with session_id.',
+  ),
   session_id: sessionField.optional(),
-  ...connectFields,
-};
+});
 
 const TEST_AGENT = `Say one line to a Promethist agent in a live test conversation and answer what the agent did: its speech, tool calls, shown elements, how the turn ended. Without session_id a new conversation starts (one real engine session, counting towards usage) with #intro unless a line is given; pass the answered session_id to continue it over the same engine socket (the engine keeps its planning). locale, device_ref (the simulated user, under mcp:), time_zone, run_label and time_offset (a negative ISO-8601 duration) are fixed when the conversation connects. A line may not start with # (engine actions such as #exit are never sent). With a progress token, progress notifications carry the agent's speech as it arrives.`;
 
@@ -80,7 +81,7 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       title: 'End a test conversation',
       description:
         'Close a test conversation: a plain socket close, never #exit; about 30 s later the engine runs its end-of-conversation work. Closing a closed conversation again is fine.',
-      inputSchema: { agent: agentField, session_id: sessionIdSchema.describe('The conversation to close.') },
+      inputSchema: z.strictObject({ agent: agentField, session_id: sessionIdSchema.describe('The conversation to close.') }),
       outputSchema: conversationOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },

@@ -55,7 +55,7 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
       title: "Snapshot a simulated user's memory",
       description:
         "Read the memory units the engine holds for a simulated user (device_ref). The engine aggregates a session about 30 s after its connection closes, so a snapshot taken sooner may not hold it yet.",
-      inputSchema: { agent: agentField, device_ref: deviceField },
+      inputSchema: z.strictObject({ agent: agentField, device_ref: deviceField }),
       outputSchema: snapshotOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
@@ -72,12 +72,12 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
     {
       title: "Restore a simulated user's memory",
       description: `Load a snapshot (as snapshot_memory answers it) into a simulated user's memory. ${RESTORE_CLEARS} Asks the user to confirm when the client supports elicitation; otherwise runs only with confirm: true.`,
-      inputSchema: {
+      inputSchema: z.strictObject({
         agent: agentField,
         device_ref: deviceField,
         snapshot: restoreBody.shape.snapshot,
         confirm: z.boolean().optional().describe('true: the user agreed to the restore (used only by clients without elicitation).'),
-      },
+      }),
       outputSchema: restoreOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },

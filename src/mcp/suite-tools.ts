@@ -36,12 +36,12 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
     {
       title: 'Run a test suite',
       description: RUN_SUITE,
-      inputSchema: {
+      inputSchema: z.strictObject({
         suite: z
           .union([z.string(), z.record(z.string(), z.unknown())], { error: 'suite must be YAML text or a JSON object' })
           .describe('The suite: YAML text, or a JSON object.'),
         agent: agentSchema.optional().describe("The agent to run it against; default: the suite's own agent."),
-      },
+      }),
       outputSchema: runReportOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
