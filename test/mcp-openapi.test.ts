@@ -64,6 +64,14 @@ t.test('/mcp and its metadata conform to openapi.yaml', async (t) => {
   conforms(t, '/mcp', 'post', await s.call('POST', '/mcp', { body: '{"jsonrpc":', headers: { accept: ACCEPT } }), 400);
   conforms(t, '/mcp', 'post', await s.call('POST', '/mcp', { body: init, headers: { accept: 'application/json' } }), 406);
 
+  const opened = await s.call('POST', '/mcp', { body: init, headers: { accept: ACCEPT } });
+  t.equal(opened.status, 200);
+  t.ok(doc.paths['/mcp'].post.responses['200'].content['text/event-stream'], 'POST 200 text/event-stream is declared');
+  t.match(opened.headers['content-type'], /^text\/event-stream/);
+  t.equal(opened.headers['x-accel-buffering'], 'no', 'a proxy passes each event on at once');
+  t.match(opened.headers['mcp-session-id'], /^[0-9a-f-]{36}$/);
+  t.match(opened.text, /"serverInfo":\{"name":"agent-test-gateway"/);
+
   // A session of the SDK client: a notification is accepted, DELETE ends it.
   const client = await mcpClient(t, s);
   const sessionId = (client.transport as unknown as { sessionId: string }).sessionId;

@@ -70,6 +70,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     const auth: AuthInfo = { token: caller.token, clientId: caller.id, scopes: [], extra: { [CALLER_ID]: caller.id } };
     (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
     reply.hijack();
+    // Progress and elicitation travel as server-sent events: a proxy must pass each one on at once.
+    reply.raw.setHeader('x-accel-buffering', 'no');
     await transport.handleRequest(request.raw, reply.raw, request.body);
     return undefined;
   }
