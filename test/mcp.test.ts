@@ -169,6 +169,8 @@ t.test('without a token: 401 with WWW-Authenticate and the protected resource me
     resource_name: 'agent-test-gateway',
     resource_documentation: `${s.url}/openapi.json`,
   });
+  const proxied = await s.call('POST', '/mcp', { token: null, body: init, headers: { ...headers, 'x-forwarded-proto': 'https', host: 'gw.example' } });
+  t.equal(proxied.headers['www-authenticate'], 'Bearer resource_metadata="https://gw.example/.well-known/oauth-protected-resource"', 'behind a TLS proxy');
   t.notOk(s.logs.join('').includes('no-such-token'), 'the token is never logged');
 });
 

@@ -21,8 +21,16 @@ export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** The gateway's own absolute URL as the caller reached it (behind a proxy: its Host). */
-const origin = (request: FastifyRequest): string => `${request.protocol}://${request.host}`;
+/**
+ * The gateway's own absolute URL as the caller reached it: behind a TLS-terminating proxy the
+ * scheme is the proxy's (`X-Forwarded-Proto`), the host is the `Host` it passes on. It only names
+ * URLs in answers, so a caller that sends a false one misleads only itself.
+ */
+function origin(request: FastifyRequest): string {
+  const forwarded = String(request.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim().toLowerCase();
+  const scheme = forwarded === 'https' || forwarded === 'http' ? forwarded : request.protocol;
+  return `${scheme}://${request.host}`;
+}
 
 const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
   reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
