@@ -33,7 +33,7 @@ function origin(request: FastifyRequest): string {
 }
 
 const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
-  reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+  reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code: status === 404 ? -32001 : -32000, message }, id: null });
 
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const sessions = new McpSessions({ idleMs: app.config.mcpSessionIdleMs, createServer: () => createMcpServer(app, version) });
