@@ -6,6 +6,7 @@ import { observeRequests } from './ops/http-metrics.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
 import { createPlatformClient, type PlatformClient } from './platform/client.js';
+import { mcpRoutes } from './mcp/plugin.js';
 import { installErrorHandling, pathErrorHandler } from './routes/errors.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { debugRoutes } from './routes/debug.js';
@@ -94,6 +95,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);
   await app.register(runRoutes);
+  await app.register(mcpRoutes);
   if (config.debugPage) await app.register(debugRoutes);
   return app;
 }

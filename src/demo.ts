@@ -62,5 +62,8 @@ Hold a conversation (copy and paste):
   # metrics, health and the API contract
   curl -s ${gw}/metrics | grep agent_test_gateway_turn ; curl -s ${gw}/readyz ; curl -s ${gw}/openapi.json | head -c 300
 
+AI assistants (MCP): the remote MCP server is ${gw}/mcp with the header 'Authorization: Bearer demo-token'
+  npx mcp-inspector --cli ${gw}/mcp --header 'Authorization: Bearer demo-token' --method tools/call --tool-name test_agent --tool-arg agent=coach
+
 Ctrl-C stops everything.
 `);

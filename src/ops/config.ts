@@ -24,6 +24,22 @@ const integer = (name: string, fallback: number, min: number, max = Number.MAX_S
       return parsed;
     });
 
+/** A comma-separated list of absolute URLs; empty or unset: undefined (the caller picks the default). */
+const urlList = (name: string) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      const urls = (value ?? '').split(',').map((url) => url.trim()).filter((url) => url !== '');
+      if (urls.length === 0) return undefined;
+      const bad = urls.find((url) => !/^https?:\/\/[^/\s]+/i.test(url) || !URL.canParse(url));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `${name} must list absolute http:// or https:// URLs, separated by commas` });
+        return z.NEVER;
+      }
+      return urls.map((url) => url.replace(/\/+$/, ''));
+    });
+
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const envSchema = z.object({
@@ -53,6 +69,8 @@ const envSchema = z.object({
     .transform((value) => value === 'true' || value === '1'),
   // The source revision the image was built from (a build argument); only shown in build_info.
   GIT_REVISION: z.string().trim().optional(),
+  MCP_AUTHORIZATION_SERVERS: urlList('MCP_AUTHORIZATION_SERVERS'),
+  MCP_SESSION_IDLE_MS: integer('MCP_SESSION_IDLE_MS', 1_800_000, 1_000),
 });
 
 export interface Config {
@@ -76,6 +94,10 @@ export interface Config {
   maxBodyBytes: number;
   debugPage: boolean;
   revision: string;
+  /** The OAuth authorization servers MCP clients are pointed to (default: the platform). */
+  mcpAuthorizationServers: string[];
+  /** An MCP session without a request for this long is closed. */
+  mcpSessionIdleMs: number;
 }
 
 export class ConfigError extends Error {
@@ -113,5 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: e.MAX_BODY_BYTES,
     debugPage: e.DEBUG_PAGE,
     revision: e.GIT_REVISION || 'unknown',
+    mcpAuthorizationServers: e.MCP_AUTHORIZATION_SERVERS ?? [e.PROMETHIST_PLATFORM_URL],
+    mcpSessionIdleMs: e.MCP_SESSION_IDLE_MS,
   };
 }

@@ -1,0 +1,42 @@
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyBaseLogger } from 'fastify';
+import { GatewayError, isGatewayError } from '../errors.js';
+import type { Caller } from '../platform/authorizer.js';
+
+/**
+ * What every tool shares: the caller of the HTTP request that carried the call, a result as
+ * structured content with a short text a model reads, and a refusal as a tool error carrying the
+ * gateway's code and sentence (`conversation_not_yours: This conversation belongs to …`).
+ */
+export const CALLER_ID = 'agent-test-gateway/caller-id';
+
+/** The route authenticated the request and put the caller in the request's AuthInfo. */
+export function callerOf(extra: { authInfo?: AuthInfo | undefined }): Caller {
+  const id = extra.authInfo?.extra?.[CALLER_ID];
+  if (typeof id !== 'string' || extra.authInfo === undefined) {
+    throw new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.');
+  }
+  return { id, token: extra.authInfo.token };
+}
+
+export function success(structured: object, text: string): CallToolResult {
+  return { structuredContent: structured as Record<string, unknown>, content: [{ type: 'text', text }] };
+}
+
+export function refusal(err: unknown, log: FastifyBaseLogger): CallToolResult {
+  if (!isGatewayError(err)) log.error({ err }, 'an MCP tool failed');
+  const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed on this call; it has been logged.');
+  return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }] };
+}
+
+/** Runs a tool body; a refusal or a fault becomes the tool's error result, never a protocol error. */
+export async function guarded(log: FastifyBaseLogger, body: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await body();
+  } catch (err) {
+    return refusal(err, log);
+  }
+}
+
+export const yesNo = (value: boolean): string => (value ? 'yes' : 'no');

@@ -1,0 +1,35 @@
+import type { EngineAdapter } from '../engine/adapter.js';
+
+/**
+ * Snapshot and restore of a simulated user's memory, as the REST routes and the MCP tools both
+ * answer them. The device_ref is already under `mcp:` (the input rules force it).
+ */
+const AGGREGATION_NOTE =
+  'The snapshot holds no memory units. A session is aggregated about 30 s after its connection closes, so a snapshot taken straight after the last turn can hold nothing yet; try again in a minute.';
+export const RESTORE_CLEARS =
+  "Restoring is the engine's own delete-then-write: it clears the user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
+
+export async function snapshotMemory(engine: EngineAdapter, deviceRef: string) {
+  const userId = await engine.deviceUser(deviceRef);
+  const units = await engine.readMemory(userId);
+  return {
+    device_ref: deviceRef,
+    user_id: userId,
+    units,
+    unit_count: units.length,
+    taken_at: new Date().toISOString(),
+    notes: units.length === 0 ? [AGGREGATION_NOTE] : [],
+  };
+}
+
+export async function restoreMemory(engine: EngineAdapter, deviceRef: string, units: unknown[]) {
+  const userId = await engine.deviceUser(deviceRef);
+  const restored = await engine.restoreMemory(userId, units);
+  return {
+    device_ref: deviceRef,
+    user_id: userId,
+    restored,
+    restored_at: new Date().toISOString(),
+    notes: [RESTORE_CLEARS],
+  };
+}
