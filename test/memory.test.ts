@@ -87,6 +87,10 @@ t.test('unknown devices, bad refs and callers without Viewer', async (t) => {
   const unknown = await s.call('GET', memoryPath('never-connected'));
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error, 'device_not_found');
+  t.match(unknown.body.message, /start a conversation with device_ref mcp:never-connected first/, 'the way out is named');
+  const unknownPut = await s.call('PUT', memoryPath('never-connected'), { body: { confirm: true, snapshot: { units: [] } } });
+  t.equal(unknownPut.status, 404);
+  t.match(unknownPut.body, { error: 'device_not_found', message: /start a conversation with device_ref mcp:never-connected first/ });
   const bad = await s.call('GET', memoryPath('a b'));
   t.equal(bad.status, 400);
   t.match(bad.body.message, /device_ref may use only letters, digits and \. _ : @ -/);

@@ -68,6 +68,8 @@ export class EngineSocket {
   #active: ActiveTurn | undefined;
   #closed: ClosedInfo | undefined;
   #lastFault: string | undefined;
+  /** The close code the gateway's side sent after a protocol fault of the engine (1009: frame too big). */
+  #faultCloseCode: number | undefined;
   #onClose: ((info: ClosedInfo) => void) | undefined;
   readonly #ended: Promise<void>;
 
@@ -80,8 +82,9 @@ export class EngineSocket {
     this.#pending = greeting;
     this.#ended = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
-    ws.on('error', (err) => {
+    ws.on('error', (err: Error & { code?: string }) => {
       this.#lastFault = describeSocketError(err, maxFrameBytes);
+      this.#faultCloseCode ??= faultCloseCode(err);
     });
     ws.on('close', (code, reason) => this.#onSocketClose(code, reason.toString()));
   }
@@ -186,6 +189,10 @@ export class EngineSocket {
   }
 
   #closedNote(): string {
+    // The client library closed it, not the engine: the code the engine's side reports (1006) would mislead.
+    if (this.#faultCloseCode !== undefined) {
+      return `The gateway closed the engine socket with code ${this.#faultCloseCode} before the turn's exit element: ${this.#lastFault}.`;
+    }
     const info = this.#closed;
     const how = info ? ` with code ${info.code}${info.reason ? ` (${info.reason})` : ''}` : '';
     return `The engine socket closed${how} before the turn's exit element${this.#lastFault ? `: ${this.#lastFault}` : ''}.`;
@@ -194,6 +201,21 @@ export class EngineSocket {
 
 function cancelNote(reason: unknown): string {
   return typeof reason === 'string' ? reason : 'The turn was cancelled: the caller hung up before it ended.';
+}
+
+/** The close code ws sends when it gives up on a malformed or oversized frame; undefined for other errors. */
+function faultCloseCode(err: Error & { code?: string }): number | undefined {
+  switch (err.code) {
+    case 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH':
+    case 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH':
+      return 1009;
+    case 'WS_ERR_INVALID_UTF8':
+      return 1007;
+    case 'WS_ERR_TOO_MANY_BUFFERED_PARTS':
+      return 1008;
+    default:
+      return err.code?.startsWith('WS_ERR_') ? 1002 : undefined;
+  }
 }
 
 function describeSocketError(err: Error & { code?: string }, maxFrameBytes: number): string {
