@@ -42,7 +42,14 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const error = new GatewayError('not_found', `There is no route ${request.method} ${request.url.split('?')[0]}; see /openapi.json.`);
+    const path = request.url.split('?')[0] ?? '';
+    const error =
+      !app.config.debugPage && /^\/debug(\/|$)/.test(path)
+        ? new GatewayError(
+            'not_found',
+            'The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug (it shows every caller\'s conversations on this pod, so it is off by default).',
+          )
+        : new GatewayError('not_found', `There is no route ${request.method} ${path}; see /openapi.json.`);
     return reply.code(error.status).send(error.toJSON());
   });
 }
