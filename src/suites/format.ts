@@ -206,11 +206,21 @@ function suiteShape(form: SuiteForm) {
 
 type RawSuite = z.output<ReturnType<typeof suiteShape>>;
 
-/** The rules that span fields. */
-function crossCheck(suite: RawSuite, ctx: z.RefinementCtx): void {
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * The rules that span fields. They run even when fields failed their own rules (`when` below),
+ * so a suite's every problem is reported at once; hence the raw value is read defensively.
+ */
+function crossCheck(value: RawSuite, ctx: z.RefinementCtx): void {
+  const suite: unknown = value;
+  if (!isRecord(suite)) return;
   const names = new Map<string, number>();
-  suite.conversations.forEach((conv, i) => {
-    const name = conv.name ?? defaultName(i);
+  listOf(suite.conversations).forEach((conv, i) => {
+    if (!isRecord(conv)) return;
+    const name = typeof conv.name === 'string' ? conv.name.trim() : defaultName(i);
     const first = names.get(name);
     if (first !== undefined) {
       ctx.addIssue({
@@ -219,15 +229,17 @@ function crossCheck(suite: RawSuite, ctx: z.RefinementCtx): void {
         message: `must be unique within the suite: conversations[${first}] is also called "${name}"`,
       });
     } else names.set(name, i);
-    conv.turns.forEach((turn, j) => {
-      if (j > 0 && turn.line === INTRO) {
+    const turns = listOf(conv.turns);
+    turns.forEach((turn, j) => {
+      if (!isRecord(turn)) return;
+      if (j > 0 && typeof turn.line === 'string' && turn.line.trim() === INTRO) {
         ctx.addIssue({
           code: 'custom',
           path: ['conversations', i, 'turns', j, 'line'],
           message: `may be ${INTRO} only in the first turn of a conversation: it is the agent's opening`,
         });
       }
-      if (j < conv.turns.length - 1 && turn.expect?.ended_by_agent === true) {
+      if (j < turns.length - 1 && isRecord(turn.expect) && turn.expect.ended_by_agent === true) {
         ctx.addIssue({
           code: 'custom',
           path: ['conversations', i, 'turns', j, 'expect', 'ended_by_agent'],
@@ -237,7 +249,7 @@ function crossCheck(suite: RawSuite, ctx: z.RefinementCtx): void {
     });
   });
   const memory = suite.memory;
-  if (memory === undefined) return;
+  if (!isRecord(memory)) return;
   if (suite.device_ref === undefined) {
     ctx.addIssue({
       code: 'custom',
@@ -248,10 +260,14 @@ function crossCheck(suite: RawSuite, ctx: z.RefinementCtx): void {
   if (memory.restore === undefined && (memory.save === undefined || memory.save === false)) {
     ctx.addIssue({ code: 'custom', path: ['memory'], message: 'must set restore, save or both' });
   }
-  if (memory.restore !== undefined && memory.confirm !== true) {
+  // A confirm that is not a boolean already has its own problem.
+  if (memory.restore !== undefined && (memory.confirm === undefined || memory.confirm === false)) {
     ctx.addIssue({ code: 'custom', path: ['memory', 'confirm'], message: RESTORE_RULE });
   }
 }
+
+/** Run the cross-field rules whatever else failed: every problem of a suite in one answer. */
+const ALWAYS = { when: () => true };
 
 const defaultName = (index: number): string => `conversation ${index + 1}`;
 
@@ -283,7 +299,7 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
 }
 
 export const httpSuiteSchema = suiteShape('http')
-  .superRefine(crossCheck)
+  .superRefine(crossCheck, ALWAYS)
   .transform((raw) =>
     normalize<HttpMemory>(raw, (m, deviceRef) => ({
       deviceRef,
@@ -294,7 +310,7 @@ export const httpSuiteSchema = suiteShape('http')
   );
 
 export const fileSuiteSchema = suiteShape('file')
-  .superRefine(crossCheck)
+  .superRefine(crossCheck, ALWAYS)
   .transform((raw) =>
     normalize<FileMemory>(raw, (m, deviceRef) => ({
       deviceRef,
