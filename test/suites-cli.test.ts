@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
 import { childEnv, startStack, type Stack } from './support/stack.js';
@@ -222,7 +222,11 @@ conversations:
   const result = await cli([join(dir, 'suites', 'memory.yaml'), '--gateway', s.url]);
   t.equal(result.code, 0, result.stdout + result.stderr);
   t.match(result.stdout, /memory of mcp:erin: restored 1 unit before the run/);
-  t.match(result.stdout, /memory snapshot written to out\/erin-after\.json/);
+  // The path as it opens from where the command ran (the test's cwd is the repository), not relative to the suite.
+  t.match(result.stdout, `memory snapshot written to ${relative(process.cwd(), join(dir, 'suites', 'out', 'erin-after.json'))}\n`);
+  t.match(result.stdout, /note: The device had never connected, so the run first opened one engine session for it/, 'the warm-up session is reported');
+  t.match(result.stdout, /note: The restore was the engine's own delete-then-write/, 'the memory notes are in the report');
+  t.match(result.stdout, /note: The engine aggregates a session into memory about 30 s after its connection closes.*set memory\.wait_ms/);
   const saved = JSON.parse(await readFile(join(dir, 'suites', 'out', 'erin-after.json'), 'utf8'));
   t.match(saved, { device_ref: 'mcp:erin', user_id: /^u-/ });
   t.same(

@@ -1,5 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, extname, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { request } from 'undici';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } from './connection.js';
 import { parseFieldPath } from '../suites/format.js';
@@ -291,7 +291,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
       if (report.memory?.snapshot) {
         await mkdir(dirname(path), { recursive: true });
         await writeFile(path, `${JSON.stringify(report.memory.snapshot, null, 2)}\n`);
-        io.stdout(`  memory snapshot written to ${save}\n`);
+        io.stdout(`  memory snapshot written to ${openable(path)}\n`);
       } else {
         broken = true;
         io.stderr(`${suite.file}: memory.save: no snapshot to write to ${save}: ${report.memory?.error?.message ?? 'the gateway returned none'}\n`);
@@ -309,6 +309,12 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     }\n`,
   );
   return broken ? 2 : failed ? 1 : 0;
+}
+
+/** A path as the user can open it from where the command ran: relative to the working directory when inside it, else absolute. */
+function openable(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }
 
 /** Writes the JUnit file (its folder created); false, with the reason on stderr, when it cannot. */
