@@ -132,6 +132,18 @@ function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
   };
 }
 
+const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
+
+/** The command that reconnects to the session, complete enough to paste: npx, the gateway and the connect settings. */
+function reconnectCommand(opts: Options, sessionId: string): string {
+  const args = [
+    'npx', 'agent-test-gateway', 'chat', opts.agent, '--gateway', opts.gateway, '--session', sessionId,
+    ...(opts.deviceRef === undefined ? [] : ['--device-ref', opts.deviceRef]),
+    ...(opts.locale === undefined ? [] : ['--locale', opts.locale]),
+  ];
+  return args.map(shellWord).join(' ');
+}
+
 class Chat {
   readonly #opts: Options;
   readonly #io: ChatIO;
@@ -184,9 +196,7 @@ class Chat {
         return opened.sessionId === undefined ? 1 : this.#close(1);
       }
       this.#afterTurn(opened.result);
-      this.#say(
-        this.#paint('dim', `session ${this.#sessionId} · reconnect later with: agent-test-gateway chat ${agent} --session ${this.#sessionId}`),
-      );
+      this.#say(this.#paint('dim', `session ${this.#sessionId} · reconnect later with: ${reconnectCommand(this.#opts, this.#sessionId!)}`));
       if (this.#ended(opened.result)) return 0;
     } else {
       this.#say(`Session ${this.#sessionId} with ${agent}: your first line reconnects to it.`);
@@ -348,7 +358,7 @@ class Chat {
       });
       const text = await res.body.text();
       if (res.statusCode === 204) {
-        this.#say(this.#paint('dim', `Closed session ${id}.`));
+        this.#say(this.#paint('dim', `Closed session ${id}. Reconnect to it with: ${reconnectCommand(this.#opts, id)}`));
         const note = res.headers['x-conversation-note'];
         if (typeof note === 'string' && note !== '') this.#say(this.#paint('dim', `  note: ${note}`));
         return code;

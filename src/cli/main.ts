@@ -9,7 +9,7 @@ const USAGE = `usage:
   agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]
       run test suites; exit 1 when an expectation failed
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
-or http://localhost:8080.
+or http://127.0.0.1:8080.
 `;
 
 const [command, ...args] = process.argv.slice(2);
