@@ -53,6 +53,9 @@ const envSchema = z.object({
     .transform((value) => value === 'true' || value === '1'),
 });
 
+/** Every environment variable the service reads (the chart's tests check each one is settable). */
+export const ENV_VARIABLES = Object.keys(envSchema.shape);
+
 export interface Config {
   engineUrl: string;
   platformUrl: string;
