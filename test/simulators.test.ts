@@ -431,6 +431,31 @@ t.test('engine simulator', async (t) => {
     c.ws.send('x'.repeat(11));
     t.equal(await c.closed, 1009, 'a longer line is refused');
   });
+
+  t.test('options: paced speech speaks in sentences, spaced; off by default', async (t) => {
+    const paced = await startEngineSimulator({ speechPaceMs: 30 });
+    t.teardown(() => paced.close());
+    const c = await open(socketUrl(paced, 'coach'));
+    await c.element();
+    const arrivals: number[] = [];
+    c.ws.on('message', () => arrivals.push(performance.now()));
+    const intro = await c.turn('#intro');
+    t.same(intro.filter((e) => e.type === 'text').map((e) => e.text), ["Hi, I'm coach.", 'How can I help?'], 'the opening in two sentences');
+    t.ok(arrivals[1]! - arrivals[0]! >= 25, 'the second sentence comes a pace after the first');
+    const reply = await c.turn('Where is my order?');
+    t.same(
+      reply.filter((e) => e.type === 'text').map((e) => e.text),
+      ['Let me see…', 'You said: Where is my order?', 'Anything else?'],
+      'an ordinary reply leads in, answers, and speaks again after response-end',
+    );
+    t.equal(reply.filter((e) => e.type === 'command' && e.name === 'tool-call').length, 2, 'the tool calls are still there');
+    c.ws.close();
+
+    const plain = await open(socketUrl(engine, 'coach'));
+    await plain.element();
+    t.same((await plain.turn('#intro')).filter((e) => e.type === 'text').length, 1, 'the default: one sentence at once');
+    plain.ws.close();
+  });
 });
 
 t.test('platform simulator', async (t) => {

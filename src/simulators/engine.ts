@@ -98,6 +98,10 @@ export interface EngineSimulatorOptions {
   sessionEndDelayMs?: number;
   /** pause between the element frames of a reply (default 0) */
   replyDelayMs?: number;
+  /** paced speech, for the demo: the default agent speaks in a few sentences (text elements),
+   * this far apart, so that a stream visibly arrives element by element (default 0: off, one
+   * sentence at once, as the tests expect) */
+  speechPaceMs?: number;
   /** answer 401 to HTTP Basic credentials the engine does not know, as engines from 2026.42.1 do
    * (default true); older engines ignore them and treat the session as anonymous */
   rejectUnknownIdentityWith401?: boolean;
@@ -162,8 +166,9 @@ const exit = (sessionEnded: boolean): Json => ({ type: 'exit', sessionEnded });
 const RESPONSE_END = command('response-end');
 
 /** The default agent's reply to an ordinary line: the engine goes on planning and speaking after response-end. */
-function ordinaryReply(line: string): Json[] {
+function ordinaryReply(line: string, paced = false): Json[] {
   return [
+    ...(paced ? [text('Let me see…')] : []),
     ...(/order/i.test(line)
       ? [command('tool-call', { name: 'lookup_order', result: 'started' }), command('tool-call', { name: 'lookup_order', result: 'completed' })]
       : []),
@@ -176,9 +181,15 @@ function ordinaryReply(line: string): Json[] {
   ];
 }
 
-/** The default agent, every agent: `socketLines` and `sessionLines` count the lines before this one. */
-function agentReply(line: string, ref: string, socketLines: number, sessionLines: number): Reply {
-  if (line === '#intro') return { elements: [text(`Hi, I'm ${ref}. How can I help?`), RESPONSE_END, exit(false)] };
+/**
+ * The default agent, every agent: `socketLines` and `sessionLines` count the lines before this
+ * one; `paced` speaks in more, shorter sentences (the demo's paced speech).
+ */
+function agentReply(line: string, ref: string, socketLines: number, sessionLines: number, paced: boolean): Reply {
+  if (line === '#intro') {
+    const greeting = paced ? [text(`Hi, I'm ${ref}.`), text('How can I help?')] : [text(`Hi, I'm ${ref}. How can I help?`)];
+    return { elements: [...greeting, RESPONSE_END, exit(false)] };
+  }
   if (line === '#exit') return { elements: [exit(true)], then: 'exit' };
   // #ready:… and any other action: recorded (the gateway must never send one), answered with a bare exit.
   if (line.startsWith('#')) return { elements: [exit(false)] };
@@ -203,20 +214,21 @@ function agentReply(line: string, ref: string, socketLines: number, sessionLines
     case 'huge':
       return { elements: [text('x'.repeat(Math.max(0, Number(arg) || 0))), exit(false)] };
     case 'delay':
-      return { elements: ordinaryReply(line), delayMs: Math.max(0, Number(arg) || 0) };
+      return { elements: ordinaryReply(line, paced), delayMs: Math.max(0, Number(arg) || 0) };
     case 'unknown':
       return { elements: [{ type: 'mystery', weird: true }, { type: 'text', text: 'Something unusual.', mood: 'curious' }, exit(false)] };
     case 'remember': // aggregation reads the fact from the session's lines
-      return { elements: ordinaryReply(line) };
+      return { elements: ordinaryReply(line, paced) };
   }
   if (/\b(good)?bye\b/i.test(line)) return { elements: [text('Goodbye!'), RESPONSE_END, exit(true)], then: 1000 };
-  return { elements: ordinaryReply(line) };
+  return { elements: ordinaryReply(line, paced) };
 }
 
 export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): Promise<EngineSimulator> {
   const world = opts.world ?? demoWorld();
   const sessionEndDelayMs = opts.sessionEndDelayMs ?? 30_000;
   const replyDelayMs = opts.replyDelayMs ?? 0;
+  const speechPaceMs = opts.speechPaceMs ?? 0;
   const rejectUnknownIdentity = opts.rejectUnknownIdentityWith401 ?? true;
 
   const record: EngineSimulator['record'] = { connections: [], memoryRequests: [], endOfConversation: [] };
@@ -417,11 +429,13 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         send({ type: 'error', code: 'FORBIDDEN', message: `Not admitted to project ${agent.projectId}.` });
         return closeBy(1008, 'forbidden');
       }
-      const reply = agentReply(line, agent.ref, socketLines, s.lines.length);
+      const reply = agentReply(line, agent.ref, socketLines, s.lines.length, speechPaceMs > 0);
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       for (const [i, element] of reply.elements.entries()) {
-        if (i > 0 && replyDelayMs > 0) await new Promise((r) => setTimeout(r, replyDelayMs));
+        // Paced speech pauses before each sentence but the first, as a speaking agent would.
+        const pause = i === 0 ? 0 : replyDelayMs + (typeof element === 'object' && element.type === 'text' ? speechPaceMs : 0);
+        if (pause > 0) await new Promise((r) => setTimeout(r, pause));
         send(element);
       }
       switch (reply.then) {
