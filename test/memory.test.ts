@@ -47,6 +47,19 @@ t.test('snapshot after aggregation, and a restore round trip', async (t) => {
   t.same(again.body.units, first.body.units, 'the snapshot is back, what came since is gone');
 });
 
+t.test("the memory is the simulated user's across agents: a restore through any agent you can view replaces it for all", async (t) => {
+  const s = await startStack(t);
+  await converse(s, 'carol', ['likes tea']);
+  const units = [{ kind: 'fact', text: 'restored through secure' }];
+  // secure is another agent, in another project the caller can view.
+  const restore = await s.call('PUT', memoryPath('carol', 'secure'), { body: { confirm: true, snapshot: { units } } });
+  t.equal(restore.status, 200);
+  t.match(restore.body.notes[1], /the simulated user's across every agent: the agent in the path only authorized this call/);
+  for (const agent of ['coach', 'preview-only', 'secure']) {
+    t.same((await s.call('GET', memoryPath('carol', agent))).body.units, units, `${agent} sees the same memory`);
+  }
+});
+
 t.test('restore is confirmation-gated and nothing is sent without it', async (t) => {
   const s = await startStack(t);
   await s.open('coach', { device_ref: 'bob' });

@@ -12,6 +12,10 @@ const AGGREGATION_NOTE =
 export const RESTORE_CLEARS =
   "Restoring is the engine's own delete-then-write: it clears the user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
 
+/** The engine keeps one memory per simulated user, not per agent: `{agent}` only authorizes. */
+export const ACROSS_AGENTS =
+  "The memory is the simulated user's across every agent: the agent in the path only authorized this call, so the restore replaced this user's memory for all agents.";
+
 export async function memoryRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
 
@@ -44,7 +48,7 @@ export async function memoryRoutes(app: FastifyInstance): Promise<void> {
       user_id: userId,
       restored,
       restored_at: new Date().toISOString(),
-      notes: [RESTORE_CLEARS],
+      notes: [RESTORE_CLEARS, ACROSS_AGENTS],
     };
   });
 }
