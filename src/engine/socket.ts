@@ -203,20 +203,16 @@ function cancelNote(reason: unknown): string {
   return typeof reason === 'string' ? reason : 'The turn was cancelled: the caller hung up before it ended.';
 }
 
-/** The close code ws sends when it gives up on a malformed or oversized frame; undefined for other errors. */
-function faultCloseCode(err: Error & { code?: string }): number | undefined {
-  switch (err.code) {
-    case 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH':
-    case 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH':
-      return 1009;
-    case 'WS_ERR_INVALID_UTF8':
-      return 1007;
-    case 'WS_ERR_TOO_MANY_BUFFERED_PARTS':
-      return 1008;
-    default:
-      return err.code?.startsWith('WS_ERR_') ? 1002 : undefined;
-  }
-}
+/** The close code ws sends when it gives up on a frame (its receiver errors); any other WS_ERR_ is a protocol error. */
+const WS_FAULT_CLOSE: Record<string, number> = {
+  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: 1009,
+  WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH: 1009,
+  WS_ERR_INVALID_UTF8: 1007,
+  WS_ERR_TOO_MANY_BUFFERED_PARTS: 1008,
+};
+
+const faultCloseCode = ({ code = '' }: Error & { code?: string }): number | undefined =>
+  WS_FAULT_CLOSE[code] ?? (code.startsWith('WS_ERR_') ? 1002 : undefined);
 
 function describeSocketError(err: Error & { code?: string }, maxFrameBytes: number): string {
   if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
