@@ -280,10 +280,12 @@ t.test('engine simulator', async (t) => {
   });
 
   t.test('fault directives', async (t) => {
-    const turnOf = async (line: string) => {
+    // `quietMs`: how long a silence ends the reading; short where the engine goes silent on purpose (hang),
+    // long where it answers late (delay) or big (huge), so that a busy machine does not cut the answer off.
+    const turnOf = async (line: string, quietMs = 150) => {
       const c = await open(socketUrl(engine, 'coach'));
       await c.element();
-      return { c, elements: await c.turn(line, 150) };
+      return { c, elements: await c.turn(line, quietMs) };
     };
 
     let r = await turnOf('sim:hang');
@@ -311,12 +313,12 @@ t.test('engine simulator', async (t) => {
     t.match(await m.element(), { text: 'You said: sim:malformed' }, 'then the normal reply');
     m.ws.close();
 
-    r = await turnOf('sim:huge:200000');
+    r = await turnOf('sim:huge:200000', 2000);
     t.equal((r.elements[0]?.text as string).length, 200000, 'huge');
     t.match(r.elements[1], { type: 'exit' });
     r.c.ws.close();
 
-    r = await turnOf('sim:unknown');
+    r = await turnOf('sim:unknown', 2000);
     t.same(r.elements, [
       { type: 'mystery', weird: true },
       { type: 'text', text: 'Something unusual.', mood: 'curious' },
@@ -325,7 +327,7 @@ t.test('engine simulator', async (t) => {
     r.c.ws.close();
 
     const started = Date.now();
-    r = await turnOf('sim:delay:80');
+    r = await turnOf('sim:delay:80', 2000);
     t.ok(Date.now() - started >= 80, 'delay');
     t.match(r.elements.at(-1), { type: 'exit' });
     r.c.ws.close();
