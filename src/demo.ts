@@ -1,43 +1,84 @@
+import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
-import { loadConfig } from './ops/config.js';
+import { ConfigError, loadConfig, type Config } from './ops/config.js';
 import { startEngineSimulator } from './simulators/engine.js';
 import { startPlatformSimulator } from './simulators/platform.js';
 import { demoWorld } from './simulators/world.js';
 
 /**
  * `npm run demo`: the gateway on its embedded default — an engine and a platform simulator on
- * loopback, sharing one demo world — and a curl walk-through to copy and paste.
+ * loopback, sharing one demo world — and a curl walk-through to copy and paste (docs/demo.md
+ * has it all, with every phrase and agent of the demo world).
  */
+
+/** The demo agent's pause between sentences, so a streamed turn visibly arrives element by element. */
+const SPEECH_PACE_MS = 400;
+/** How long after a conversation's socket closes the demo engine aggregates it into memory (the real engine: about 30 s). */
+const AGGREGATION_MS = 5_000;
+
+function fail(message: string): never {
+  process.stderr.write(`agent-test-gateway demo: ${message}\n`);
+  process.exit(1);
+}
+
 const world = demoWorld();
-const engine = await startEngineSimulator({ world });
+const engine = await startEngineSimulator({ world, sessionEndDelayMs: AGGREGATION_MS, speechPaceMs: SPEECH_PACE_MS });
 const platform = await startPlatformSimulator({ world });
-const config = loadConfig({
-  ...process.env,
-  PROMETHIST_MCP_ENGINE_URL: engine.url,
-  PROMETHIST_PLATFORM_URL: platform.url,
-  PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: process.env.PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY ?? 'tester:s3cret',
-  HOST: process.env.HOST ?? '127.0.0.1',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  SHUTDOWN_GRACE_MS: process.env.SHUTDOWN_GRACE_MS ?? '2000',
-});
+const closeSimulators = () => Promise.all([engine.close(), platform.close()]);
+
+let config: Config;
+try {
+  config = loadConfig({
+    ...process.env,
+    PROMETHIST_MCP_ENGINE_URL: engine.url,
+    PROMETHIST_PLATFORM_URL: platform.url,
+    PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: process.env.PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY ?? 'tester:s3cret',
+    HOST: process.env.HOST ?? '127.0.0.1',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    SHUTDOWN_GRACE_MS: process.env.SHUTDOWN_GRACE_MS ?? '2000',
+  });
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  await closeSimulators();
+  fail(err.message);
+}
 const app = await buildApp(config);
+try {
+  await app.listen({ port: config.port, host: config.host });
+} catch (err) {
+  await app.close();
+  await closeSimulators();
+  const { code } = err as { code?: string };
+  const where = `port ${config.port} on ${config.host}`;
+  if (code === 'EADDRINUSE') {
+    fail(`${where} is already in use (another demo or gateway?). Stop it, or move the demo to another port: PORT=${config.port + 1} npm run demo`);
+  }
+  if (code === 'EACCES') fail(`${where} needs privileges this user lacks. Pick a port above 1023: PORT=8081 npm run demo`);
+  throw err;
+}
 closeWithGrace({ delay: config.shutdownGraceMs + 5_000 }, async () => {
   await app.conversations.drain(config.shutdownGraceMs);
   await app.close();
-  await Promise.all([engine.close(), platform.close()]);
+  await closeSimulators();
 });
-await app.listen({ port: config.port, host: config.host });
 
-const gw = `http://${config.host}:${config.port}`;
-const auth = `-H 'Authorization: Bearer demo-token'`;
-const json = `-H 'Content-Type: application/json'`;
-process.stdout.write(`
+const { port } = app.server.address() as AddressInfo;
+const host = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+process.stdout.write(banner(`http://${host}:${port}`, config.debugPage));
+
+function banner(gw: string, debugPage: boolean): string {
+  const auth = `-H 'Authorization: Bearer demo-token'`;
+  const json = `-H 'Content-Type: application/json'`;
+  const turns = `${gw}/v1/agents/coach/conversations/$SID/turns ${auth} ${json}`;
+  const aggregationS = AGGREGATION_MS / 1000;
+  return `
 agent-test-gateway demo: gateway on ${gw}
-  engine simulator   ${engine.url}
+  engine simulator   ${engine.url}  (its agents speak in sentences ${SPEECH_PACE_MS} ms apart; memory aggregated ${aggregationS} s after a close)
   platform simulator ${platform.url}
-  token demo-token (user u-demo, Viewer); agents: coach (Published rev 2, Preview rev 3 as coach.3),
-  draft-only, preview-only, secure (closed project, signed in with the demo test identity)
+  token demo-token (user u-demo, Viewer); agents: coach (Published rev 2, Preview rev 3 as coach.3), preview-only,
+  draft-only (only a Draft: refused until promoted), secure (closed project, signed in with the demo test identity)
+  Every phrase (planning?, sim:delay:N, sim:hang, sim:remember:…, bye) and agent: docs/demo.md
 
 Hold a conversation (copy and paste):
 
@@ -45,19 +86,28 @@ Hold a conversation (copy and paste):
   R=$(curl -s -X POST ${gw}/v1/agents/coach/conversations ${auth} ${json} -d '{"device_ref":"alice"}'); echo "$R"
   SID=$(echo "$R" | sed -E 's/.*"session_id":"([^"]+)".*/\\1/'); echo $SID
 
-  # 2. two more turns over the same engine socket
-  curl -s -X POST ${gw}/v1/agents/coach/conversations/$SID/turns ${auth} ${json} -d '{"line":"Where is my order?"}'
-  curl -s -X POST ${gw}/v1/agents/coach/conversations/$SID/turns ${auth} ${json} -d '{"line":"Which size fits me?"}'
+  # 2. more turns over the same engine socket (sim:remember:… leaves a fact in alice's memory)
+  curl -s -X POST ${turns} -d '{"line":"Where is my order?"}'
+  curl -s -X POST ${turns} -d '{"line":"sim:remember:prefers size M"}'
 
-  # 3. watch a turn arrive element by element
-  curl -sN -X POST ${gw}/v1/agents/coach/conversations/$SID/turns ${auth} ${json} -H 'Accept: application/x-ndjson' -d '{"line":"planning?"}'
+  # 3. watch a turn arrive element by element: one JSON line per element, then the result
+  curl -sN -X POST ${turns} -H 'Accept: application/x-ndjson' -d '{"line":"Which size fits me?"}'
 
-  # 4. your conversations, then close this one (a plain close, never #exit)
+  # 4. or talk from a terminal (Ctrl-D closes; it prints how to reconnect)
+  AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway chat coach --gateway ${gw}
+
+  # 5. your conversations, then close this one (a plain close, never #exit)
   curl -s ${gw}/v1/conversations ${auth}
   curl -si -X DELETE ${gw}/v1/agents/coach/conversations/$SID ${auth}
 
-  # 5. the simulated user's memory (the engine aggregates about 30 s after the close)
-  curl -s ${gw}/v1/agents/coach/memory/alice ${auth}
+  # 6. alice's memory. The engine aggregates a conversation about 30 s after its socket closes
+  #    (this demo's engine: ${aggregationS} s), so a snapshot read at once is empty and says why: wait first.
+  sleep ${aggregationS + 1}; curl -s ${gw}/v1/agents/coach/memory/alice ${auth}
+  #    restore a snapshot: delete-then-write, it replaces alice's memory, for every agent
+  curl -s -X PUT ${gw}/v1/agents/coach/memory/alice ${auth} ${json} -d '{"confirm":true,"snapshot":{"units":[{"kind":"fact","text":"likes jazz"}]}}'
+
+  # the debug page: every conversation on this gateway, live
+  ${debugPage ? `open ${gw}/debug` : `DEBUG_PAGE=true npm run demo   # then open ${gw}/debug (off by default: it shows every caller's conversations)`}
 
   # metrics, health and the API contract
   curl -s ${gw}/metrics | grep agent_test_gateway_turn ; curl -s ${gw}/readyz ; curl -s ${gw}/openapi.json | head -c 300
@@ -65,5 +115,6 @@ Hold a conversation (copy and paste):
 AI assistants (MCP): the remote MCP server is ${gw}/mcp with the header 'Authorization: Bearer demo-token'
   npx mcp-inspector --cli ${gw}/mcp --header 'Authorization: Bearer demo-token' --method tools/call --tool-name test_agent --tool-arg agent=coach
 
-Ctrl-C stops everything.
-`);
+Ctrl-C stops everything. Port taken? PORT=8081 npm run demo
+`;
+}

@@ -45,7 +45,8 @@ t.test('which revision runs', async (t) => {
     ['coach.4', 409, 'revision_not_runnable', /Draft.*promote it to Preview to test it/, null],
     ['coach.1', 409, 'revision_not_runnable', /Archived/, null],
     ['coach.9', 404, 'revision_not_found', /no revision 9/, null],
-    ['draft-only', 409, 'no_published_revision', /name it as draft-only\.N/, null],
+    // Only a Draft: the answer says at once to promote it, rather than sending the caller to draft-only.1 first.
+    ['draft-only', 409, 'no_published_revision', /has only a Draft \(revision 1\).*promote it to Preview to test it/, null],
     ['preview-only', 409, 'no_published_revision', /preview-only\.1/, null],
     ['nobody', 404, 'agent_not_found', /nobody/, null],
   ];

@@ -23,10 +23,17 @@ interface Chat {
   exit: Promise<number | null>;
 }
 
-function startChat(t: { teardown(fn: () => unknown): void }, s: Stack, args: string[], env: Record<string, string> = {}): Chat {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'chat', ...args, '--gateway', s.url], {
+/** `args` as given when `gateway` is false (a pasted command names its own); else with `--gateway` the stack's URL. */
+function startChat(
+  t: { teardown(fn: () => unknown): void },
+  s: Stack,
+  args: string[],
+  env: Record<string, string> = {},
+  gateway = true,
+): Chat {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...(gateway ? ['chat', ...args, '--gateway', s.url] : args)], {
     cwd: ROOT,
-    env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', NO_COLOR: '1', ...env }),
+    env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', AGENT_TEST_GATEWAY_URL: '', NO_COLOR: '1', ...env }),
     stdio: 'pipe',
   });
   let stdout = '';
@@ -65,7 +72,7 @@ t.test('a three-turn conversation, a refused line, and end of input closing it',
   t.match(chat.stdout(), /coach> Hi, I'm coach\. How can I help\?/, 'the opening streams');
   const sessionId = /session ([0-9a-f-]{36})/.exec(chat.stdout())?.[1];
   t.match(sessionId, UUID, 'the session id is printed');
-  t.match(chat.stdout(), new RegExp(`chat coach --session ${sessionId}`), 'with how to reconnect');
+  t.match(chat.stdout(), `npx agent-test-gateway chat coach --gateway ${s.url} --session ${sessionId}\n`, 'with how to reconnect');
 
   let mark = chat.out().length;
   chat.send('Where is my order?');
@@ -143,6 +150,30 @@ t.test('--session reconnects to an existing conversation', async (t) => {
   t.equal(s.engine.record.connections[1]!.query.sessionId, sessionId);
   await eventually(() => s.engine.record.connections[1]!.closeCode !== undefined);
   t.equal(s.engine.record.connections[1]!.closeCode, 1000);
+});
+
+t.test('the reconnect hint, pasted as printed, reconnects to the same session', async (t) => {
+  const s = await startStack(t);
+  const first = startChat(t, s, ['coach', '--device-ref', 'alice', '--locale', 'de-DE']);
+  await first.waitFor(/you> $/);
+  const sessionId = /session ([0-9a-f-]{36})/.exec(first.stdout())?.[1] ?? '';
+  const hint = `npx agent-test-gateway chat coach --gateway ${s.url} --session ${sessionId} --device-ref alice --locale de-DE`;
+  t.match(first.stdout(), `reconnect later with: ${hint}\n`, 'with npx, the gateway and the connect settings');
+  first.child.stdin.end();
+  t.equal(await first.exit, 0);
+  t.match(first.stdout(), `Closed session ${sessionId}. Reconnect to it with: ${hint}`, 'and again when it closes');
+
+  // As pasted: everything after `npx agent-test-gateway`, and no --gateway added by the test.
+  const pasted = startChat(t, s, hint.split(' ').slice(2), {}, false);
+  await pasted.waitFor(/you> $/);
+  const mark = pasted.out().length;
+  pasted.send('planning?');
+  await pasted.waitFor(/you> $/, mark);
+  t.match(pasted.out().slice(mark), /coach> planning: 0 turns on this socket, 1 lines in this session/, 'the same engine session');
+  pasted.child.stdin.end();
+  t.equal(await pasted.exit, 0);
+  const [, again] = s.engine.record.connections;
+  t.match(again, { query: { sessionId }, settings: { deviceId: 'mcp:alice', locale: 'de-DE' } });
 });
 
 t.test('the agent ending the conversation ends the chat', async (t) => {

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type ConsoleMessage } from 'playwright-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -15,7 +16,10 @@ import { eventually, startStack } from './support/stack.js';
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOT = fileURLToPath(new URL('../docs/debug-page.png', import.meta.url));
+/** The committed screenshot in docs/ is refreshed only on purpose (`npm run screenshot`); otherwise into the ignored test/output/. */
+const DOCS_SCREENSHOT = fileURLToPath(new URL('../docs/debug-page.png', import.meta.url));
+const REFRESH_DOCS = process.env.UPDATE_DOCS_SCREENSHOT === 'true';
+const SCREENSHOT = REFRESH_DOCS ? DOCS_SCREENSHOT : fileURLToPath(new URL('./output/debug-page.png', import.meta.url));
 const ON = { DEBUG_PAGE: 'true' };
 /** Strings that must never reach the page: the callers' tokens and the engine identity in any form. */
 const SECRETS = ['demo-token', 'bob-token', 'Bearer', 'tester', 's3cret', Buffer.from('tester:s3cret').toString('base64')];
@@ -31,15 +35,34 @@ function stateSchema() {
   return ajv.compile({ $ref: 'doc#/components/schemas/DebugState' });
 }
 
+t.test('test screenshots go to an ignored folder, not over the committed one', async (t) => {
+  const ignored = readFileSync(fileURLToPath(new URL('../.gitignore', import.meta.url)), 'utf8').split('\n').map((l) => l.trim());
+  t.ok(ignored.includes('test/output/'), '.gitignore lists test/output/');
+  if (!REFRESH_DOCS) t.match(SCREENSHOT, /[\\/]test[\\/]output[\\/]debug-page\.png$/, 'a plain test run writes to test/output/');
+});
+
 t.test('the page is off by default', async (t) => {
   const s = await startStack(t);
   for (const path of ['/debug', '/debug/state', '/debug/app.js']) {
     const res = await s.call('GET', path, { token: null });
     t.equal(res.status, 404, `${path} is 404`);
     t.equal(res.body.error, 'not_found');
+    t.match(res.body.message, /start the gateway with DEBUG_PAGE=true/, `${path}: the 404 says how to turn the page on`);
   }
   const off = await startStack(t, { env: { DEBUG_PAGE: 'false' } });
-  t.equal((await off.call('GET', '/debug', { token: null })).status, 404, 'DEBUG_PAGE=false: 404');
+  const answer = await off.call('GET', '/debug', { token: null });
+  t.equal(answer.status, 404, 'DEBUG_PAGE=false: 404');
+  t.match(answer.headers['content-type'], /application\/json/, 'a JSON 404, not a bare one');
+  t.match(answer.body, { error: 'not_found', message: /DEBUG_PAGE=true/ });
+  const elsewhere = await off.call('GET', '/debugger', { token: null });
+  t.notMatch(elsewhere.body.message, /DEBUG_PAGE/, 'only /debug and below get the hint');
+});
+
+t.test('with the page on, an unknown path below /debug is a plain 404', async (t) => {
+  const s = await startStack(t, { env: ON });
+  const res = await s.call('GET', '/debug/nothing-here', { token: null });
+  t.equal(res.status, 404);
+  t.notMatch(res.body.message, /DEBUG_PAGE/);
 });
 
 t.test('the state: every caller’s conversations and the pool, never a token', async (t) => {
@@ -236,8 +259,16 @@ t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? fals
   const html = await page.content();
   for (const secret of SECRETS) t.notOk(html.includes(secret), `no ${secret} on the page`);
 
+  const committed = existsSync(DOCS_SCREENSHOT) ? readFileSync(DOCS_SCREENSHOT) : undefined;
+  mkdirSync(dirname(SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
-  t.ok(existsSync(SCREENSHOT), 'screenshot saved to docs/debug-page.png');
+  t.ok(existsSync(SCREENSHOT), `screenshot saved to ${SCREENSHOT}`);
+  if (!REFRESH_DOCS) {
+    t.ok(
+      committed === undefined ? !existsSync(DOCS_SCREENSHOT) : readFileSync(DOCS_SCREENSHOT).equals(committed),
+      'the committed docs/debug-page.png is left as it is',
+    );
+  }
 
   // The filter narrows the table to matching rows.
   await page.fill('#filter', 'u-bob');

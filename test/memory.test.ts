@@ -47,6 +47,19 @@ t.test('snapshot after aggregation, and a restore round trip', async (t) => {
   t.same(again.body.units, first.body.units, 'the snapshot is back, what came since is gone');
 });
 
+t.test("the memory is the simulated user's across agents: a restore through any agent you can view replaces it for all", async (t) => {
+  const s = await startStack(t);
+  await converse(s, 'carol', ['likes tea']);
+  const units = [{ kind: 'fact', text: 'restored through secure' }];
+  // secure is another agent, in another project the caller can view.
+  const restore = await s.call('PUT', memoryPath('carol', 'secure'), { body: { confirm: true, snapshot: { units } } });
+  t.equal(restore.status, 200);
+  t.match(restore.body.notes[1], /the simulated user's across every agent: the agent named in the call only authorized it/);
+  for (const agent of ['coach', 'preview-only', 'secure']) {
+    t.same((await s.call('GET', memoryPath('carol', agent))).body.units, units, `${agent} sees the same memory`);
+  }
+});
+
 t.test('restore is confirmation-gated and nothing is sent without it', async (t) => {
   const s = await startStack(t);
   await s.open('coach', { device_ref: 'bob' });
@@ -87,6 +100,10 @@ t.test('unknown devices, bad refs and callers without Viewer', async (t) => {
   const unknown = await s.call('GET', memoryPath('never-connected'));
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error, 'device_not_found');
+  t.match(unknown.body.message, /start a conversation with device_ref mcp:never-connected first/, 'the way out is named');
+  const unknownPut = await s.call('PUT', memoryPath('never-connected'), { body: { confirm: true, snapshot: { units: [] } } });
+  t.equal(unknownPut.status, 404);
+  t.match(unknownPut.body, { error: 'device_not_found', message: /start a conversation with device_ref mcp:never-connected first/ });
   const bad = await s.call('GET', memoryPath('a b'));
   t.equal(bad.status, 400);
   t.match(bad.body.message, /device_ref may use only letters, digits and \. _ : @ -/);

@@ -280,10 +280,12 @@ t.test('engine simulator', async (t) => {
   });
 
   t.test('fault directives', async (t) => {
-    const turnOf = async (line: string) => {
+    // `quietMs`: how long a silence ends the reading; short where the engine goes silent on purpose (hang),
+    // long where it answers late (delay) or big (huge), so that a busy machine does not cut the answer off.
+    const turnOf = async (line: string, quietMs = 150) => {
       const c = await open(socketUrl(engine, 'coach'));
       await c.element();
-      return { c, elements: await c.turn(line, 150) };
+      return { c, elements: await c.turn(line, quietMs) };
     };
 
     let r = await turnOf('sim:hang');
@@ -311,12 +313,12 @@ t.test('engine simulator', async (t) => {
     t.match(await m.element(), { text: 'You said: sim:malformed' }, 'then the normal reply');
     m.ws.close();
 
-    r = await turnOf('sim:huge:200000');
+    r = await turnOf('sim:huge:200000', 2000);
     t.equal((r.elements[0]?.text as string).length, 200000, 'huge');
     t.match(r.elements[1], { type: 'exit' });
     r.c.ws.close();
 
-    r = await turnOf('sim:unknown');
+    r = await turnOf('sim:unknown', 2000);
     t.same(r.elements, [
       { type: 'mystery', weird: true },
       { type: 'text', text: 'Something unusual.', mood: 'curious' },
@@ -325,7 +327,7 @@ t.test('engine simulator', async (t) => {
     r.c.ws.close();
 
     const started = Date.now();
-    r = await turnOf('sim:delay:80');
+    r = await turnOf('sim:delay:80', 2000);
     t.ok(Date.now() - started >= 80, 'delay');
     t.match(r.elements.at(-1), { type: 'exit' });
     r.c.ws.close();
@@ -430,6 +432,31 @@ t.test('engine simulator', async (t) => {
     t.ok(Date.now() - started >= 40, 'frames of a reply are spaced');
     c.ws.send('x'.repeat(11));
     t.equal(await c.closed, 1009, 'a longer line is refused');
+  });
+
+  t.test('options: paced speech speaks in sentences, spaced; off by default', async (t) => {
+    const paced = await startEngineSimulator({ speechPaceMs: 30 });
+    t.teardown(() => paced.close());
+    const c = await open(socketUrl(paced, 'coach'));
+    await c.element();
+    // The engine waits the pace before the second sentence: the turn cannot take less (a busy client only adds to it).
+    const started = performance.now();
+    const intro = await c.turn('#intro');
+    t.ok(performance.now() - started >= 30, 'the second sentence comes a pace after the first');
+    t.same(intro.filter((e) => e.type === 'text').map((e) => e.text), ["Hi, I'm coach.", 'How can I help?'], 'the opening in two sentences');
+    const reply = await c.turn('Where is my order?');
+    t.same(
+      reply.filter((e) => e.type === 'text').map((e) => e.text),
+      ['Let me see…', 'You said: Where is my order?', 'Anything else?'],
+      'an ordinary reply leads in, answers, and speaks again after response-end',
+    );
+    t.equal(reply.filter((e) => e.type === 'command' && e.name === 'tool-call').length, 2, 'the tool calls are still there');
+    c.ws.close();
+
+    const plain = await open(socketUrl(engine, 'coach'));
+    await plain.element();
+    t.same((await plain.turn('#intro')).filter((e) => e.type === 'text').length, 1, 'the default: one sentence at once');
+    plain.ws.close();
   });
 });
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
 import { childEnv, startStack, type Stack } from './support/stack.js';
@@ -142,13 +142,23 @@ t.test('suite problems stop the run before anything is sent: exit 2, the line na
     'bad.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: hi\n        expect:\n          tool: [a, b]\n',
     'nofixture.yaml': 'agent: coach\ndevice_ref: dora\nmemory:\n  confirm: true\n  restore: missing.json\nconversations:\n  - turns:\n      - line: hi\n',
   });
-  const result = await cli([join(dir, 'good.yaml'), join(dir, 'bad.yaml'), join(dir, 'nofixture.yaml'), 'nowhere.yaml', '--gateway', s.url]);
+  const out = join(dir, 'reports', 'junit.xml');
+  const result = await cli([join(dir, 'good.yaml'), join(dir, 'bad.yaml'), join(dir, 'nofixture.yaml'), 'nowhere.yaml', '--gateway', s.url, '--junit', out]);
   t.equal(result.code, 2);
   t.match(result.stderr, `${join(dir, 'bad.yaml')}:6: conversations[0].turns[0].expect.tool must be a string`);
   t.match(result.stderr, new RegExp(`nofixture\\.yaml:5: memory\\.restore: cannot read missing\\.json as JSON`));
   t.match(result.stderr, /nowhere\.yaml: cannot read the suite: ENOENT/);
   t.match(result.stderr, /3 problems in the suites; nothing was run\./);
   t.equal(result.stdout, '');
+  // CI's report step still finds a file: an <error> per suite, saying why it did not run.
+  const { valid, doc } = await readJunit(out);
+  t.equal(valid, true, 'the JUnit file is well-formed XML');
+  t.match(doc, { tests: '4', errors: '4', failures: '0' });
+  const errorOf = (name: string) => doc.testsuite.find((suite: Xml) => suite.name === name).testcase[0].error;
+  t.match(errorOf('bad'), { type: 'suite_invalid', message: /bad\.yaml:6: conversations\[0\]\.turns\[0\]\.expect\.tool must be a string/ });
+  t.match(errorOf('nofixture'), { type: 'suite_invalid', message: /memory\.restore: cannot read missing\.json/ });
+  t.match(errorOf('nowhere'), { type: 'suite_invalid', message: /cannot read the suite/ });
+  t.match(errorOf('good'), { type: 'not_run', message: /problems in other suites/ });
   t.equal(noEngine(s), 0, 'nothing reached the engine');
   t.equal(s.platform.requests.length, 0, 'nor the platform');
 });
@@ -167,9 +177,11 @@ t.test('usage and HTTP problems: exit 2', async (t) => {
   const unknown = await cli([suite, '--junt', 'x.xml']);
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /unknown option --junt/);
-  const noToken = await cli([suite, '--gateway', s.url], { AGENT_TEST_GATEWAY_TOKEN: '' });
+  const noTokenOut = join(dir, 'no-token.xml');
+  const noToken = await cli([suite, '--gateway', s.url, '--junit', noTokenOut], { AGENT_TEST_GATEWAY_TOKEN: '' });
   t.equal(noToken.code, 2);
   t.match(noToken.stderr, /set AGENT_TEST_GATEWAY_TOKEN/);
+  t.match((await readJunit(noTokenOut)).doc.testsuite[0].testcase[0].error, { type: 'no_token' });
   const badUrl = await cli([suite, '--gateway', 'localhost:8080']);
   t.equal(badUrl.code, 2);
   t.match(badUrl.stderr, /--gateway must be an http:\/\/ or https:\/\/ URL/);
@@ -210,7 +222,11 @@ conversations:
   const result = await cli([join(dir, 'suites', 'memory.yaml'), '--gateway', s.url]);
   t.equal(result.code, 0, result.stdout + result.stderr);
   t.match(result.stdout, /memory of mcp:erin: restored 1 unit before the run/);
-  t.match(result.stdout, /memory snapshot written to out\/erin-after\.json/);
+  // The path as it opens from where the command ran (the test's cwd is the repository), not relative to the suite.
+  t.match(result.stdout, `memory snapshot written to ${relative(process.cwd(), join(dir, 'suites', 'out', 'erin-after.json'))}\n`);
+  t.match(result.stdout, /note: The device had never connected, so the run first opened one engine session for it/, 'the warm-up session is reported');
+  t.match(result.stdout, /note: The restore was the engine's own delete-then-write/, 'the memory notes are in the report');
+  t.match(result.stdout, /note: The engine aggregates a session into memory about 30 s after its connection closes.*set memory\.wait_ms/);
   const saved = JSON.parse(await readFile(join(dir, 'suites', 'out', 'erin-after.json'), 'utf8'));
   t.match(saved, { device_ref: 'mcp:erin', user_id: /^u-/ });
   t.same(

@@ -108,6 +108,31 @@ conversations:
     ]);
   });
 
+  t.test('every problem at once: a duplicate name beside problems of single fields', async (t) => {
+    const yaml = `agent: coach
+memory:
+  save: 7
+conversations:
+  - name: a
+    turns:
+      - line: hi
+        expect: { tool: 3 }
+      - line: "#intro"
+  - name: " a "
+    wait_ms: -1
+    turns:
+      - line: hi
+`;
+    t.same(problemsOf(yaml), [
+      'suite.yaml:2: memory needs device_ref at the top of the suite: the simulated user whose memory is restored or saved',
+      'suite.yaml:3: memory.save must be a file path: where to write the snapshot taken after the run, relative to the suite file',
+      'suite.yaml:8: conversations[0].turns[0].expect.tool must be a string',
+      "suite.yaml:9: conversations[0].turns[1].line may be #intro only in the first turn of a conversation: it is the agent's opening",
+      'suite.yaml:10: conversations[1].name must be unique within the suite: conversations[0] is also called "a"',
+      'suite.yaml:11: conversations[1].wait_ms must not be negative',
+    ]);
+  });
+
   t.test('YAML errors, an empty file, a list, a missing agent', async (t) => {
     t.match(problemsOf('agent: coach\nconversations:\n  - turns:\n      - line: "x\n'), [/^suite\.yaml:\d+: YAML: Missing closing "quote/]);
     t.match(problemsOf('agent: coach\nagent: coach\n'), [/^suite\.yaml:2: YAML: Map keys must be unique/]);

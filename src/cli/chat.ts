@@ -1,8 +1,8 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
-import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } from './connection.js';
+import { parseOptions, reconnectCommand, Usage, USAGE, type Options } from './chat-options.js';
+import { ndjsonLines } from './connection.js';
 
 /**
  * `agent-test-gateway chat <agent>`: a conversation with an agent from a terminal, through a
@@ -13,21 +13,6 @@ import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } fro
  *
  * The gateway decides what a line may be: a refused line is sent and its 400 message shown.
  */
-
-const USAGE = `usage: agent-test-gateway chat <agent> [options]
-
-  <agent>              an agent ref (coach) or ref.N for revision N (coach.7)
-
-options:
-  --gateway URL        the gateway (default: $AGENT_TEST_GATEWAY_URL or http://127.0.0.1:8080)
-  --device-ref X       the simulated user (forced under mcp:); default: a fresh one
-  --locale L           the engine locale, e.g. en-US (default en-US)
-  --session ID         reconnect to an existing conversation instead of opening a new one
-  -h, --help           this help
-
-The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
-Type a line and Enter to send it; Ctrl-C or Ctrl-D closes the conversation.
-`;
 
 const NDJSON = 'application/x-ndjson';
 
@@ -60,8 +45,6 @@ interface TurnEnd {
   cancelled?: boolean;
 }
 
-class Usage extends Error {}
-
 export async function main(args: string[], io: ChatIO = processIO()): Promise<number> {
   let opts;
   try {
@@ -82,53 +65,6 @@ function processIO(): ChatIO {
     errors: process.stderr,
     env: process.env,
     color: process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
-  };
-}
-
-interface Options {
-  agent: string;
-  gateway: string;
-  token: string;
-  deviceRef?: string;
-  locale?: string;
-  session?: string;
-}
-
-function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        gateway: { type: 'string' },
-        'device-ref': { type: 'string' },
-        locale: { type: 'string' },
-        session: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    throw new Usage((err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) throw new Usage('');
-  if (positionals.length !== 1) {
-    throw new Usage(positionals.length === 0 ? 'name the agent, e.g. coach' : `one agent only, not ${positionals.join(' ')}`);
-  }
-  const gateway = gatewayUrl(values.gateway, env);
-  const problem = gatewayProblem(gateway);
-  if (problem !== undefined) throw new Usage(problem);
-  const token = tokenFrom(env);
-  if (!token) throw new Usage(MISSING_TOKEN);
-  return {
-    agent: positionals[0]!,
-    gateway,
-    token,
-    ...(values['device-ref'] === undefined ? {} : { deviceRef: values['device-ref'] }),
-    ...(values.locale === undefined ? {} : { locale: values.locale }),
-    ...(values.session === undefined ? {} : { session: values.session.trim() }),
   };
 }
 
@@ -184,9 +120,7 @@ class Chat {
         return opened.sessionId === undefined ? 1 : this.#close(1);
       }
       this.#afterTurn(opened.result);
-      this.#say(
-        this.#paint('dim', `session ${this.#sessionId} · reconnect later with: agent-test-gateway chat ${agent} --session ${this.#sessionId}`),
-      );
+      this.#say(this.#paint('dim', `session ${this.#sessionId} · reconnect later with: ${reconnectCommand(this.#opts, this.#sessionId!)}`));
       if (this.#ended(opened.result)) return 0;
     } else {
       this.#say(`Session ${this.#sessionId} with ${agent}: your first line reconnects to it.`);
@@ -348,7 +282,7 @@ class Chat {
       });
       const text = await res.body.text();
       if (res.statusCode === 204) {
-        this.#say(this.#paint('dim', `Closed session ${id}.`));
+        this.#say(this.#paint('dim', `Closed session ${id}. Reconnect to it with: ${reconnectCommand(this.#opts, id)}`));
         const note = res.headers['x-conversation-note'];
         if (typeof note === 'string' && note !== '') this.#say(this.#paint('dim', `  note: ${note}`));
         return code;

@@ -12,7 +12,7 @@ const USAGE = `usage:
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
-or http://localhost:8080.
+or http://127.0.0.1:8080.
 `;
 
 const [command, ...args] = process.argv.slice(2);

@@ -1,5 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, extname, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { request } from 'undici';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } from './connection.js';
 import { expandSuitePatterns } from './patterns.js';
@@ -221,10 +221,18 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     io.stdout(USAGE);
     return 0;
   }
+  // A suite that cannot run still leaves a JUnit <error> behind, so that CI's report step finds its file.
+  const notRun = async (errorOf: (file: string) => JUnitSuite['error']): Promise<number> => {
+    if (options.junit !== undefined) {
+      const suites = options.files.map((file) => ({ name: basename(file, extname(file)), file, error: errorOf(file) }));
+      await writeJunit(options.junit, suites, io);
+    }
+    return 2;
+  };
   const token = tokenFrom(io.env);
   if (!token) {
     io.stderr(`agent-test-gateway run: ${MISSING_TOKEN}\n`);
-    return 2;
+    return notRun(() => ({ error: 'no_token', message: `Not run: ${MISSING_TOKEN}.` }));
   }
 
   // Every suite is read before anything runs: one bad file stops the whole run, with every problem.
@@ -238,7 +246,12 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   if (problems.length > 0) {
     io.stderr(`${problems.map(formatProblem).join('\n')}\n`);
     io.stderr(`${problems.length} problem${problems.length === 1 ? '' : 's'} in the suites; nothing was run.\n`);
-    return 2;
+    return notRun((file) => {
+      const own = problems.filter((p) => p.file === file).map(formatProblem);
+      return own.length > 0
+        ? { error: 'suite_invalid', message: own.join('\n') }
+        : { error: 'not_run', message: 'Not run: problems in other suites of this run stopped it before anything was sent.' };
+    });
   }
 
   const junit: JUnitSuite[] = [];
@@ -279,7 +292,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
       if (report.memory?.snapshot) {
         await mkdir(dirname(path), { recursive: true });
         await writeFile(path, `${JSON.stringify(report.memory.snapshot, null, 2)}\n`);
-        io.stdout(`  memory snapshot written to ${save}\n`);
+        io.stdout(`  memory snapshot written to ${openable(path)}\n`);
       } else {
         broken = true;
         io.stderr(`${suite.file}: memory.save: no snapshot to write to ${save}: ${report.memory?.error?.message ?? 'the gateway returned none'}\n`);
@@ -288,15 +301,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     io.stdout('\n');
   }
 
-  if (options.junit !== undefined) {
-    try {
-      await mkdir(dirname(resolve(options.junit)), { recursive: true });
-      await writeFile(options.junit, junitXml(junit));
-    } catch (err) {
-      io.stderr(`agent-test-gateway run: cannot write ${options.junit}: ${(err as Error).message}\n`);
-      broken = true;
-    }
-  }
+  if (options.junit !== undefined && !(await writeJunit(options.junit, junit, io))) broken = true;
   const ran = junit.filter((s) => s.report !== undefined).length;
   const passedCount = junit.filter((s) => s.report?.passed === true).length;
   io.stdout(
@@ -305,4 +310,22 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     }\n`,
   );
   return broken ? 2 : failed ? 1 : 0;
+}
+
+/** A path as the user can open it from where the command ran: relative to the working directory when inside it, else absolute. */
+function openable(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/** Writes the JUnit file (its folder created); false, with the reason on stderr, when it cannot. */
+async function writeJunit(path: string, suites: JUnitSuite[], io: Io): Promise<boolean> {
+  try {
+    await mkdir(dirname(resolve(path)), { recursive: true });
+    await writeFile(path, junitXml(suites));
+    return true;
+  } catch (err) {
+    io.stderr(`agent-test-gateway run: cannot write ${path}: ${(err as Error).message}\n`);
+    return false;
+  }
 }

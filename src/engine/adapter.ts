@@ -108,7 +108,10 @@ export function createEngineAdapter(config: Config, metrics: Metrics): EngineAda
   async function deviceUser(deviceRef: string): Promise<string> {
     const res = await call('GET', `/api/devices/${encodeURIComponent(deviceRef)}/user`, '/api/devices/{deviceId}/user');
     if (res.status === 404) {
-      throw new GatewayError('device_not_found', `The device ${deviceRef} never connected to the engine, so it has no memory.`);
+      throw new GatewayError(
+        'device_not_found',
+        `The device ${deviceRef} never connected to the engine, so it has no engine user and no memory yet: start a conversation with device_ref ${deviceRef} first (with any agent), then call again.`,
+      );
     }
     const userId = (res.body as { userId?: unknown } | undefined)?.userId;
     if (res.status !== 200 || typeof userId !== 'string') throw unexpected('the device look-up', res.status);

@@ -73,6 +73,8 @@ export class EngineSocket {
   #active: ActiveTurn | undefined;
   #closed: ClosedInfo | undefined;
   #lastFault: string | undefined;
+  /** The close code the gateway's side sent after a protocol fault of the engine (1009: frame too big). */
+  #faultCloseCode: number | undefined;
   #onClose: ((info: ClosedInfo) => void) | undefined;
   #onAdmission: AdmissionListener | undefined;
   #turnsRun = 0;
@@ -94,8 +96,9 @@ export class EngineSocket {
     this.#onAdmission = onAdmission;
     this.#ended = new Promise((resolve) => ws.once('close', () => resolve()));
     ws.on('message', (data, isBinary) => this.#onFrame(data, isBinary));
-    ws.on('error', (err) => {
+    ws.on('error', (err: Error & { code?: string }) => {
       this.#lastFault = describeSocketError(err, maxFrameBytes);
+      this.#faultCloseCode ??= faultCloseCode(err);
     });
     ws.on('close', (code, reason) => this.#onSocketClose(code, reason.toString()));
   }
@@ -211,6 +214,10 @@ export class EngineSocket {
   }
 
   #closedNote(): string {
+    // The client library closed it, not the engine: the code the engine's side reports (1006) would mislead.
+    if (this.#faultCloseCode !== undefined) {
+      return `The gateway closed the engine socket with code ${this.#faultCloseCode} before the turn's exit element: ${this.#lastFault}.`;
+    }
     const info = this.#closed;
     const how = info ? ` with code ${info.code}${info.reason ? ` (${info.reason})` : ''}` : '';
     return `The engine socket closed${how} before the turn's exit element${this.#lastFault ? `: ${this.#lastFault}` : ''}.`;
@@ -220,6 +227,17 @@ export class EngineSocket {
 function cancelNote(reason: unknown): string {
   return typeof reason === 'string' ? reason : 'The turn was cancelled: the caller hung up before it ended.';
 }
+
+/** The close code ws sends when it gives up on a frame (its receiver errors); any other WS_ERR_ is a protocol error. */
+const WS_FAULT_CLOSE: Record<string, number> = {
+  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: 1009,
+  WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH: 1009,
+  WS_ERR_INVALID_UTF8: 1007,
+  WS_ERR_TOO_MANY_BUFFERED_PARTS: 1008,
+};
+
+const faultCloseCode = ({ code = '' }: Error & { code?: string }): number | undefined =>
+  WS_FAULT_CLOSE[code] ?? (code.startsWith('WS_ERR_') ? 1002 : undefined);
 
 function describeSocketError(err: Error & { code?: string }, maxFrameBytes: number): string {
   if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {

@@ -73,6 +73,9 @@ const envSchema = z.object({
   MCP_SESSION_IDLE_MS: integer('MCP_SESSION_IDLE_MS', 1_800_000, 1_000),
 });
 
+/** Every environment variable the service reads (the chart's tests check each one is settable). */
+export const ENV_VARIABLES = Object.keys(envSchema.shape);
+
 export interface Config {
   engineUrl: string;
   platformUrl: string;

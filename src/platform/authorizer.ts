@@ -111,6 +111,14 @@ function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisio
   if (agent.revision === null) {
     if (wanted) return wanted;
     const preview = revisions.find((r) => r.state === 'Preview');
+    const draft = revisions.find((r) => r.state === 'Draft');
+    if (!preview && draft) {
+      // Naming the Draft as ref.N would only be refused in turn: say at once what unblocks it.
+      return new GatewayError(
+        'no_published_revision',
+        `The agent ${agent.ref} has only a Draft (revision ${draft.revision}), no Published or Preview revision, and the engine runs a Draft for no anonymous session: promote it to Preview to test it, then name it as ${agent.ref}.N (e.g. ${agent.ref}.${draft.revision} once promoted).`,
+      );
+    }
     return new GatewayError(
       'no_published_revision',
       `The agent ${agent.ref} has no Published revision; to test a Preview revision, name it as ${agent.ref}.N${

@@ -44,7 +44,14 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const error = notFound(request.method, request.url.split('?')[0] ?? '');
+    const path = request.url.split('?')[0] ?? '';
+    const error =
+      !app.config.debugPage && /^\/debug(\/|$)/.test(path)
+        ? new GatewayError(
+            'not_found',
+            'The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug (it shows every caller\'s conversations on this pod, so it is off by default).',
+          )
+        : notFound(request.method, path);
     countRefusal(app.metrics, error);
     return reply.code(error.status).send(error.toJSON());
   });

@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
+import { agentReply } from './agent.js';
 import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
 
 /** One engine element (a JSON object per text frame); memory units are opaque objects too. */
@@ -98,6 +99,10 @@ export interface EngineSimulatorOptions {
   sessionEndDelayMs?: number;
   /** pause between the element frames of a reply (default 0) */
   replyDelayMs?: number;
+  /** paced speech, for the demo: the default agent speaks in a few sentences (text elements),
+   * this far apart, so that a stream visibly arrives element by element (default 0: off, one
+   * sentence at once, as the tests expect) */
+  speechPaceMs?: number;
   /** answer 401 to HTTP Basic credentials the engine does not know, as engines from 2026.42.1 do
    * (default true); older engines ignore them and treat the session as anonymous */
   rejectUnknownIdentityWith401?: boolean;
@@ -121,14 +126,6 @@ interface Admitted {
   conn: EngineConnection;
   agent: Agent;
   identity?: EngineIdentity;
-}
-
-/** How a turn is answered: its element frames (a string is sent as is: not JSON), then what follows. */
-interface Reply {
-  elements: Array<Json | string>;
-  delayMs?: number;
-  /** close code, `drop` (no close frame), `hang` (no exit ever), `exit` (#exit: the session ends now) */
-  then?: number | 'drop' | 'hang' | 'exit';
 }
 
 /** Percent-decodes with `+` as a space, keeping a malformed `%` sequence as it is. */
@@ -156,67 +153,11 @@ export function decodeEngineQuery(rawQuery: string): { params: Array<[string, st
   return { params, query: Object.fromEntries(params) };
 }
 
-const text = (t: string): Json => ({ type: 'text', text: t });
-const command = (name: string, params?: Json): Json => (params ? { type: 'command', name, params } : { type: 'command', name });
-const exit = (sessionEnded: boolean): Json => ({ type: 'exit', sessionEnded });
-const RESPONSE_END = command('response-end');
-
-/** The default agent's reply to an ordinary line: the engine goes on planning and speaking after response-end. */
-function ordinaryReply(line: string): Json[] {
-  return [
-    ...(/order/i.test(line)
-      ? [command('tool-call', { name: 'lookup_order', result: 'started' }), command('tool-call', { name: 'lookup_order', result: 'completed' })]
-      : []),
-    ...(/size/i.test(line) ? [command('multimodal-interaction', { ref: 'size_chart' })] : []),
-    text(`You said: ${line}`),
-    RESPONSE_END,
-    command('realtime-planning', { text: 'Deciding what to ask next.' }),
-    text('Anything else?'),
-    exit(false),
-  ];
-}
-
-/** The default agent, every agent: `socketLines` and `sessionLines` count the lines before this one. */
-function agentReply(line: string, ref: string, socketLines: number, sessionLines: number): Reply {
-  if (line === '#intro') return { elements: [text(`Hi, I'm ${ref}. How can I help?`), RESPONSE_END, exit(false)] };
-  if (line === '#exit') return { elements: [exit(true)], then: 'exit' };
-  // #ready:… and any other action: recorded (the gateway must never send one), answered with a bare exit.
-  if (line.startsWith('#')) return { elements: [exit(false)] };
-  if (line === 'planning?') {
-    return {
-      elements: [text(`planning: ${socketLines} turns on this socket, ${sessionLines} lines in this session`), RESPONSE_END, exit(false)],
-    };
-  }
-  const directive = /^sim:([a-z0-9-]+)(?::(.*))?$/.exec(line);
-  const arg = directive?.[2] ?? '';
-  switch (directive?.[1]) {
-    case 'hang':
-      return { elements: [text('Let me think about that…')], then: 'hang' };
-    case 'drop':
-      return { elements: [text('Let me think about that…')], then: 'drop' };
-    case 'close-1011':
-      return { elements: [text('Let me think about that…')], then: 1011 };
-    case 'error':
-      return { elements: [{ type: 'error', code: 'INTERNAL', message: 'Simulated internal error.' }], then: 1011 };
-    case 'malformed':
-      return { elements: ['this frame is not JSON {', ...ordinaryReply(line)] };
-    case 'huge':
-      return { elements: [text('x'.repeat(Math.max(0, Number(arg) || 0))), exit(false)] };
-    case 'delay':
-      return { elements: ordinaryReply(line), delayMs: Math.max(0, Number(arg) || 0) };
-    case 'unknown':
-      return { elements: [{ type: 'mystery', weird: true }, { type: 'text', text: 'Something unusual.', mood: 'curious' }, exit(false)] };
-    case 'remember': // aggregation reads the fact from the session's lines
-      return { elements: ordinaryReply(line) };
-  }
-  if (/\b(good)?bye\b/i.test(line)) return { elements: [text('Goodbye!'), RESPONSE_END, exit(true)], then: 1000 };
-  return { elements: ordinaryReply(line) };
-}
-
 export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): Promise<EngineSimulator> {
   const world = opts.world ?? demoWorld();
   const sessionEndDelayMs = opts.sessionEndDelayMs ?? 30_000;
   const replyDelayMs = opts.replyDelayMs ?? 0;
+  const speechPaceMs = opts.speechPaceMs ?? 0;
   const rejectUnknownIdentity = opts.rejectUnknownIdentityWith401 ?? true;
 
   const record: EngineSimulator['record'] = { connections: [], memoryRequests: [], endOfConversation: [] };
@@ -417,11 +358,13 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         send({ type: 'error', code: 'FORBIDDEN', message: `Not admitted to project ${agent.projectId}.` });
         return closeBy(1008, 'forbidden');
       }
-      const reply = agentReply(line, agent.ref, socketLines, s.lines.length);
+      const reply = agentReply(line, agent.ref, socketLines, s.lines.length, speechPaceMs > 0);
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       for (const [i, element] of reply.elements.entries()) {
-        if (i > 0 && replyDelayMs > 0) await new Promise((r) => setTimeout(r, replyDelayMs));
+        // Paced speech pauses before each sentence but the first, as a speaking agent would.
+        const pause = i === 0 ? 0 : replyDelayMs + (typeof element === 'object' && element.type === 'text' ? speechPaceMs : 0);
+        if (pause > 0) await new Promise((r) => setTimeout(r, pause));
         send(element);
       }
       switch (reply.then) {

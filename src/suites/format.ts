@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { connectFields, INTRO, lineSchema, withinChars, type ConnectInput } from '../schemas/connect.js';
+import { connectFields, lineSchema, withinChars, type ConnectInput } from '../schemas/connect.js';
 import { agentSchema, type AgentRef } from '../schemas/requests.js';
+import { ALWAYS, crossCheck, defaultName } from './cross-check.js';
 
 /**
  * The test suite format, one schema for both forms a suite takes:
@@ -166,9 +167,6 @@ const conversationSchema = z.strictObject({
     .max(MAX_TURNS, { error: `must list at most ${MAX_TURNS} turns` }),
 });
 
-const RESTORE_RULE =
-  "must be true to restore: the engine's restore is delete-then-write, it clears the simulated user's memory before loading the snapshot";
-
 const fileMemorySchema = z.strictObject({
   restore: nonEmpty('a file path: a JSON snapshot, relative to the suite file').optional(),
   confirm: z.boolean({ error: 'must be true or false' }).optional(),
@@ -206,54 +204,6 @@ function suiteShape(form: SuiteForm) {
 
 type RawSuite = z.output<ReturnType<typeof suiteShape>>;
 
-/** The rules that span fields. */
-function crossCheck(suite: RawSuite, ctx: z.RefinementCtx): void {
-  const names = new Map<string, number>();
-  suite.conversations.forEach((conv, i) => {
-    const name = conv.name ?? defaultName(i);
-    const first = names.get(name);
-    if (first !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['conversations', i, 'name'],
-        message: `must be unique within the suite: conversations[${first}] is also called "${name}"`,
-      });
-    } else names.set(name, i);
-    conv.turns.forEach((turn, j) => {
-      if (j > 0 && turn.line === INTRO) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['conversations', i, 'turns', j, 'line'],
-          message: `may be ${INTRO} only in the first turn of a conversation: it is the agent's opening`,
-        });
-      }
-      if (j < conv.turns.length - 1 && turn.expect?.ended_by_agent === true) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['conversations', i, 'turns', j, 'expect', 'ended_by_agent'],
-          message: 'can be true only in the last turn of a conversation: the turns after it could not run',
-        });
-      }
-    });
-  });
-  const memory = suite.memory;
-  if (memory === undefined) return;
-  if (suite.device_ref === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['memory'],
-      message: 'needs device_ref at the top of the suite: the simulated user whose memory is restored or saved',
-    });
-  }
-  if (memory.restore === undefined && (memory.save === undefined || memory.save === false)) {
-    ctx.addIssue({ code: 'custom', path: ['memory'], message: 'must set restore, save or both' });
-  }
-  if (memory.restore !== undefined && memory.confirm !== true) {
-    ctx.addIssue({ code: 'custom', path: ['memory', 'confirm'], message: RESTORE_RULE });
-  }
-}
-
-const defaultName = (index: number): string => `conversation ${index + 1}`;
 
 function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>, deviceRef: string) => M): Suite<M> {
   const base = {
@@ -283,7 +233,7 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
 }
 
 export const httpSuiteSchema = suiteShape('http')
-  .superRefine(crossCheck)
+  .superRefine(crossCheck, ALWAYS)
   .transform((raw) =>
     normalize<HttpMemory>(raw, (m, deviceRef) => ({
       deviceRef,
@@ -294,7 +244,7 @@ export const httpSuiteSchema = suiteShape('http')
   );
 
 export const fileSuiteSchema = suiteShape('file')
-  .superRefine(crossCheck)
+  .superRefine(crossCheck, ALWAYS)
   .transform((raw) =>
     normalize<FileMemory>(raw, (m, deviceRef) => ({
       deviceRef,

@@ -106,6 +106,10 @@ export function renderReport(report: RunReport, title: string): string {
     out.push(`  memory of ${report.memory.device_ref} after the run: ${report.memory.snapshot.unit_count} unit${report.memory.snapshot.unit_count === 1 ? '' : 's'}`);
   }
   if (report.memory?.error) out.push(`  ${FAIL} memory after the run: ${report.memory.error.message}`);
+  // The warm-up session, the restore's delete-then-write, a snapshot taken before aggregation: not said above.
+  for (const note of report.memory?.notes ?? []) {
+    if (!report.memory?.error || !note.includes(report.memory.error.message)) out.push(`    note: ${note}`);
+  }
   out.push(`  ${summaryLine(report)}`);
   return `${out.join('\n')}\n`;
 }

@@ -195,6 +195,11 @@ t.test('a frame over ENGINE_MAX_FRAME_BYTES: engine_error naming the limit, the 
     answer.body.notes.some((n: string) => n.includes(`larger than the configured limit of ${MAX_FRAME_BYTES} bytes (ENGINE_MAX_FRAME_BYTES)`)),
     'the note names the limit',
   );
+  t.ok(
+    answer.body.notes.some((n: string) => /^The gateway closed the engine socket with code 1009 before the turn's exit element/.test(n)),
+    'the note says the gateway closed it with 1009',
+  );
+  t.notOk(answer.body.notes.some((n: string) => /1006/.test(n)), 'not the 1006 the engine side reports');
   t.ok(JSON.stringify(answer.body).length < MAX_FRAME_BYTES * 2, 'the huge frame is not in the answer');
   await eventually(() => socket.closedAt !== undefined);
   t.equal(socket.closeCode, 1009, 'the socket closed (1009: message too big)');

@@ -40,9 +40,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
-terminationGracePeriodSeconds, refused when the kubelet's SIGKILL could land before the drain
-ends: the preStop sleep, then a turn that may have begun just before SIGTERM (its budget), then
-the shutdown grace. Rounded up to whole seconds.
+terminationGracePeriodSeconds, refused unless it is above
+  preStopSleepSeconds + (config.turnBudgetMs + config.shutdownGraceMs) / 1000   (5 + 90 + 95 = 190 by default)
+The kubelet starts this clock when it begins terminating the pod and sends SIGKILL when it runs
+out, so everything before the process exits must fit in it:
+  - preStopSleepSeconds: the preStop hook sleeps first, while endpoints, ingress upstreams and
+    kube-proxy stop sending new calls; SIGTERM reaches node only after it;
+  - config.shutdownGraceMs: on SIGTERM readiness turns false and running turns get
+    SHUTDOWN_GRACE_MS before every engine socket closes (server.ts);
+  - config.turnBudgetMs: a turn that began just before SIGTERM may run its whole budget (90 s),
+    and is added on top so the bound holds whether or not that turn counts against the grace.
+A value at or below the sum lets SIGKILL cut turns off mid-drain, with no close and no answer.
+Rounded up to whole seconds.
 */}}
 {{- define "agent-test-gateway.terminationGracePeriodSeconds" -}}
 {{- $drainMs := add (int64 .Values.config.turnBudgetMs) (int64 .Values.config.shutdownGraceMs) }}

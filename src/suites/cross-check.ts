@@ -1,0 +1,75 @@
+import type { z } from 'zod';
+import { INTRO } from '../schemas/connect.js';
+
+/**
+ * The suite rules that span fields (format.ts has the rules of single fields): unique
+ * conversation names, #intro only first, ended_by_agent only last, and what memory needs.
+ */
+
+/** What an unnamed conversation is called: in reports, and for the uniqueness of names. */
+export const defaultName = (index: number): string => `conversation ${index + 1}`;
+
+const RESTORE_RULE =
+  "must be true to restore: the engine's restore is delete-then-write, it clears the simulated user's memory before loading the snapshot";
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * The rules that span fields. They run even when fields failed their own rules (`when` below),
+ * so a suite's every problem is reported at once; hence the raw value is read defensively.
+ */
+export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
+  if (!isRecord(suite)) return;
+  const names = new Map<string, number>();
+  listOf(suite.conversations).forEach((conv, i) => {
+    if (!isRecord(conv)) return;
+    const name = typeof conv.name === 'string' ? conv.name.trim() : defaultName(i);
+    const first = names.get(name);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['conversations', i, 'name'],
+        message: `must be unique within the suite: conversations[${first}] is also called "${name}"`,
+      });
+    } else names.set(name, i);
+    const turns = listOf(conv.turns);
+    turns.forEach((turn, j) => {
+      if (!isRecord(turn)) return;
+      if (j > 0 && typeof turn.line === 'string' && turn.line.trim() === INTRO) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['conversations', i, 'turns', j, 'line'],
+          message: `may be ${INTRO} only in the first turn of a conversation: it is the agent's opening`,
+        });
+      }
+      if (j < turns.length - 1 && isRecord(turn.expect) && turn.expect.ended_by_agent === true) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['conversations', i, 'turns', j, 'expect', 'ended_by_agent'],
+          message: 'can be true only in the last turn of a conversation: the turns after it could not run',
+        });
+      }
+    });
+  });
+  const memory = suite.memory;
+  if (!isRecord(memory)) return;
+  if (suite.device_ref === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['memory'],
+      message: 'needs device_ref at the top of the suite: the simulated user whose memory is restored or saved',
+    });
+  }
+  if (memory.restore === undefined && (memory.save === undefined || memory.save === false)) {
+    ctx.addIssue({ code: 'custom', path: ['memory'], message: 'must set restore, save or both' });
+  }
+  // A confirm that is not a boolean already has its own problem.
+  if (memory.restore !== undefined && (memory.confirm === undefined || memory.confirm === false)) {
+    ctx.addIssue({ code: 'custom', path: ['memory', 'confirm'], message: RESTORE_RULE });
+  }
+}
+
+/** Run the cross-field rules whatever else failed: every problem of a suite in one answer. */
+export const ALWAYS = { when: () => true };

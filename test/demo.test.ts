@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { request } from 'undici';
+import { ndjsonLines } from '../src/cli/connection.js';
+import { childEnv, eventually } from './support/stack.js';
+
+/**
+ * `npm run demo` as a newcomer meets it: the real script (tsx, no build) as a child process.
+ * A taken port is named with the way out; a turn streams its sentences spread in time.
+ */
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+function startDemo(t: { teardown(fn: () => unknown): void }, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/demo.ts'], {
+    cwd: ROOT,
+    env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEBUG_PAGE: 'false', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (output.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output.stderr += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return { child, output, exit };
+}
+
+t.test('a taken port: a message naming it and how to move the demo, exit non-zero', async (t) => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+  const { port } = holder.address() as AddressInfo;
+
+  const demo = startDemo(t, { PORT: String(port) });
+  const code = await demo.exit;
+  t.not(code, 0, 'exits non-zero');
+  t.match(demo.output.stderr, `port ${port} on 127.0.0.1 is already in use`, 'names the port');
+  t.match(demo.output.stderr, `PORT=${port + 1} npm run demo`, 'and how to move it');
+  t.notMatch(demo.output.stdout, /gateway on/, 'no walk-through for a demo that is not running');
+});
+
+t.test('the walk-through, and a streamed turn arriving sentence by sentence', async (t) => {
+  const demo = startDemo(t, { PORT: '0' });
+  try {
+    await eventually(() => /Ctrl-C stops everything/.test(demo.output.stdout), 60_000);
+  } catch {
+    throw new Error(`the demo never printed its banner:\n${demo.output.stdout}\n${demo.output.stderr}`);
+  }
+  const banner = demo.output.stdout;
+  const gw = /gateway on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '';
+  t.match(gw, /:\d+$/, 'the banner names the port it listens on, not the 0 it was given');
+  const pace = Number(/sentences (\d+) ms apart/.exec(banner)?.[1]);
+  t.ok(pace > 0, `the banner states the pace (${pace} ms)`);
+  t.match(banner, /this demo's engine: (\d+) s\), so a snapshot read at once is empty/, 'why the memory step waits');
+  t.match(banner, /sleep \d+; curl -s \S+\/v1\/agents\/coach\/memory\/alice/, 'and how');
+  t.match(banner, /curl -s -X PUT \S+\/v1\/agents\/coach\/memory\/alice .*"confirm":true,"snapshot"/, 'a restore curl');
+  t.match(banner, /DEBUG_PAGE=true npm run demo +# then open \S+\/debug/, 'the debug page and how to turn it on');
+  t.match(banner, `npx agent-test-gateway chat coach --gateway ${gw}`, 'the terminal client, one gateway address');
+  t.match(banner, 'docs/demo.md', 'where every phrase and agent is listed');
+
+  const auth = { authorization: 'Bearer demo-token', 'content-type': 'application/json' };
+  const start = await request(`${gw}/v1/agents/coach/conversations`, { method: 'POST', headers: auth, body: '{"device_ref":"alice"}' });
+  t.equal(start.statusCode, 201);
+  const sessionId = ((await start.body.json()) as { session_id: string }).session_id;
+
+  // Step 3 of the walk-through: each element is timed as it arrives.
+  const res = await request(`${gw}/v1/agents/coach/conversations/${sessionId}/turns`, {
+    method: 'POST',
+    headers: { ...auth, accept: 'application/x-ndjson' },
+    body: JSON.stringify({ line: 'Which size fits me?' }),
+  });
+  t.equal(res.statusCode, 200);
+  const spoken: Array<{ text: string; at: number }> = [];
+  for await (const line of ndjsonLines(res.body)) {
+    const element = (JSON.parse(line) as { element?: { type?: string; text?: string } }).element;
+    if (element?.type === 'text') spoken.push({ text: element.text ?? '', at: performance.now() });
+  }
+  t.ok(spoken.length >= 3, `the agent speaks in sentences: ${spoken.map((s) => s.text).join(' | ')}`);
+  // The demo pauses a pace before each sentence after the first, so the sentences leave at least two paces
+  // apart; a busy test process reading the first one late narrows what it measures, hence half a pace.
+  const spread = spoken.at(-1)!.at - spoken[0]!.at;
+  t.ok(spread >= pace / 2, `the first sentence arrived ${Math.round(spread)} ms before the last: streamed, not one block`);
+  for (let i = 1; i < spoken.length; i++) t.ok(spoken[i]!.at > spoken[i - 1]!.at, `sentence ${i + 1} arrived after sentence ${i}`);
+
+  const debug = await request(`${gw}/debug`);
+  t.equal(debug.statusCode, 404);
+  t.match(await debug.body.json(), { error: 'not_found', message: /DEBUG_PAGE=true/ }, 'the demo without the page says how to turn it on');
+
+  demo.child.kill('SIGINT');
+  t.equal(await demo.exit, 0, 'Ctrl-C stops it cleanly');
+});
