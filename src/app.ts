@@ -3,6 +3,8 @@ import { ConversationRegistry } from './conversations/registry.js';
 import { createEngineAdapter, type EngineAdapter } from './engine/adapter.js';
 import type { Config } from './ops/config.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
+import { installPeers } from './peers/install.js';
+import { PEER_HEADER } from './peers/secret.js';
 import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
 import { createPlatformClient, type PlatformClient } from './platform/client.js';
 import { installErrorHandling, pathErrorHandler } from './routes/errors.js';
@@ -27,6 +29,7 @@ declare module 'fastify' {
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
+  `req.headers["${PEER_HEADER}"]`,
   'headers.authorization',
   'authorization',
   'token',
@@ -86,6 +89,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
 
   installErrorHandling(app);
+  await installPeers(app);
   await app.register(opsRoutes);
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);

@@ -16,7 +16,7 @@ export class Conversation {
   /** The agent as called: `coach` or `coach.7`; the engine key without `agent:`. */
   readonly agent: string;
   readonly settings: ConnectSettings;
-  readonly createdAt = Date.now();
+  readonly createdAt: number;
   state: ConversationState = 'connecting';
   socket: EngineSocket | undefined;
   turns = 0;
@@ -26,9 +26,12 @@ export class Conversation {
   closeCause: CloseCause | undefined;
   closedAt: number | undefined;
   endedByAgent = false;
+  /** Known only from a sibling pod's ownership notice: this pod never held it. */
+  heldElsewhere = false;
   idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(init: { callerId: string; agent: string; settings: ConnectSettings; sessionId?: string }) {
+  constructor(init: { callerId: string; agent: string; settings: ConnectSettings; sessionId?: string; createdAt?: number }) {
+    this.createdAt = init.createdAt ?? Date.now();
     this.callerId = init.callerId;
     this.agent = init.agent;
     this.settings = init.settings;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseEngineIdentity, type EngineIdentity } from '../engine/identity.js';
+import { peerConfig, peerEnvFields, type PeerConfig } from '../peers/config.js';
 
 const httpUrl = (name: string) =>
   z
@@ -51,6 +52,8 @@ const envSchema = z.object({
     .enum(['true', 'false', '1', '0', ''], { error: 'DEBUG_PAGE must be true or false' })
     .optional()
     .transform((value) => value === 'true' || value === '1'),
+  ...peerEnvFields,
+  PEER_TIMEOUT_MS: integer('PEER_TIMEOUT_MS', 300, 1, 60_000),
 });
 
 export interface Config {
@@ -73,6 +76,8 @@ export interface Config {
   rememberedConversationsTtlMs: number;
   maxBodyBytes: number;
   debugPage: boolean;
+  /** The other pods of the release; undefined: a single pod. */
+  peers: PeerConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -89,6 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => issue.message));
   }
   const e = parsed.data;
+  const peers = peerConfig(e, e.PEER_TIMEOUT_MS);
+  if (typeof peers === 'string') throw new ConfigError([peers]);
   return {
     engineUrl: e.PROMETHIST_MCP_ENGINE_URL,
     platformUrl: e.PROMETHIST_PLATFORM_URL,
@@ -109,5 +116,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     debugPage: e.DEBUG_PAGE,
+    peers,
   };
 }
