@@ -71,13 +71,16 @@ export class ConversationRegistry {
 
   /**
    * What this pod knows of a session, for a sibling's lookup. `held`: its socket is here and
-   * takes turns (an idle one on a draining pod is about to close, so it counts as only known).
+   * takes turns (an idle one on a draining pod is about to close, so it counts as only known);
+   * `closedHere`: this pod held it and closed it, so it can tell how.
    */
-  ownership(sessionId: string): { held: boolean; owner: Ownership } | undefined {
+  ownership(sessionId: string): { held: boolean; closedHere: boolean; owner: Ownership } | undefined {
     const live = this.#live.get(sessionId);
-    if (live !== undefined) return { held: !(this.#draining && live.state === 'idle'), owner: ownershipOf(live, sessionId) };
+    if (live !== undefined) {
+      return { held: !(this.#draining && live.state === 'idle'), closedHere: false, owner: ownershipOf(live, sessionId) };
+    }
     const known = this.#remembered.peek(sessionId);
-    return known === undefined ? undefined : { held: false, owner: ownershipOf(known, sessionId) };
+    return known === undefined ? undefined : { held: false, closedHere: !known.heldElsewhere, owner: ownershipOf(known, sessionId) };
   }
 
   /** An ownership notice from a sibling: kept with the remembered conversations, unless held here. */
@@ -127,9 +130,10 @@ export class ConversationRegistry {
         settings: settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`),
         sessionId,
       });
+    const previously = known === undefined ? 'unknown' : known.heldElsewhere ? 'elsewhere' : 'closed';
     this.#admit(conv);
     await this.#connect(conv, access);
-    return this.#runTurn(conv, turn, true, known === undefined ? 'unknown' : known.heldElsewhere ? 'elsewhere' : 'closed');
+    return this.#runTurn(conv, turn, true, previously);
   }
 
   /** A live or remembered conversation of this caller and agent. */

@@ -102,7 +102,8 @@ export class ConversationCalls {
   }
 
   async get(call: CallContext): Promise<ConversationView> {
-    const holder = await this.#holder(call);
+    // Not held anywhere: the pod that closed it tells how, unless this pod closed it itself.
+    const holder = await this.#holder(call, true);
     const forwarded = holder && (await this.#forward(holder, call, { method: 'GET', path: conversationPath(call) }));
     if (forwarded !== undefined) return (await this.#jsonAnswer(forwarded)) as ConversationView;
     return conversationView(this.#registry.get(call.caller, call.agent.key, call.sessionId));
@@ -137,15 +138,17 @@ export class ConversationCalls {
   }
 
   /**
-   * The peer holding the conversation open, or undefined to run the call here. A peer's memory of
-   * its owner is kept here first, so a call that runs here is checked against it.
+   * The peer holding the conversation open (or, `orCloser`, the one that closed it), or undefined
+   * to run the call here. A peer's memory of its owner is kept here first, so a call that runs
+   * here is checked against it.
    */
-  async #holder(call: CallContext): Promise<Peer | undefined> {
-    if (this.#peers === undefined || call.forwarded === true || this.#registry.ownership(call.sessionId)?.held === true) return undefined;
+  async #holder(call: CallContext, orCloser = false): Promise<Peer | undefined> {
+    const here = this.#registry.ownership(call.sessionId);
+    if (this.#peers === undefined || call.forwarded === true || here?.held === true) return undefined;
     const found = await this.#peers.whereabouts(call.sessionId);
     const owner = found.holder?.owner ?? found.known;
-    if (owner !== undefined && this.#registry.ownership(call.sessionId) === undefined) this.#registry.remember(owner);
-    return found.holder?.peer;
+    if (owner !== undefined && here === undefined) this.#registry.remember(owner);
+    return found.holder?.peer ?? (orCloser && here?.closedHere !== true ? found.closer : undefined);
   }
 
   /**

@@ -22,6 +22,8 @@ export const PEER_PATHS = {
 export interface Whereabouts {
   /** A peer holds the socket: the call runs there. */
   holder?: { peer: Peer; owner: Ownership };
+  /** A peer that held it and closed it: it tells best how. */
+  closer?: Peer;
   /** A peer remembers it (closed there, or a notice): its owner and first-turn settings. */
   known?: Ownership;
 }
@@ -56,11 +58,12 @@ export class Peers {
       if (left === 0) resolve(found);
       for (const peer of peers) {
         void this.#ask(peer, sessionId).then((answer) => {
-          if (answer?.held === true && found.holder === undefined) {
+          if (answer?.state === 'held' && found.holder === undefined) {
             found.holder = { peer, owner: answer.owner };
             resolve(found);
           } else if (answer !== undefined) {
             found.known ??= answer.owner;
+            if (answer.state === 'closed') found.closer ??= peer;
           }
           left -= 1;
           if (left === 0) resolve(found);
@@ -111,7 +114,7 @@ export class Peers {
     await this.client.close();
   }
 
-  async #ask(peer: Peer, sessionId: string): Promise<{ held: boolean; owner: Ownership } | undefined> {
+  async #ask(peer: Peer, sessionId: string): Promise<{ state: 'held' | 'closed' | 'known'; owner: Ownership } | undefined> {
     const started = performance.now();
     let result: LookupResult = 'error';
     try {
@@ -122,12 +125,13 @@ export class Peers {
         return undefined;
       }
       const owner = status === 200 ? ownershipFromWire(answer?.owner) : undefined;
-      if (owner === undefined || owner.sessionId !== sessionId || (answer?.state !== 'held' && answer?.state !== 'known')) {
+      const state = answer?.state;
+      if (owner === undefined || owner.sessionId !== sessionId || (state !== 'held' && state !== 'closed' && state !== 'known')) {
         this.#log.warn({ event: 'peer_lookup_malformed', status }, 'a peer answered a lookup with something else');
         return undefined;
       }
-      result = answer.state;
-      return { held: answer.state === 'held', owner };
+      result = state === 'held' ? 'held' : 'known';
+      return { state, owner };
     } catch {
       return undefined;
     } finally {

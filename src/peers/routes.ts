@@ -24,7 +24,8 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
     app.get('/internal/peer/sessions/:session_id', async (request): Promise<LookupAnswer> => {
       const { session_id } = parse(z.object({ session_id: sessionIdSchema }), request.params, 'path');
       const here = deps.registry.ownership(session_id);
-      return here === undefined ? { state: 'unknown' } : { state: here.held ? 'held' : 'known', owner: ownershipToWire(here.owner) };
+      if (here === undefined) return { state: 'unknown' };
+      return { state: here.held ? 'held' : here.closedHere ? 'closed' : 'known', owner: ownershipToWire(here.owner) };
     });
 
     app.post('/internal/peer/notices', async (request, reply) => {

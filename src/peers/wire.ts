@@ -48,5 +48,8 @@ export function ownershipFromWire(value: unknown): Ownership | undefined {
   };
 }
 
-/** A lookup's answer: `held` (its socket is there), `known` (closed there, or a notice), `unknown`. */
-export type LookupAnswer = { state: 'held' | 'known'; owner: OwnershipWire } | { state: 'unknown' };
+/**
+ * A lookup's answer: `held` (its socket is there), `closed` (it held it and closed it), `known`
+ * (from an ownership notice), `unknown`.
+ */
+export type LookupAnswer = { state: 'held' | 'closed' | 'known'; owner: OwnershipWire } | { state: 'unknown' };
