@@ -14,6 +14,7 @@ const CLOSE_NOTES: Record<CloseCause, string> = {
   evicted: 'The connection was closed to make room for a newer conversation (least recently used idle one).',
   engine_closed: 'The engine closed the connection between turns.',
   shutdown: 'The connection closed because the gateway pod shut down.',
+  moved: 'The connection closed because another gateway pod of the release reconnected the conversation.',
 };
 
 export const HELD_ELSEWHERE_NOTE =

@@ -83,9 +83,15 @@ export class ConversationRegistry {
     return known === undefined ? undefined : { held: false, closedHere: !known.heldElsewhere, owner: ownershipOf(known, sessionId) };
   }
 
-  /** An ownership notice from a sibling: kept with the remembered conversations, unless held here. */
+  /**
+   * A sibling's ownership notice, kept with the remembered conversations. A sibling that connected
+   * a conversation this pod holds idle (this pod was too slow to answer its lookup) now holds it:
+   * one socket per conversation, so this pod's closes.
+   */
   remember(owner: Ownership): void {
-    if (this.#live.has(owner.sessionId)) return;
+    const live = this.#live.get(owner.sessionId);
+    if (live !== undefined && live.state !== 'idle') return;
+    if (live !== undefined) this.#close(live, 'moved', false);
     this.#remembered.fromNotice(owner);
     this.#publish();
   }
