@@ -38,6 +38,9 @@ const manifests: Record<string, { apiVersion: string; kind: string }> = {
   'servicemonitor.yaml': { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor' },
   'ingress.yaml': { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
   'destinationrule.yaml': { apiVersion: 'networking.istio.io/v1', kind: 'DestinationRule' },
+  'peers-service.yaml': { apiVersion: 'v1', kind: 'Service' },
+  'peers-secret.yaml': { apiVersion: 'v1', kind: 'Secret' },
+  'networkpolicy.yaml': { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
 }
 
 // The service's environment: variable, values.config key, the service's documented default.
