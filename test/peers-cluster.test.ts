@@ -14,7 +14,8 @@ import { eventually } from './support/stack.js';
 
 t.setTimeout(150_000);
 
-const PEER_TIMEOUT_MS = 300;
+// Above the default 300 ms: the machine running the suite may be busy.
+const PEER_TIMEOUT_MS = 1000;
 const turnPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}/turns`;
 const convPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}`;
 
@@ -28,6 +29,9 @@ interface Answer {
 async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<Answer> {
   const res = await request(base + path, {
     method: method as 'GET',
+    // A connection per call: nginx reloads (a pod leaving the upstreams) close idle keep-alive
+    // connections, which would race with a call sent on one.
+    reset: true,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
@@ -66,7 +70,10 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
     PEER_SECRET,
     PEER_TIMEOUT_MS: String(PEER_TIMEOUT_MS),
     SHUTDOWN_GRACE_MS: '1500',
-    TURN_BUDGET_MS: '5000',
+    // Generous: the machine running the suite may be busy, and no turn here should be cut off.
+    TURN_BUDGET_MS: '20000',
+    ENGINE_CONNECT_TIMEOUT_MS: '20000',
+    PLATFORM_TIMEOUT_MS: '10000',
     AUTH_CACHE_TTL_MS: '60000',
   };
   const spawned: Pod[] = [];
@@ -197,11 +204,16 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
         const expected = answer.body.conversation.planning_lost ? 0 : lines;
         if (socketTurns(answer) !== expected) wrong.push(`planning: ${answer.body.turn.text} expected ${expected}, lost ${answer.body.conversation.planning_lost}`);
         lines = expected + 1;
-        await new Promise((r) => setTimeout(r, 20));
+        // Bounded: each conversation about four turns a second at most.
+        await new Promise((r) => setTimeout(r, 250));
       }
       return id;
     };
-    const load = Promise.all(Array.from({ length: LOAD_CALLERS * 3 }, (_, i) => conversation(i % LOAD_CALLERS, Math.floor(i / LOAD_CALLERS))));
+    const load = Promise.all(
+      Array.from({ length: LOAD_CALLERS * 3 }, (_, i) =>
+        conversation(i % LOAD_CALLERS, Math.floor(i / LOAD_CALLERS)).catch((err: Error) => void wrong.push(`call failed: ${err.message}`)),
+      ),
+    );
     await new Promise((r) => setTimeout(r, 500));
     // As Kubernetes does it: out of the endpoints (and preStop), SIGTERM, the replacement ready, back in.
     for (let i = 0; i < pods.length; i++) {

@@ -73,18 +73,21 @@ t.test('bounded queue: concurrency and backlog are bounded, jobs that fail do no
   const queue = new BoundedQueue({ concurrency: 2, maxPending: 3 });
   let running = 0;
   let most = 0;
+  let done = 0;
   const job = (fail = false) => async () => {
     running += 1;
     most = Math.max(most, running);
     await new Promise((r) => setTimeout(r, 5));
     running -= 1;
+    done += 1;
     if (fail) throw new Error('peer down');
   };
   const accepted = [job(true), job(), job(), job(), job(), job(), job()].map((j) => queue.push(j));
   t.same(accepted, [true, true, true, true, true, false, false], 'two run, three wait, the rest are dropped');
-  await queue.settled();
+  await eventually(() => done === 5);
   t.equal(most, 2);
-  await queue.settled();
+  t.equal(queue.push(job()), true, 'room again once they ran');
+  await eventually(() => done === 6);
 });
 
 t.test('three pods act as one', async (t) => {
@@ -192,6 +195,25 @@ t.test('three pods act as one', async (t) => {
     t.equal(again.body.conversation.planning_lost, true);
     t.equal(again.body.conversation.locale, 'de-DE', 'first-turn settings from the peer that remembers it');
     t.equal(again.body.conversation.device_ref, 'mcp:peer-user');
+  });
+
+  await t.test('a holder shutting down: a sibling takes the call, nothing answers 5xx', async (t) => {
+    const busy = await pods.open(1);
+    const idle = await pods.open(1);
+    await eventually(() => [busy, idle].every((id) => pods.apps[0]!.conversations.ownership(id) !== undefined));
+    const running = pods.call(1, 'POST', turnPath(busy), { body: { line: 'sim:delay:600' } });
+    await eventually(() => pods.apps[1]!.conversations.ownership(busy)?.held === true && pods.engine.record.connections.some((c) => c.frames.includes('sim:delay:600')));
+    const drained = pods.apps[1]!.conversations.drain(5000);
+    const idleTurn = await pods.call(0, 'POST', turnPath(idle), { body: { line: 'Hi' } });
+    t.equal(idleTurn.status, 200, 'an idle conversation of a draining pod reconnects on a sibling');
+    t.equal(idleTurn.body.conversation.planning_lost, true);
+    const busyTurn = await pods.call(0, 'POST', turnPath(busy), { body: { line: 'Hi' } });
+    t.equal(busyTurn.status, 200, 'a call the draining holder refuses (shutting_down) runs on the sibling');
+    t.equal(busyTurn.body.conversation.planning_lost, true);
+    t.equal((await running).status, 200, 'the running turn finished on the draining pod');
+    await drained;
+    const metrics = await (await request(`${pods.urls[0]}/metrics`)).body.text();
+    t.match(metrics, /agent_test_gateway_peer_forwarded_calls_total\{outcome="fallback"\} 1/);
   });
 
   await t.test('a holder that goes away: the next turn reconnects elsewhere, the owner still holds', async (t) => {

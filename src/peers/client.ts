@@ -32,15 +32,21 @@ export class PeerClient {
     });
   }
 
-  /** An internal peer route's JSON answer; throws when the peer does not answer in time. */
-  async internal(peer: Peer, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  /** An internal peer route's JSON answer; throws when the peer does not answer in time (PEER_TIMEOUT_MS unless given). */
+  async internal(
+    peer: Peer,
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    timeoutMs = this.#timeoutMs,
+  ): Promise<{ status: number; body: unknown }> {
     const res = await this.#agent.request({
       origin: peer.origin,
       method,
       path,
       headers: { [PEER_HEADER]: this.#secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(this.#timeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.body.text();
     return { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) };
@@ -63,7 +69,8 @@ export class PeerClient {
     });
   }
 
+  /** Ends every request still out (a notice to a hanging sibling must not hold the shutdown). */
   close(): Promise<void> {
-    return this.#agent.close();
+    return this.#agent.destroy();
   }
 }

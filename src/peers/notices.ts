@@ -8,7 +8,6 @@ export class BoundedQueue {
   readonly #maxPending: number;
   readonly #pending: Array<() => Promise<void>> = [];
   #running = 0;
-  #idle: Array<() => void> = [];
 
   constructor(opts: { concurrency: number; maxPending: number }) {
     this.#concurrency = opts.concurrency;
@@ -23,12 +22,6 @@ export class BoundedQueue {
     return true;
   }
 
-  /** Resolves once nothing is queued or running (for a clean shutdown and for tests). */
-  settled(): Promise<void> {
-    if (this.#running === 0 && this.#pending.length === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.push(resolve));
-  }
-
   #next(): void {
     while (this.#running < this.#concurrency && this.#pending.length > 0) {
       const job = this.#pending.shift()!;
@@ -39,7 +32,6 @@ export class BoundedQueue {
         .finally(() => {
           this.#running -= 1;
           this.#next();
-          if (this.#running === 0 && this.#pending.length === 0) for (const resolve of this.#idle.splice(0)) resolve();
         });
     }
   }

@@ -28,15 +28,18 @@ export interface Whereabouts {
   known?: Ownership;
 }
 
-const NOTICE_CONCURRENCY = 8;
-const NOTICE_BACKLOG = 2_000;
+/** Per sibling: a sibling that hangs delays only its own notices. */
+const NOTICE_CONCURRENCY = 4;
+const NOTICE_BACKLOG = 1_000;
+/** Nobody waits for a notice, so a busy sibling gets longer than a lookup's PEER_TIMEOUT_MS to take it. */
+const NOTICE_TIMEOUT_MS = 5_000;
 
 export class Peers {
   readonly client: PeerClient;
   readonly #list: PeerList;
   readonly #metrics: PeerMetrics;
   readonly #log: FastifyBaseLogger;
-  readonly #notices = new BoundedQueue({ concurrency: NOTICE_CONCURRENCY, maxPending: NOTICE_BACKLOG });
+  readonly #notices = new Map<string, BoundedQueue>();
 
   constructor(deps: { config: PeerConfig; ownPort: number; callTimeoutMs: number; metrics: PeerMetrics; log: FastifyBaseLogger }) {
     this.#metrics = deps.metrics;
@@ -76,9 +79,14 @@ export class Peers {
   announce(conv: Conversation): void {
     const notice = ownershipToWire(ownershipOf(conv, conv.sessionId!));
     for (const peer of this.#list.peers) {
-      const queued = this.#notices.push(async () => {
+      let queue = this.#notices.get(peer.address);
+      if (queue === undefined) {
+        queue = new BoundedQueue({ concurrency: NOTICE_CONCURRENCY, maxPending: NOTICE_BACKLOG });
+        this.#notices.set(peer.address, queue);
+      }
+      const queued = queue.push(async () => {
         try {
-          const { status } = await this.client.internal(peer, 'POST', PEER_PATHS.notices, notice);
+          const { status } = await this.client.internal(peer, 'POST', PEER_PATHS.notices, notice, NOTICE_TIMEOUT_MS);
           this.#metrics.noticesSent.inc({ result: status < 300 ? 'sent' : 'failed' });
         } catch {
           this.#metrics.noticesSent.inc({ result: 'failed' });
@@ -102,11 +110,6 @@ export class Peers {
       }),
     );
     return lists.flat();
-  }
-
-  /** Resolves once every queued notice is sent or failed. */
-  noticesSettled(): Promise<void> {
-    return this.#notices.settled();
   }
 
   async close(): Promise<void> {

@@ -93,6 +93,8 @@ http {
   writeConfig();
   const child = spawn('/usr/sbin/nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const workers = (): string[] =>
+    readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').split(' ').filter((pid) => pid.trim() !== '');
   const until = Date.now() + 10_000;
   for (;;) {
     try {
@@ -112,9 +114,15 @@ http {
       if (on) down.delete(port);
       else down.add(port);
       writeConfig();
+      // Reloaded once every worker of the old configuration is gone (having finished its calls):
+      // what a pod's preStop sleep waits for in a cluster.
+      const old = workers();
       child.kill('SIGHUP');
-      // What a pod's preStop sleep gives the ingress: time to stop sending it calls.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      const until = Date.now() + 20_000;
+      while (workers().some((pid) => old.includes(pid)) || workers().length === 0) {
+        if (Date.now() > until) throw new Error('nginx did not reload');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     },
     async stop() {
       child.kill('SIGQUIT');
