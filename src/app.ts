@@ -56,11 +56,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     requestTimeout: 0,
     // While closing, requests still get the service's own answers (/readyz false, shutting_down).
     return503OnClosing: false,
-    // Closing comes after the drain: an idle connection may not hold it open, not even one that
-    // never sent a request (a browser's speculative connection through port-forward); a request
-    // still being answered (a 503 shutting_down, a call forwarded to a sibling) gets its answer
-    // rather than a reset, which a proxy in front would turn into a 502.
-    forceCloseConnections: 'idle',
+    // Closing comes after the drain: no connection may hold it open, not even one that never
+    // sent a request (a browser's speculative connection through port-forward).
+    forceCloseConnections: true,
     // Long refs and device refs get the validator's 400, not the router's 414.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: pathErrorHandler(MAX_PARAM_LENGTH),

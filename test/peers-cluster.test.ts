@@ -177,6 +177,20 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
     pods[0] = await start(ports[0]!);
   });
 
+  await t.test('5. the peer that hangs counts as not knowing and changes no answer', async (t) => {
+    const lookups = async (pod: Pod) => {
+      const text = await (await request(`${pod.url}/metrics`)).body.text();
+      const count = (result: string) => Number(new RegExp(`agent_test_gateway_peer_lookup_duration_seconds_count\\{result="${result}"\\} (\\d+)`).exec(text)?.[1]);
+      return { error: count('error'), unknown: count('unknown') };
+    };
+    const before = await lookups(pods[1]!);
+    const unknown = await call(pods[1]!.url, 'GET', convPath('99999999-2222-4333-8444-555555555555'), 'demo-token');
+    t.equal(unknown.status, 404, 'a session no pod knows: the single-pod answer');
+    t.equal(unknown.body.error, 'not_found');
+    const after = await lookups(pods[1]!);
+    t.same({ error: after.error - before.error, unknown: after.unknown - before.unknown }, { error: 1, unknown: 2 }, 'the hanging peer gave up on, the two siblings asked');
+  });
+
   await t.test('4. rolling restart under 30 callers x 3 conversations', async (t) => {
     const statuses: string[] = [];
     const wrong: string[] = [];

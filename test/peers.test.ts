@@ -197,6 +197,28 @@ t.test('three pods act as one', async (t) => {
     t.equal(again.body.conversation.device_ref, 'mcp:peer-user');
   });
 
+  await t.test('a sibling that reconnected a conversation this pod holds idle: this pod closes its socket', async (t) => {
+    const id = await pods.open(0);
+    const conn = pods.engine.record.connections.find((c) => c.sessionId === id)!;
+    const owner = pods.apps[0]!.conversations.ownership(id)!.owner;
+    const notice = await request(`${pods.urls[0]}/internal/peer/notices`, {
+      method: 'POST',
+      headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        session_id: id,
+        caller_id: owner.callerId,
+        agent: owner.agent,
+        settings: { device_ref: owner.settings.deviceRef, locale: owner.settings.locale, time_zone: null, run_label: null, time_offset: null },
+        turns: 1,
+        created_at: owner.createdAt,
+      }),
+    });
+    t.equal(notice.statusCode, 204);
+    await eventually(() => conn.closeCode !== undefined);
+    t.equal(conn.closeCode, 1000, 'one socket per conversation: a plain close');
+    t.same(pods.apps[0]!.conversations.ownership(id), { held: false, closedHere: false, owner: { ...owner, turns: 1 } });
+  });
+
   await t.test('a holder shutting down: a sibling takes the call, nothing answers 5xx', async (t) => {
     const busy = await pods.open(1);
     const idle = await pods.open(1);
