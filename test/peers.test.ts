@@ -197,10 +197,12 @@ t.test('three pods act as one', async (t) => {
     t.equal(again.body.conversation.device_ref, 'mcp:peer-user');
   });
 
-  await t.test('a sibling that reconnected a conversation this pod holds idle: this pod closes its socket', async (t) => {
+  await t.test('a sibling that reconnected a conversation this pod holds: this pod closes its socket once idle', async (t) => {
     const id = await pods.open(0);
     const conn = pods.engine.record.connections.find((c) => c.sessionId === id)!;
     const owner = pods.apps[0]!.conversations.ownership(id)!.owner;
+    const running = pods.call(0, 'POST', turnPath(id), { body: { line: 'sim:delay:300' } });
+    await eventually(() => conn.frames.includes('sim:delay:300'));
     const notice = await request(`${pods.urls[0]}/internal/peer/notices`, {
       method: 'POST',
       headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
@@ -214,9 +216,14 @@ t.test('three pods act as one', async (t) => {
       }),
     });
     t.equal(notice.statusCode, 204);
+    t.equal(conn.closeCode, undefined, 'not while its turn runs');
+    const finished = await running;
+    t.equal(finished.body.turn.outcome, 'exit', 'the running turn ends normally');
+    t.equal(finished.body.conversation.connection, 'closed');
+    t.match(finished.body.notes.join(' '), /another gateway pod of the release reconnected/);
     await eventually(() => conn.closeCode !== undefined);
     t.equal(conn.closeCode, 1000, 'one socket per conversation: a plain close');
-    t.same(pods.apps[0]!.conversations.ownership(id), { held: false, closedHere: false, owner: { ...owner, turns: 1 } });
+    t.same(pods.apps[0]!.conversations.ownership(id), { held: false, closedHere: false, owner: { ...owner, turns: 2 } });
   });
 
   await t.test('a holder shutting down: a sibling takes the call, nothing answers 5xx', async (t) => {

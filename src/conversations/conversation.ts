@@ -26,7 +26,7 @@ export class Conversation {
   closeCause: CloseCause | undefined;
   closedAt: number | undefined;
   endedByAgent = false;
-  /** Known only from a sibling pod's ownership notice: this pod never held it. */
+  /** A sibling pod holds it (an ownership notice): this pod does not, or no longer after this turn. */
   heldElsewhere = false;
   idleTimer: NodeJS.Timeout | undefined;
 

@@ -86,11 +86,14 @@ export class ConversationRegistry {
   /**
    * A sibling's ownership notice, kept with the remembered conversations. A sibling that connected
    * a conversation this pod holds idle (this pod was too slow to answer its lookup) now holds it:
-   * one socket per conversation, so this pod's closes.
+   * one socket per conversation, so this pod's closes (once its running turn, if any, has ended).
    */
   remember(owner: Ownership): void {
     const live = this.#live.get(owner.sessionId);
-    if (live !== undefined && live.state !== 'idle') return;
+    if (live !== undefined && live.state !== 'idle') {
+      live.heldElsewhere = true;
+      return;
+    }
     if (live !== undefined) this.#close(live, 'moved', false);
     this.#remembered.fromNotice(owner);
     this.#publish();
@@ -333,6 +336,8 @@ export class ConversationRegistry {
       if (record.outcome === 'exit' && !record.endedByAgent) this.#setState(conv, 'idle');
       else this.#close(conv, causeOf(record));
     }
+    // A sibling reconnected it during this turn.
+    if (conv.heldElsewhere && conv.state === 'idle') this.remember(ownershipOf(conv, conv.sessionId!));
     const notes = [...record.notes];
     if (reconnected) notes.unshift(reconnectNote(conv.sessionId!, previously ?? 'unknown'));
     if (conv.state === 'closed') notes.push(...closeNotes(conv).filter((n) => !notes.includes(n)));

@@ -7,7 +7,11 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 export const LOOKUP_RESULTS = ['held', 'known', 'unknown', 'error'] as const;
 export type LookupResult = (typeof LOOKUP_RESULTS)[number];
 
-/** answered: the holder answered (any status); fallback: it had gone, this pod took the call. */
+/**
+ * answered: the holder answered (any status); fallback: it had gone or was shutting down, so this
+ * pod ran the call; failed: an answer broke off (also counted as answered); cancelled: the
+ * caller hung up.
+ */
 export const FORWARD_OUTCOMES = ['answered', 'fallback', 'failed', 'cancelled'] as const;
 export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number];
 
@@ -25,7 +29,7 @@ export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gatew
     }),
     forwarded: new Counter({
       name: `${prefix}peer_forwarded_calls_total`,
-      help: 'Calls forwarded to the peer holding the conversation, by outcome.',
+      help: 'Calls forwarded to the peer holding the conversation, by outcome (answered, fallback: run here after all, failed: the answer broke off, cancelled: the caller hung up).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
