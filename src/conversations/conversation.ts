@@ -1,4 +1,4 @@
-import type { EngineSocket } from '../engine/socket.js';
+import type { EngineSocket, TurnRecord } from '../engine/socket.js';
 import type { CloseCause } from '../ops/metrics.js';
 import type { ConnectSettings } from '../schemas/connect.js';
 
@@ -42,4 +42,19 @@ export class Conversation {
     if (this.state === 'busy' || this.state === 'connecting') return 0;
     return Math.max(0, Math.round((now - this.lastUsedAt) / 1000));
   }
+}
+
+/** The conversation an eviction closes first. */
+export function leastRecentlyUsedIdle(conversations: Iterable<Conversation>): Conversation | undefined {
+  let oldest: Conversation | undefined;
+  for (const conv of conversations) {
+    if (conv.state === 'idle' && (oldest === undefined || conv.lastUsedAt < oldest.lastUsedAt)) oldest = conv;
+  }
+  return oldest;
+}
+
+/** Why a turn that did not leave its conversation idle closes it. */
+export function causeOf(record: TurnRecord): CloseCause {
+  if (record.endedByAgent) return 'agent_ended';
+  return record.outcome === 'cancelled' ? 'cancelled' : 'turn_failed';
 }

@@ -8,7 +8,7 @@ import type { Config } from '../ops/config.js';
 import type { CloseCause, Metrics } from '../ops/metrics.js';
 import type { AgentAccess, Caller } from '../platform/authorizer.js';
 import { conflictingSettings, DEVICE_NAMESPACE, settingsFrom, settingsView, type ConnectInput } from '../schemas/connect.js';
-import { Conversation, type ConversationState } from './conversation.js';
+import { causeOf, Conversation, leastRecentlyUsedIdle, type ConversationState } from './conversation.js';
 
 /**
  * The pod-local pool of engine sockets and the in-memory registry of conversations. Every state
@@ -413,17 +413,4 @@ function firstOrAfter(promises: Array<Promise<void>>, ms: number): Promise<void>
       resolve();
     });
   });
-}
-
-function leastRecentlyUsedIdle(conversations: Iterable<Conversation>): Conversation | undefined {
-  let oldest: Conversation | undefined;
-  for (const conv of conversations) {
-    if (conv.state === 'idle' && (oldest === undefined || conv.lastUsedAt < oldest.lastUsedAt)) oldest = conv;
-  }
-  return oldest;
-}
-
-function causeOf(record: TurnRecord): CloseCause {
-  if (record.endedByAgent) return 'agent_ended';
-  return record.outcome === 'cancelled' ? 'cancelled' : 'turn_failed';
 }
