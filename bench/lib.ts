@@ -270,6 +270,11 @@ export class RestConversation implements Conversation {
     if (outcome !== 'exit') throw new Error(`turn: outcome ${String(outcome)}`);
   }
 
+  /** The same conversation, its calls sent through another gateway (a peer of the one holding it). */
+  through(pool: Pool): RestConversation {
+    return new RestConversation(pool, this.sessionId);
+  }
+
   async close(): Promise<void> {
     const res = await this.pool.request({
       method: 'DELETE',
@@ -405,7 +410,7 @@ export interface RunFigures {
   cpu_us_per_turn: Record<string, number>;
 }
 
-const quantile = (sorted: Float64Array, q: number): number =>
+export const quantile = (sorted: Float64Array, q: number): number =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 
 export const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;

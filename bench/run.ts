@@ -40,6 +40,7 @@ import {
   type MemorySample,
   type RunFigures,
 } from './lib.js';
+import { forwardOverhead } from './forward.js';
 import { formatProfile, readProfile, summarizeProfile, type ProfileSummary } from './profile-top.js';
 
 const CPU_PROF = process.argv.includes('--cpu-prof') || process.env.BENCH_CPU_PROF === '1';
@@ -218,7 +219,10 @@ async function main(): Promise<void> {
 
   await Promise.allSettled([poolB.close(), poolC.close()]);
   await stopChild(gateway, 30_000);
-  await Promise.all([stopChild(perTurn), stopChild(sims)]);
+  await stopChild(perTurn);
+  log('forwarded turns: two gateways, peers of each other');
+  const forward = await forwardOverhead(gatewayEnv, QUICK ? 300 : 2000);
+  await stopChild(sims);
 
   let profile: ProfileSummary | undefined;
   if (CPU_PROF) {
@@ -249,6 +253,8 @@ async function main(): Promise<void> {
     per_turn_socket_ratio: round(c200.turns_per_s / b200.turns_per_s),
     rss_kib_per_conversation: round(rssPerConversation, 1),
     startup_ms: median(startup),
+    forward_overhead_p50_ms: forward.forward_overhead_p50_ms,
+    forward_overhead_p99_ms: forward.forward_overhead_p99_ms,
   };
   const met = {
     overhead_p50_ms: result.overhead_p50_ms <= TARGETS.overhead_p50_ms,
@@ -282,6 +288,7 @@ async function main(): Promise<void> {
     `socket per turn at ${MANY} conversations, c / b      ${result.per_turn_socket_ratio.toFixed(3)} (at 1 conversation: ${(runs1.c.turns_per_s / runs1.b.turns_per_s).toFixed(3)})`,
     `resident memory per open idle conversation       ${result.rss_kib_per_conversation.toFixed(1)} KiB (target ≤ ${TARGETS.rss_kib_per_conversation}) ${ok(met.rss_kib_per_conversation)}  median of ${memoryCycles.length}: [${memoryCycles.map((c) => c.rss_kib_per_conversation).join(', ')}]; JS heap used ${heapPerConversation.toFixed(1)} KiB per conversation`,
     `start-up, spawn → first 200 on /readyz           ${result.startup_ms} ms, median of [${startup.join(', ')}] (target < ${TARGETS.startup_ms}) ${ok(met.startup_ms)}`,
+    `forwarded turn over a local one (peer hop)       p50 ${result.forward_overhead_p50_ms.toFixed(3)} ms, p99 ${result.forward_overhead_p99_ms.toFixed(3)} ms (local p50 ${forward.local.p50_ms}, forwarded p50 ${forward.forwarded.p50_ms}; ${forward.local.turns} turns each)`,
     '',
   ];
   process.stdout.write(`${out.join('\n')}\n`);
@@ -295,6 +302,7 @@ async function main(): Promise<void> {
       cycles: memoryCycles,
     },
     startup_samples_ms: startup,
+    forward: { local: forward.local, forwarded: forward.forwarded },
     per_turn_socket_ratio_1: round(runs1.c.turns_per_s / runs1.b.turns_per_s),
     machine: host,
     profiled: CPU_PROF,

@@ -4,6 +4,8 @@ import { createEngineAdapter, type EngineAdapter } from './engine/adapter.js';
 import type { Config } from './ops/config.js';
 import { observeRequests } from './ops/http-metrics.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
+import { installPeers } from './peers/install.js';
+import { PEER_HEADER } from './peers/secret.js';
 import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
 import { createPlatformClient, type PlatformClient } from './platform/client.js';
 import { mcpRoutes } from './mcp/plugin.js';
@@ -29,6 +31,7 @@ declare module 'fastify' {
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
+  `req.headers["${PEER_HEADER}"]`,
   'headers.authorization',
   'authorization',
   'token',
@@ -91,6 +94,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   installErrorHandling(app);
   observeRequests(app);
+  await installPeers(app);
   await app.register(opsRoutes);
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);

@@ -41,6 +41,9 @@ const manifests: Record<string, { apiVersion: string; kind: string }> = {
   // test/helm-monitoring.test.ts checks these two further.
   'prometheusrule.yaml': { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule' },
   'grafana-dashboard.yaml': { apiVersion: 'v1', kind: 'ConfigMap' },
+  'peers-service.yaml': { apiVersion: 'v1', kind: 'Service' },
+  'peers-secret.yaml': { apiVersion: 'v1', kind: 'Secret' },
+  'networkpolicy.yaml': { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
 }
 
 // The service's environment: variable, values.config key, the service's documented default.

@@ -1,4 +1,4 @@
-import type { EngineSocket } from '../engine/socket.js';
+import type { EngineSocket, TurnRecord } from '../engine/socket.js';
 import type { CloseCause } from '../ops/metrics.js';
 import type { ConnectSettings } from '../schemas/connect.js';
 
@@ -16,7 +16,7 @@ export class Conversation {
   /** The agent as called: `coach` or `coach.7`; the engine key without `agent:`. */
   readonly agent: string;
   readonly settings: ConnectSettings;
-  readonly createdAt = Date.now();
+  readonly createdAt: number;
   state: ConversationState = 'connecting';
   socket: EngineSocket | undefined;
   turns = 0;
@@ -26,9 +26,12 @@ export class Conversation {
   closeCause: CloseCause | undefined;
   closedAt: number | undefined;
   endedByAgent = false;
+  /** A sibling pod holds it (an ownership notice): this pod does not, or no longer after this turn. */
+  heldElsewhere = false;
   idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(init: { callerId: string; agent: string; settings: ConnectSettings; sessionId?: string }) {
+  constructor(init: { callerId: string; agent: string; settings: ConnectSettings; sessionId?: string; createdAt?: number }) {
+    this.createdAt = init.createdAt ?? Date.now();
     this.callerId = init.callerId;
     this.agent = init.agent;
     this.settings = init.settings;
@@ -39,4 +42,19 @@ export class Conversation {
     if (this.state === 'busy' || this.state === 'connecting') return 0;
     return Math.max(0, Math.round((now - this.lastUsedAt) / 1000));
   }
+}
+
+/** The conversation an eviction closes first. */
+export function leastRecentlyUsedIdle(conversations: Iterable<Conversation>): Conversation | undefined {
+  let oldest: Conversation | undefined;
+  for (const conv of conversations) {
+    if (conv.state === 'idle' && (oldest === undefined || conv.lastUsedAt < oldest.lastUsedAt)) oldest = conv;
+  }
+  return oldest;
+}
+
+/** Why a turn that did not leave its conversation idle closes it. */
+export function causeOf(record: TurnRecord): CloseCause {
+  if (record.endedByAgent) return 'agent_ended';
+  return record.outcome === 'cancelled' ? 'cancelled' : 'turn_failed';
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EngineAdapter } from '../engine/adapter.js';
 import type { Element } from '../engine/elements.js';
@@ -9,7 +8,7 @@ import type { Config } from '../ops/config.js';
 import type { CloseCause, Metrics } from '../ops/metrics.js';
 import type { AgentAccess, Caller } from '../platform/authorizer.js';
 import { conflictingSettings, DEVICE_NAMESPACE, settingsFrom, settingsView, type ConnectInput } from '../schemas/connect.js';
-import { Conversation, type ConversationState } from './conversation.js';
+import { causeOf, Conversation, leastRecentlyUsedIdle, type ConversationState } from './conversation.js';
 
 /**
  * The pod-local pool of engine sockets and the in-memory registry of conversations. Every state
@@ -30,26 +29,10 @@ export interface TurnResult {
   notes: string[];
 }
 
-export const END_OF_CONVERSATION_NOTE =
-  "The engine saw a plain socket close (never #exit): about 30 s later it runs the session's end-of-conversation work (post-session integrations, end-of-conversation evaluations), once per conversation.";
+import { closeNotes, reconnectNote } from './notes.js';
+import { ownershipOf, RememberedConversations, type Ownership } from './remembered.js';
 
-const CLOSE_NOTES: Record<CloseCause, string> = {
-  idle: 'The connection closed after the idle time without a turn.',
-  turn_failed: "The connection closed because the turn did not end with the engine's exit element.",
-  cancelled: 'The connection closed because the turn was cancelled.',
-  agent_ended: 'The agent ended the conversation.',
-  caller: "The connection was closed at the caller's request.",
-  evicted: 'The connection was closed to make room for a newer conversation (least recently used idle one).',
-  engine_closed: 'The engine closed the connection between turns.',
-  shutdown: 'The connection closed because the gateway pod shut down.',
-};
-
-export const closeNotes = (conv: Conversation): string[] =>
-  conv.closeCause === undefined
-    ? []
-    : conv.closeCause === 'agent_ended'
-      ? [CLOSE_NOTES.agent_ended]
-      : [CLOSE_NOTES[conv.closeCause], END_OF_CONVERSATION_NOTE];
+export { closeNotes, END_OF_CONVERSATION_NOTE } from './notes.js';
 
 export class ConversationRegistry {
   readonly #config: Config;
@@ -64,7 +47,8 @@ export class ConversationRegistry {
   /** Sockets the gateway closed whose close handshake is not over, with their caller: they still count. */
   readonly #closing = new Map<EngineSocket, string>();
   /** Closed conversations: still refused to others, and reconnected with their first settings. */
-  readonly #remembered: LRUCache<string, Conversation>;
+  readonly #remembered: RememberedConversations;
+  readonly #connected: Array<(conv: Conversation) => void> = [];
   #busy = 0;
   #draining = false;
 
@@ -73,15 +57,46 @@ export class ConversationRegistry {
     this.#engine = deps.engine;
     this.#metrics = deps.metrics;
     this.#log = deps.log;
-    this.#remembered = new LRUCache({
-      max: deps.config.rememberedConversationsMax,
-      ttl: deps.config.rememberedConversationsTtlMs,
-      ttlAutopurge: false,
-    });
+    this.#remembered = new RememberedConversations(deps.config.rememberedConversationsMax, deps.config.rememberedConversationsTtlMs);
   }
 
   get stats(): { open: number; busy: number; remembered: number; draining: boolean } {
     return { open: this.#open.size, busy: this.#busy, remembered: this.#remembered.size, draining: this.#draining };
+  }
+
+  /** Called whenever a conversation connects here (a start or a reconnect): the peers are told. */
+  onConnected(listener: (conv: Conversation) => void): void {
+    this.#connected.push(listener);
+  }
+
+  /**
+   * What this pod knows of a session, for a sibling's lookup. `held`: its socket is here and
+   * takes turns (an idle one on a draining pod is about to close, so it counts as only known);
+   * `closedHere`: this pod held it and closed it, so it can tell how.
+   */
+  ownership(sessionId: string): { held: boolean; closedHere: boolean; owner: Ownership } | undefined {
+    const live = this.#live.get(sessionId);
+    if (live !== undefined) {
+      return { held: !(this.#draining && live.state === 'idle'), closedHere: false, owner: ownershipOf(live, sessionId) };
+    }
+    const known = this.#remembered.peek(sessionId);
+    return known === undefined ? undefined : { held: false, closedHere: !known.heldElsewhere, owner: ownershipOf(known, sessionId) };
+  }
+
+  /**
+   * A sibling's ownership notice, kept with the remembered conversations. A sibling that connected
+   * a conversation this pod holds idle (this pod was too slow to answer its lookup) now holds it:
+   * one socket per conversation, so this pod's closes (once its running turn, if any, has ended).
+   */
+  remember(owner: Ownership): void {
+    const live = this.#live.get(owner.sessionId);
+    if (live !== undefined && live.state !== 'idle') {
+      live.heldElsewhere = true;
+      return;
+    }
+    if (live !== undefined) this.#close(live, 'moved', false);
+    this.#remembered.fromNotice(owner);
+    this.#publish();
   }
 
   /** Opens a new conversation and runs its first turn. */
@@ -124,9 +139,10 @@ export class ConversationRegistry {
         settings: settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`),
         sessionId,
       });
+    const previously = known === undefined ? 'unknown' : known.heldElsewhere ? 'elsewhere' : 'closed';
     this.#admit(conv);
     await this.#connect(conv, access);
-    return this.#runTurn(conv, turn, true, known === undefined ? 'unknown' : 'closed');
+    return this.#runTurn(conv, turn, true, previously);
   }
 
   /** A live or remembered conversation of this caller and agent. */
@@ -154,8 +170,7 @@ export class ConversationRegistry {
   /** Every conversation on the pod, open and remembered (for the debug page). */
   all(): Conversation[] {
     const open = [...this.#open].filter((c) => c.sessionId !== undefined);
-    const closed = [...this.#remembered.values()].filter((c) => c.state === 'closed');
-    return [...open, ...closed].sort((a, b) => b.createdAt - a.createdAt);
+    return [...open, ...this.#remembered.closedHere()].sort((a, b) => b.createdAt - a.createdAt);
   }
 
   /**
@@ -285,6 +300,7 @@ export class ConversationRegistry {
     conv.sessionId = socket.sessionId;
     conv.closeCause = undefined;
     conv.closedAt = undefined;
+    conv.heldElsewhere = false;
     this.#live.set(socket.sessionId, conv);
     this.#remembered.delete(socket.sessionId);
     socket.onClose(() => this.#close(conv, conv.endedByAgent ? 'agent_ended' : 'engine_closed'));
@@ -292,13 +308,14 @@ export class ConversationRegistry {
       { event: reconnect ? 'conversation_reconnected' : 'conversation_opened', session_id: socket.sessionId, agent: conv.agent },
       reconnect ? 'conversation reconnected' : 'conversation opened',
     );
+    for (const listener of this.#connected) listener(conv);
   }
 
   async #runTurn(
     conv: Conversation,
     turn: TurnRequest,
     reconnected: boolean,
-    previously?: 'closed' | 'unknown',
+    previously?: Parameters<typeof reconnectNote>[1],
   ): Promise<TurnResult> {
     const socket = conv.socket!;
     this.#setState(conv, 'busy');
@@ -324,14 +341,10 @@ export class ConversationRegistry {
       if (record.outcome === 'exit' && !record.endedByAgent) this.#setState(conv, 'idle');
       else this.#close(conv, causeOf(record));
     }
+    // A sibling reconnected it during this turn.
+    if (conv.heldElsewhere && conv.state === 'idle') this.remember(ownershipOf(conv, conv.sessionId!));
     const notes = [...record.notes];
-    if (reconnected) {
-      notes.unshift(
-        `This turn opened a new socket to the existing engine session ${conv.sessionId} (${
-          previously === 'closed' ? 'its connection on this pod had closed' : 'this pod did not hold it: another pod or a restart'
-        }): the engine kept its messages but not the earlier turns' planning.`,
-      );
-    }
+    if (reconnected) notes.unshift(reconnectNote(conv.sessionId!, previously ?? 'unknown'));
     if (conv.state === 'closed') notes.push(...closeNotes(conv).filter((n) => !notes.includes(n)));
     return { conversation: conv, record, reconnected, notes };
   }
@@ -405,17 +418,4 @@ function firstOrAfter(promises: Array<Promise<void>>, ms: number): Promise<void>
       resolve();
     });
   });
-}
-
-function leastRecentlyUsedIdle(conversations: Iterable<Conversation>): Conversation | undefined {
-  let oldest: Conversation | undefined;
-  for (const conv of conversations) {
-    if (conv.state === 'idle' && (oldest === undefined || conv.lastUsedAt < oldest.lastUsedAt)) oldest = conv;
-  }
-  return oldest;
-}
-
-function causeOf(record: TurnRecord): CloseCause {
-  if (record.endedByAgent) return 'agent_ended';
-  return record.outcome === 'cancelled' ? 'cancelled' : 'turn_failed';
 }

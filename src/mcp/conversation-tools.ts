@@ -1,32 +1,26 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { TurnRequest, TurnResult } from '../conversations/registry.js';
 import type { Element } from '../engine/elements.js';
 import { GatewayError } from '../errors.js';
-import type { AgentAccess, Caller } from '../platform/authorizer.js';
-import { INTRO, type ConnectInput } from '../schemas/connect.js';
-import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
-import { conversationView, turnResultView, type TurnResultView } from '../routes/views.js';
+import type { Caller } from '../platform/authorizer.js';
+import { INTRO } from '../schemas/connect.js';
+import { agentSchema, sessionIdSchema, startBody, type AgentRef } from '../schemas/requests.js';
+import type { TurnResultView } from '../routes/views.js';
 import { conversationListOutput, conversationOutput, turnResultOutput } from './outputs.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
 
-/** test_agent, end_conversation, list_conversations: the conversation routes as tools. */
-export interface TurnCall {
-  caller: Caller;
-  access: AgentAccess;
-  /** Undefined: a new conversation. */
-  sessionId: string | undefined;
-  connect: ConnectInput;
-  turn: TurnRequest;
-}
-
-/** The one way an MCP call reaches a conversation, so that routing it elsewhere stays one change. */
-export function runTurn(app: FastifyInstance, call: TurnCall): Promise<TurnResult> {
-  return call.sessionId === undefined
-    ? app.conversations.start(call.caller, call.access, call.connect, call.turn)
-    : app.conversations.turn(call.caller, call.access, call.sessionId, call.connect, call.turn);
-}
+/**
+ * test_agent, end_conversation, list_conversations: the conversation routes as tools. They go
+ * through the same `conversationCalls` as REST, so a conversation held on a sibling pod runs on
+ * its socket there, and ownership is decided as for any call.
+ */
+const callContext = (caller: Caller, agent: AgentRef, sessionId = '') => ({
+  caller,
+  authorization: `Bearer ${caller.token}`,
+  agent,
+  sessionId,
+});
 
 const agentField = agentSchema.describe('The agent: its ref (e.g. coach, the Published revision) or ref.N for revision N (e.g. coach.3).');
 const sessionField = sessionIdSchema.describe('The session_id a previous test_agent answered: continues that conversation.');
@@ -63,14 +57,8 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
         const access = await app.authorizer.authorize(caller, agent);
         const said = line ?? INTRO;
         const onElement = speechProgress(extra);
-        const result = await runTurn(app, {
-          caller,
-          access,
-          sessionId: session_id,
-          connect,
-          turn: { line: said, signal: extra.signal, ...(onElement ? { onElement } : {}) },
-        });
-        const view = turnResultView(result, said);
+        const call = { ...callContext(caller, agent, session_id), access, connect, line: said, signal: extra.signal, ...(onElement ? { onElement } : {}) };
+        const view = session_id === undefined ? await app.conversationCalls.start(call) : await app.conversationCalls.turn(call);
         return success(view, renderTurn(view));
       }),
   );
@@ -89,7 +77,9 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       guarded(app.log, async () => {
         const caller = callerOf(extra);
         await app.authorizer.authorizeViewer(caller, agent);
-        const view = conversationView(app.conversations.closeByCaller(caller, agent.key, session_id));
+        const call = callContext(caller, agent, session_id);
+        await app.conversationCalls.close(call);
+        const view = await app.conversationCalls.get(call);
         return success(view, `Conversation ${view.session_id} with ${view.agent} is closed after ${view.turns} turn(s). ${view.notes.join(' ')}`);
       }),
   );
@@ -98,19 +88,18 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
     'list_conversations',
     {
       title: 'List my test conversations',
-      description: "Your test conversations on this gateway pod, open and recently closed, newest first (any agent).",
+      description: 'Your test conversations on every pod of this gateway, open and recently closed, newest first (any agent).',
       outputSchema: conversationListOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (extra) =>
       guarded(app.log, async () => {
         const caller = callerOf(extra);
-        const now = Date.now();
-        const conversations = app.conversations.list(caller.id).map((conv) => conversationView(conv, now));
+        const conversations = await app.conversationCalls.list(caller);
         const lines = conversations.map(
           (c) => `- ${c.session_id} ${c.agent}: ${c.connection}, ${c.turns} turn(s), device ${c.device_ref}${c.close_cause ? `, closed (${c.close_cause})` : ''}`,
         );
-        return success({ conversations }, conversations.length === 0 ? 'You have no test conversations on this pod.' : lines.join('\n'));
+        return success({ conversations }, conversations.length === 0 ? 'You have no test conversations on this gateway.' : lines.join('\n'));
       }),
   );
 }

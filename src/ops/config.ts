@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseEngineIdentity, type EngineIdentity } from '../engine/identity.js';
+import { peerConfig, peerEnvFields, type PeerConfig } from '../peers/config.js';
 
 const httpUrl = (name: string) =>
   z
@@ -71,6 +72,8 @@ const envSchema = z.object({
   GIT_REVISION: z.string().trim().optional(),
   MCP_AUTHORIZATION_SERVERS: urlList('MCP_AUTHORIZATION_SERVERS'),
   MCP_SESSION_IDLE_MS: integer('MCP_SESSION_IDLE_MS', 1_800_000, 1_000),
+  ...peerEnvFields,
+  PEER_TIMEOUT_MS: integer('PEER_TIMEOUT_MS', 300, 1, 60_000),
 });
 
 /** Every environment variable the service reads (the chart's tests check each one is settable). */
@@ -101,6 +104,8 @@ export interface Config {
   mcpAuthorizationServers: string[];
   /** An MCP session without a request for this long is closed. */
   mcpSessionIdleMs: number;
+  /** The other pods of the release; undefined: a single pod. */
+  peers: PeerConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -117,6 +122,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => issue.message));
   }
   const e = parsed.data;
+  const peers = peerConfig(e, e.PEER_TIMEOUT_MS);
+  if (typeof peers === 'string') throw new ConfigError([peers]);
   return {
     engineUrl: e.PROMETHIST_MCP_ENGINE_URL,
     platformUrl: e.PROMETHIST_PLATFORM_URL,
@@ -140,5 +147,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     revision: e.GIT_REVISION || 'unknown',
     mcpAuthorizationServers: e.MCP_AUTHORIZATION_SERVERS ?? [e.PROMETHIST_PLATFORM_URL],
     mcpSessionIdleMs: e.MCP_SESSION_IDLE_MS,
+    peers,
   };
 }

@@ -22,6 +22,7 @@ export const CLOSE_CAUSES = [
   'evicted',
   'engine_closed',
   'shutdown',
+  'moved',
 ] as const;
 export type CloseCause = (typeof CLOSE_CAUSES)[number];
 

@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TurnRequest, TurnResult } from '../conversations/registry.js';
 import type { Element } from '../engine/elements.js';
 import { GatewayError } from '../errors.js';
+import type { CallContext, TurnCall } from '../peers/calls.js';
+import type { Caller } from '../platform/authorizer.js';
 import { INTRO } from '../schemas/connect.js';
-import { agentParams, conversationParams, parse, startBody, turnBody } from '../schemas/requests.js';
+import { agentParams, conversationParams, parse, startBody, turnBody, type AgentRef } from '../schemas/requests.js';
 import { authenticate, authorizeAgent, authorizeViewer, requireToken } from './access.js';
 import { answerLongCall } from './streaming.js';
-import { conversationView, turnResultView } from './views.js';
+import type { TurnResultView } from './views.js';
 
 /**
  * The live test conversation routes: route (validate, authorize) → registry (find or open the
@@ -19,7 +20,7 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     const { agent } = parse(agentParams, request.params, 'path');
     const { line = INTRO, ...connect } = parse(startBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
-    return answerTurn(request, reply, 201, line, (turn) => app.conversations.start(caller, access, connect, turn));
+    return answerTurn(request, reply, 201, line, (turn) => app.conversationCalls.start({ ...callOf(request, caller, agent), access, connect, ...turn }));
   });
 
   app.post('/v1/agents/:agent/conversations/:session_id/turns', async (request, reply) => {
@@ -27,28 +28,36 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     const { line, ...connect } = parse(turnBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
     return answerTurn(request, reply, 200, line, (turn) =>
-      app.conversations.turn(caller, access, session_id, connect, turn),
+      app.conversationCalls.turn({ ...callOf(request, caller, agent, session_id), access, connect, ...turn }),
     );
   });
 
   app.get('/v1/agents/:agent/conversations/:session_id', async (request) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
     const caller = await authorizeViewer(app, request, agent);
-    return conversationView(app.conversations.get(caller, agent.key, session_id));
+    return app.conversationCalls.get(callOf(request, caller, agent, session_id));
   });
 
   app.delete('/v1/agents/:agent/conversations/:session_id', { onRequest: refuseBody }, async (request, reply) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
     const caller = await authorizeViewer(app, request, agent);
-    const conv = app.conversations.closeByCaller(caller, agent.key, session_id);
+    const note = await app.conversationCalls.close(callOf(request, caller, agent, session_id));
     // 204 has no body: the note travels in a header, and a later GET shows it too.
-    return reply.code(204).header('x-conversation-note', conversationView(conv).notes.join(' ')).send();
+    return reply.code(204).header('x-conversation-note', note).send();
   });
 
   app.get('/v1/conversations', async (request) => {
     const caller = await authenticate(app, request);
-    const now = Date.now();
-    return { conversations: app.conversations.list(caller.id).map((conv) => conversationView(conv, now)) };
+    return { conversations: await app.conversationCalls.list(caller) };
+  });
+
+  /** Who calls, for which conversation: what a call needs to run here or on the pod holding it. */
+  const callOf = (request: FastifyRequest, caller: Caller, agent: AgentRef, sessionId = ''): CallContext => ({
+    caller,
+    authorization: request.headers.authorization!,
+    agent,
+    sessionId,
+    forwarded: app.conversationCalls.isForwarded(request.headers),
   });
 }
 
@@ -82,7 +91,7 @@ function answerTurn(
   reply: FastifyReply,
   status: 200 | 201,
   line: string,
-  run: (turn: TurnRequest) => Promise<TurnResult>,
+  run: (turn: Pick<TurnCall, 'line' | 'signal' | 'onElement'>) => Promise<TurnResultView>,
 ): Promise<FastifyReply> {
   return answerLongCall(request, reply, {
     status,
@@ -94,8 +103,7 @@ function answerTurn(
     },
     run: async ({ signal, emit }) => {
       const onElement = emit && ((element: Element) => emit({ element }));
-      const result = await run({ line, signal, ...(onElement ? { onElement } : {}) });
-      return turnResultView(result, line);
+      return run({ line, signal, ...(onElement ? { onElement } : {}) });
     },
   });
 }

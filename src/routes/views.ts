@@ -53,3 +53,5 @@ export function turnResultView(result: TurnResult, line: string) {
 }
 
 export type TurnResultView = ReturnType<typeof turnResultView>;
+
+export type ConversationView = ReturnType<typeof conversationView>;

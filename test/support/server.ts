@@ -68,8 +68,8 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function waitUntilReady(url: string): Promise<void> {
-  const until = Date.now() + 20_000;
+export async function waitUntilReady(url: string, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms;
   for (;;) {
     try {
       const res = await request(`${url}/readyz`);

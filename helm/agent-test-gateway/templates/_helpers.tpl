@@ -73,3 +73,13 @@ Rounded up to whole seconds.
 {{- end }}
 {{- $have }}
 {{- end }}
+
+{{/* The Secret holding PEER_SECRET: the given one, or the chart's (generated once). */}}
+{{- define "agent-test-gateway.peerSecretName" -}}
+{{- .Values.peers.existingSecret | default (printf "%s-peers" (include "agent-test-gateway.fullname" .) | trunc 63 | trimSuffix "-") }}
+{{- end }}
+
+{{/* The headless Service whose records are the pods of the release (PEER_DNS). */}}
+{{- define "agent-test-gateway.peerServiceName" -}}
+{{- printf "%s-peers" (include "agent-test-gateway.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}

@@ -1,0 +1,60 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/**
+ * The peers' metrics, in the service's registry. Labels take values from the fixed sets below
+ * only: never a peer address, a session id or a caller.
+ */
+export const LOOKUP_RESULTS = ['held', 'known', 'unknown', 'error'] as const;
+export type LookupResult = (typeof LOOKUP_RESULTS)[number];
+
+/**
+ * answered: the holder answered (any status); fallback: it had gone or was shutting down, so this
+ * pod ran the call; failed: an answer broke off (also counted as answered); cancelled: the
+ * caller hung up.
+ */
+export const FORWARD_OUTCOMES = ['answered', 'fallback', 'failed', 'cancelled'] as const;
+export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number];
+
+export const NOTICE_RESULTS = ['sent', 'failed', 'dropped'] as const;
+export type NoticeResult = (typeof NOTICE_RESULTS)[number];
+
+export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gateway_') {
+  const metrics = {
+    lookups: new Histogram({
+      name: `${prefix}peer_lookup_duration_seconds`,
+      help: 'Asking one peer about a session this pod does not hold, by its answer (held, known, unknown, error: no answer in time counts as error).',
+      labelNames: ['result'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers: [registry],
+    }),
+    forwarded: new Counter({
+      name: `${prefix}peer_forwarded_calls_total`,
+      help: 'Calls forwarded to the peer holding the conversation, by outcome (answered, fallback: run here after all, failed: the answer broke off, cancelled: the caller hung up).',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    noticesSent: new Counter({
+      name: `${prefix}peer_ownership_notices_sent_total`,
+      help: 'Ownership notices to peers, by result (dropped: the bounded queue was full).',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    noticesReceived: new Counter({
+      name: `${prefix}peer_ownership_notices_received_total`,
+      help: 'Ownership notices received from peers.',
+      registers: [registry],
+    }),
+    peers: new Gauge({
+      name: `${prefix}peers`,
+      help: 'Other pods of the release this pod currently knows.',
+      registers: [registry],
+    }),
+  };
+  for (const result of LOOKUP_RESULTS) metrics.lookups.zero({ result });
+  for (const outcome of FORWARD_OUTCOMES) metrics.forwarded.inc({ outcome }, 0);
+  for (const result of NOTICE_RESULTS) metrics.noticesSent.inc({ result }, 0);
+  metrics.noticesReceived.inc(0);
+  return metrics;
+}
+
+export type PeerMetrics = ReturnType<typeof createPeerMetrics>;

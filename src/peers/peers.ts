@@ -1,0 +1,144 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Conversation } from '../conversations/conversation.js';
+import { ownershipOf, type Ownership } from '../conversations/remembered.js';
+import type { PeerConfig } from './config.js';
+import { PeerClient } from './client.js';
+import type { LookupResult, PeerMetrics } from './metrics.js';
+import { BoundedQueue } from './notices.js';
+import { PeerList, type Peer } from './peer-list.js';
+import { ownershipFromWire, ownershipToWire } from './wire.js';
+
+/**
+ * The other pods of the release, as this pod uses them: who holds or knows a session (asked in
+ * parallel, bounded by PEER_TIMEOUT_MS: a peer that does not answer in time does not know),
+ * ownership notices (fire-and-forget), and the conversations a caller has on each of them.
+ */
+export const PEER_PATHS = {
+  session: (sessionId: string) => `/internal/peer/sessions/${sessionId}`,
+  notices: '/internal/peer/notices',
+  conversations: (callerId: string) => `/internal/peer/conversations?caller_id=${encodeURIComponent(callerId)}`,
+};
+
+export interface Whereabouts {
+  /** A peer holds the socket: the call runs there. */
+  holder?: { peer: Peer; owner: Ownership };
+  /** A peer that held it and closed it: it tells best how. */
+  closer?: Peer;
+  /** A peer remembers it (closed there, or a notice): its owner and first-turn settings. */
+  known?: Ownership;
+}
+
+/** Per sibling: a sibling that hangs delays only its own notices. */
+const NOTICE_CONCURRENCY = 4;
+const NOTICE_BACKLOG = 1_000;
+/** Nobody waits for a notice, so a busy sibling gets longer than a lookup's PEER_TIMEOUT_MS to take it. */
+const NOTICE_TIMEOUT_MS = 5_000;
+
+export class Peers {
+  readonly client: PeerClient;
+  readonly #list: PeerList;
+  readonly #metrics: PeerMetrics;
+  readonly #log: FastifyBaseLogger;
+  readonly #notices = new Map<string, BoundedQueue>();
+
+  constructor(deps: { config: PeerConfig; ownPort: number; callTimeoutMs: number; metrics: PeerMetrics; log: FastifyBaseLogger }) {
+    this.#metrics = deps.metrics;
+    this.#log = deps.log;
+    this.client = new PeerClient({ secret: deps.config.secret, timeoutMs: deps.config.timeoutMs, callTimeoutMs: deps.callTimeoutMs });
+    this.#list = new PeerList(deps.config, deps.ownPort, deps.log, (count) => deps.metrics.peers.set(count));
+  }
+
+  get list(): readonly Peer[] {
+    return this.#list.peers;
+  }
+
+  /** Asks every peer at once; settles at the first holder, or when all answered or timed out. */
+  whereabouts(sessionId: string): Promise<Whereabouts> {
+    const peers = this.#list.peers;
+    const found: Whereabouts = {};
+    return new Promise((resolve) => {
+      let left = peers.length;
+      if (left === 0) resolve(found);
+      for (const peer of peers) {
+        void this.#ask(peer, sessionId).then((answer) => {
+          if (answer?.state === 'held' && found.holder === undefined) {
+            found.holder = { peer, owner: answer.owner };
+            resolve(found);
+          } else if (answer !== undefined) {
+            found.known ??= answer.owner;
+            if (answer.state === 'closed') found.closer ??= peer;
+          }
+          left -= 1;
+          if (left === 0) resolve(found);
+        });
+      }
+    });
+  }
+
+  /** Tells every peer who owns a conversation that just connected here; never awaited. */
+  announce(conv: Conversation): void {
+    const notice = ownershipToWire(ownershipOf(conv, conv.sessionId!));
+    for (const peer of this.#list.peers) {
+      let queue = this.#notices.get(peer.address);
+      if (queue === undefined) {
+        queue = new BoundedQueue({ concurrency: NOTICE_CONCURRENCY, maxPending: NOTICE_BACKLOG });
+        this.#notices.set(peer.address, queue);
+      }
+      const queued = queue.push(async () => {
+        try {
+          const { status } = await this.client.internal(peer, 'POST', PEER_PATHS.notices, notice, NOTICE_TIMEOUT_MS);
+          this.#metrics.noticesSent.inc({ result: status < 300 ? 'sent' : 'failed' });
+        } catch {
+          this.#metrics.noticesSent.inc({ result: 'failed' });
+        }
+      });
+      if (!queued) this.#metrics.noticesSent.inc({ result: 'dropped' });
+    }
+  }
+
+  /** Every peer's list of a caller's conversations (API views); a peer that does not answer lists nothing. */
+  async conversationsOf(callerId: string): Promise<unknown[]> {
+    const lists = await Promise.all(
+      this.#list.peers.map(async (peer) => {
+        try {
+          const { status, body } = await this.client.internal(peer, 'GET', PEER_PATHS.conversations(callerId));
+          const conversations = (body as { conversations?: unknown } | undefined)?.conversations;
+          return status === 200 && Array.isArray(conversations) ? conversations : [];
+        } catch {
+          return [];
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  async close(): Promise<void> {
+    this.#list.close();
+    await this.client.close();
+  }
+
+  async #ask(peer: Peer, sessionId: string): Promise<{ state: 'held' | 'closed' | 'known'; owner: Ownership } | undefined> {
+    const started = performance.now();
+    let result: LookupResult = 'error';
+    try {
+      const { status, body } = await this.client.internal(peer, 'GET', PEER_PATHS.session(sessionId));
+      const answer = body as { state?: unknown; owner?: unknown } | undefined;
+      if (status === 200 && answer?.state === 'unknown') {
+        result = 'unknown';
+        return undefined;
+      }
+      const owner = status === 200 ? ownershipFromWire(answer?.owner) : undefined;
+      const state = answer?.state;
+      if (owner === undefined || owner.sessionId !== sessionId || (state !== 'held' && state !== 'closed' && state !== 'known')) {
+        this.#log.warn({ event: 'peer_lookup_malformed', status }, 'a peer answered a lookup with something else');
+        return undefined;
+      }
+      result = state === 'held' ? 'held' : 'known';
+      return { state, owner };
+    } catch {
+      return undefined;
+    } finally {
+      this.#metrics.lookups.observe({ result }, (performance.now() - started) / 1000);
+    }
+  }
+}

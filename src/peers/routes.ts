@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { ConversationRegistry } from '../conversations/registry.js';
+import { GatewayError } from '../errors.js';
+import { conversationView } from '../routes/views.js';
+import { parse, sessionIdSchema } from '../schemas/requests.js';
+import type { PeerMetrics } from './metrics.js';
+import { PEER_HEADER, secretCheck } from './secret.js';
+import { ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
+
+/**
+ * The routes sibling pods call: lookups, ownership notices, a caller's conversations. Only with
+ * the release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
+ */
+export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; secret: string }) {
+  const fromPeer = secretCheck(deps.secret);
+  return async (app: FastifyInstance): Promise<void> => {
+    app.addHook('onRequest', async (request) => {
+      if (!fromPeer(request.headers[PEER_HEADER])) {
+        throw new GatewayError('unauthenticated', 'Peer routes answer only the pods of this release (the peer secret).');
+      }
+    });
+
+    app.get('/internal/peer/sessions/:session_id', async (request): Promise<LookupAnswer> => {
+      const { session_id } = parse(z.object({ session_id: sessionIdSchema }), request.params, 'path');
+      const here = deps.registry.ownership(session_id);
+      if (here === undefined) return { state: 'unknown' };
+      return { state: here.held ? 'held' : here.closedHere ? 'closed' : 'known', owner: ownershipToWire(here.owner) };
+    });
+
+    app.post('/internal/peer/notices', async (request, reply) => {
+      const owner = ownershipFromWire(request.body);
+      if (owner === undefined) throw new GatewayError('invalid_request', 'An ownership notice needs session_id, caller_id, agent, settings, turns and created_at.');
+      deps.metrics.noticesReceived.inc();
+      deps.registry.remember(owner);
+      return reply.code(204).send();
+    });
+
+    app.get('/internal/peer/conversations', async (request) => {
+      const { caller_id } = parse(z.object({ caller_id: z.string().min(1).max(512) }), request.query, 'query');
+      const now = Date.now();
+      return { conversations: deps.registry.list(caller_id).map((conv) => conversationView(conv, now)) };
+    });
+  };
+}

@@ -1,0 +1,15 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Every call between pods carries the shared secret in this header: the internal peer routes,
+ * and a forwarded call (which is then never forwarded again). Compared in constant time, on
+ * hashes so that the lengths match too.
+ */
+export const PEER_HEADER = 'x-agent-test-gateway-peer';
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+export function secretCheck(secret: string): (header: string | string[] | undefined) => boolean {
+  const expected = digest(secret);
+  return (header) => typeof header === 'string' && timingSafeEqual(digest(header), expected);
+}

@@ -1,0 +1,133 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { freePort } from './peers.js';
+import { waitUntilReady } from './server.js';
+import { childEnv } from './stack.js';
+
+/**
+ * Real gateway processes (src/server.ts, as `npm start` runs it) that are peers of each other,
+ * and Debian's nginx in front of them: one listener hashing on the Authorization header as the
+ * chart's ingress does, one plain round robin.
+ */
+export interface Pod {
+  port: number;
+  url: string;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output(): string;
+}
+
+export function spawnPod(port: number, env: Record<string, string>): Pod {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: childEnv({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { port, url: `http://127.0.0.1:${port}`, child, exited, output: () => output };
+}
+
+/** Spawns a pod and waits until it is ready; `started` learns of it at once, so a teardown can stop it. */
+export async function startPod(port: number, env: Record<string, string>, started: (pod: Pod) => void): Promise<Pod> {
+  const pod = spawnPod(port, env);
+  started(pod);
+  await Promise.race([
+    // A loaded machine starts tsx slowly.
+    waitUntilReady(pod.url, 60_000),
+    pod.exited.then((code) => {
+      throw new Error(`the gateway exited (${code}) before it was ready:\n${pod.output()}`);
+    }),
+  ]);
+  return pod;
+}
+
+export interface Nginx {
+  hashed: string;
+  roundRobin: string;
+  /** nginx's error log so far: why it answered a 502, if it did. */
+  errors(): string;
+  /** Takes a pod out of both upstreams or back in, as endpoints do when a pod stops or becomes ready. */
+  route(port: number, on: boolean): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startNginx(podPorts: number[]): Promise<Nginx> {
+  const dir = mkdtempSync(join(tmpdir(), 'agw-nginx-'));
+  const [hashed, roundRobin] = [await freePort(), await freePort()];
+  const down = new Set<number>();
+  const servers = () => podPorts.map((p) => `server 127.0.0.1:${p}${down.has(p) ? ' down' : ''};`).join(' ');
+  const location = (upstream: string) => `
+    location / {
+      proxy_pass http://${upstream};
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_read_timeout 30s;
+    }`;
+  const writeConfig = () => writeFileSync(
+    join(dir, 'nginx.conf'),
+    `daemon off;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream hashed { hash $http_authorization consistent; ${servers()} }
+  upstream round_robin { ${servers()} }
+  server { listen 127.0.0.1:${hashed}; ${location('hashed')} }
+  server { listen 127.0.0.1:${roundRobin}; ${location('round_robin')} }
+}
+`,
+  );
+  writeConfig();
+  const child = spawn('/usr/sbin/nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  const workers = (): string[] =>
+    readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').split(' ').filter((pid) => pid.trim() !== '');
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      const res = await request(`http://127.0.0.1:${roundRobin}/healthz`);
+      await res.body.text();
+      break;
+    } catch {
+      if (Date.now() > until) throw new Error('nginx did not start');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return {
+    hashed: `http://127.0.0.1:${hashed}`,
+    roundRobin: `http://127.0.0.1:${roundRobin}`,
+    errors: () => readFileSync(join(dir, 'error.log'), 'utf8'),
+    async route(port, on) {
+      if (on) down.delete(port);
+      else down.add(port);
+      writeConfig();
+      // Reloaded once every worker of the old configuration is gone (having finished its calls):
+      // what a pod's preStop sleep waits for in a cluster.
+      const old = workers();
+      child.kill('SIGHUP');
+      const until = Date.now() + 20_000;
+      while (workers().some((pid) => old.includes(pid)) || workers().length === 0) {
+        if (Date.now() > until) throw new Error('nginx did not reload');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async stop() {
+      child.kill('SIGQUIT');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

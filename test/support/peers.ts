@@ -1,0 +1,89 @@
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { request } from 'undici';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/ops/config.js';
+import { startEngineSimulator, type EngineSimulator } from '../../src/simulators/engine.js';
+import { startPlatformSimulator } from '../../src/simulators/platform.js';
+import { demoWorld } from '../../src/simulators/world.js';
+import type { Answer } from './stack.js';
+
+/** Several gateways built from app.ts in this process, peers of each other, on one engine and platform. */
+export const PEER_SECRET = 'peer-secret-for-tests-0123456789';
+
+export interface Pods {
+  engine: EngineSimulator;
+  apps: FastifyInstance[];
+  urls: string[];
+  call(pod: number, method: string, path: string, o?: { token?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Answer>;
+  open(pod: number, token?: string, body?: Record<string, unknown>): Promise<string>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function startPods(
+  t: { teardown(fn: () => unknown): void },
+  n: number,
+  opts: { env?: Record<string, string>; extraPeers?: string[] } = {},
+): Promise<Pods> {
+  const world = demoWorld();
+  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
+  const platform = await startPlatformSimulator({ world });
+  const ports = await Promise.all(Array.from({ length: n }, freePort));
+  const peers = [...ports.map((p) => `127.0.0.1:${p}`), ...(opts.extraPeers ?? [])].join(',');
+  const apps: FastifyInstance[] = [];
+  for (const port of ports) {
+    const config = loadConfig({
+      PROMETHIST_MCP_ENGINE_URL: engine.url,
+      PROMETHIST_PLATFORM_URL: platform.url,
+      TURN_BUDGET_MS: '2000',
+      ENGINE_CONNECT_TIMEOUT_MS: '1000',
+      PLATFORM_TIMEOUT_MS: '1000',
+      PORT: String(port),
+      PEERS: peers,
+      PEER_SECRET,
+      ...opts.env,
+    });
+    const app = await buildApp(config, { logger: false });
+    await app.listen({ port, host: '127.0.0.1' });
+    apps.push(app);
+  }
+  t.teardown(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+    await engine.close();
+    await platform.close();
+  });
+  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+
+  const call: Pods['call'] = async (pod, method, path, o = {}) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${o.token ?? 'demo-token'}`, ...o.headers };
+    if (o.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await request(urls[pod]! + path, {
+      method: method as 'GET',
+      headers,
+      ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
+      ...(o.signal ? { signal: o.signal } : {}),
+    });
+    const text = await res.body.text();
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, body, text };
+  };
+
+  const open: Pods['open'] = async (pod, token = 'demo-token', body = {}) => {
+    const answer = await call(pod, 'POST', '/v1/agents/coach/conversations', { token, body });
+    if (answer.status !== 201) throw new Error(`expected 201, got ${answer.status}: ${answer.text}`);
+    return answer.body.session_id as string;
+  };
+  return { engine, apps, urls, call, open };
+}
