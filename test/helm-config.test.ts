@@ -18,6 +18,16 @@ const helpers = readFileSync(join(chartDir, 'templates', '_helpers.tpl'), 'utf8'
 /** Secrets come from a Secret (secretKeyRef), never from a plain config.* value. */
 const FROM_SECRET = new Set(['PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY', 'PEER_SECRET']);
 
+/** Variables the chart sets from elsewhere than config.*, each with the place that sets it. */
+const SET_ELSEWHERE: Record<string, RegExp | undefined> = {
+  // Baked into the image at build time (the Dockerfile's GIT_REVISION build argument).
+  GIT_REVISION: undefined,
+  // A static peer list, for setups without DNS: the chart uses PEER_DNS instead.
+  PEERS: undefined,
+  PEER_DNS: /- name: PEER_DNS\n\s+value: \{\{ printf "%s\.%s\.svc" \(include "agent-test-gateway\.peerServiceName" \.\)/,
+  PEER_TIMEOUT_MS: /- name: PEER_TIMEOUT_MS\n\s+value: \{\{ \.Values\.peers\.timeoutMs/,
+};
+
 /** The values.config key a variable's env entry reads, from the Deployment template. */
 function configKeyOf(name: string): string | undefined {
   const entry = new RegExp(`- name: ${name}\\n\\s+value: \\{\\{[^}]*\\.Values\\.config\\.(\\w+)\\b`).exec(deployment);
@@ -48,6 +58,12 @@ t.test('the service reads the variables this test checks', async (t) => {
 
 t.test('every variable of the service is set by the Deployment', async (t) => {
   for (const name of ENV_VARIABLES) {
+    if (name in SET_ELSEWHERE) {
+      const where = SET_ELSEWHERE[name];
+      if (where === undefined) t.notMatch(deployment, new RegExp(`- name: ${name}\\n`), `${name} is not the chart's to set`);
+      else t.match(deployment, where, `${name} is set by the chart outside config.*`);
+      continue;
+    }
     if (FROM_SECRET.has(name)) {
       t.match(deployment, new RegExp(`- name: ${name}\\n\\s+valueFrom:\\n\\s+secretKeyRef:`), `${name} from a Secret`);
       continue;
@@ -68,6 +84,11 @@ t.test("config.* defaults are the service's own defaults", async (t) => {
     const field = camel(name) as keyof Config;
     // Only the settings whose Config field is named after the variable (the numbers and switches).
     if (key === undefined || !(field in defaults)) continue;
+    if (name === 'MCP_AUTHORIZATION_SERVERS') {
+      // Empty in the chart, so the service's own default (the platform URL) applies.
+      t.equal(values.config[key], '', `config.${key} is empty: the service defaults to the platform URL`);
+      continue;
+    }
     t.equal(values.config[key], defaults[field], `config.${key} = ${String(defaults[field])}`);
     compared += 1;
   }

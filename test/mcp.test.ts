@@ -95,7 +95,7 @@ t.test('a refused line is a tool error with the gateway code and rule; nothing r
   t.equal(testAgentSchema(await client.listTools()).additionalProperties, false);
 
   const draft: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'draft-only' } });
-  t.match(textOf(draft), /^no_published_revision: The agent draft-only has no Published revision/);
+  t.match(textOf(draft), /^no_published_revision: The agent draft-only has only a Draft .*promote it to Preview/);
   t.equal(s.engine.record.connections.length, 1, 'no other socket was opened');
 });
 
