@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import t from 'tap';
 import { doc, escapePointer, OPENAPI_FILE, ROOT, validatorAt, type Json } from './support/openapi.js';
-import { callAt, childEnv, eventually, startStack, type Answer, type CallOptions } from './support/stack.js';
+import { callAt, childEnv, eventually, startStack, UUID, type Answer, type CallOptions } from './support/stack.js';
 
 /**
  * Conformance through a validating proxy: every route of openapi.yaml is called through Stoplight
@@ -20,6 +20,8 @@ import { callAt, childEnv, eventually, startStack, type Answer, type CallOptions
  * - An NDJSON answer is one JSON value per line, which prism cannot check: each line is validated
  *   here against the media type's `itemSchema`.
  * - prism follows redirects, so `/debug/` (302) is called directly and checked against the document.
+ * - prism answers only once the upstream body has ended, so the MCP session's stream (`GET /mcp`,
+ *   open until the session ends) goes through it whole once DELETE has ended the session.
  */
 
 const PRISM = `${ROOT}node_modules/@stoplight/prism-cli/dist/index.js`;
@@ -131,8 +133,12 @@ t.test('every route through a validating proxy (prism)', async (t) => {
 
   /** A request the document calls valid: the gateway's answer, with no violation. */
   async function valid(method: Method, path: string, route: string, expected: Expected, o: CallOptions = {}): Promise<Answer> {
+    return conforming(method, path, route, expected, await callAt(strict.url, method.toUpperCase(), path, o));
+  }
+
+  /** The checks of `valid` on an answer that came through the strict proxy. */
+  function conforming(method: Method, path: string, route: string, expected: Expected, answer: Answer): Answer {
     const label = `${method.toUpperCase()} ${path.slice(0, 80)} → ${expected.status}`;
-    const answer = await callAt(strict.url, method.toUpperCase(), path, o);
     const violations = violationsOf(answer);
     const clean = t.same(violations, [], `${label}: prism --errors saw no violation`, violations.length > 0 ? { prism: strict.output().slice(-3000) } : {});
     const fromGateway = t.not(mediaType(answer), 'application/problem+json', `${label}: the gateway answered, not prism`);
@@ -152,6 +158,13 @@ t.test('every route through a validating proxy (prism)', async (t) => {
   }
 
   const ndjson = { headers: { accept: NDJSON } };
+  const mcpAccept = 'application/json, text/event-stream';
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'prism-test', version: '0' } },
+  };
   const bigLine = '😀'.repeat(4000); // 16,000 bytes: a valid line over the body limit
   const xml = { body: '<line/>', headers: { 'content-type': 'application/xml' } };
 
@@ -302,6 +315,57 @@ t.test('every route through a validating proxy (prism)', async (t) => {
   }
 
   {
+    t.comment('MCP: a session of initialize, a notification, tools/list, its stream and DELETE; the metadata');
+    const toolsList = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    await valid('get', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource', { status: 200 }, { token: null });
+
+    const opened = await valid('post', '/mcp', '/mcp', { status: 200 }, { body: initialize, headers: { accept: mcpAccept } });
+    t.match(opened.headers['content-type'], /^text\/event-stream/);
+    t.match(opened.text, /"serverInfo":\{"name":"agent-test-gateway"/);
+    const mcpSession = String(opened.headers['mcp-session-id']);
+    t.match(mcpSession, UUID, 'initialize names the MCP session');
+    const session = { accept: mcpAccept, 'mcp-session-id': mcpSession, 'mcp-protocol-version': '2025-06-18' };
+    await valid('post', '/mcp', '/mcp', { status: 202 }, { body: { jsonrpc: '2.0', method: 'notifications/initialized' }, headers: session });
+    const listed = await valid('post', '/mcp', '/mcp', { status: 200 }, { body: toolsList, headers: session });
+    t.match(listed.text, /"name":"test_agent"/, 'tools/list names the tools');
+    // prism answers once the upstream body has ended, and the session's stream (GET) stays open until the
+    // session ends. So it is opened twice: whichever comes second is refused at once (409), and DELETE ends
+    // the first, which prism then checks and passes on whole.
+    await valid('get', '/mcp', '/mcp', { status: 406 }, { headers: { ...session, accept: 'application/json' } });
+    const streams = [1, 2].map(() => callAt(strict.url, 'GET', '/mcp', { headers: { ...session, accept: 'text/event-stream' } }));
+    const refused = await Promise.race(streams);
+    conforming('get', '/mcp', '/mcp', { status: 409 }, refused);
+    await valid('delete', '/mcp', '/mcp', { status: 200 }, { headers: session });
+    const stream = (await Promise.all(streams)).find((answer) => answer !== refused)!;
+    conforming('get', '/mcp', '/mcp', { status: 200 }, stream);
+    t.match(stream.headers['content-type'], /^text\/event-stream/);
+
+    const unknown = { ...session, 'mcp-session-id': UNKNOWN_SESSION };
+    await valid('post', '/mcp', '/mcp', { status: 404 }, { body: toolsList, headers: session }); // ended by DELETE
+    await valid('get', '/mcp', '/mcp', { status: 404 }, { headers: { ...unknown, accept: 'text/event-stream' } });
+    await valid('delete', '/mcp', '/mcp', { status: 404 }, { headers: unknown });
+    await valid('post', '/mcp', '/mcp', { status: 400 }, { body: toolsList, headers: { accept: mcpAccept } });
+    await valid('get', '/mcp', '/mcp', { status: 400 }, { headers: { accept: 'text/event-stream' } });
+    await valid('delete', '/mcp', '/mcp', { status: 400 });
+    await valid('post', '/mcp', '/mcp', { status: 406 }, { body: initialize, headers: { accept: 'application/json' } });
+    const bigMessage = { ...toolsList, params: { padding: 'x'.repeat(MAX_BODY_BYTES) } };
+    await valid('post', '/mcp', '/mcp', { status: 413, error: 'body_too_large' }, { body: bigMessage, headers: { accept: mcpAccept } });
+    await valid('post', '/mcp', '/mcp', { status: 401, error: 'unauthenticated' }, {
+      token: 'no-such-token',
+      body: initialize,
+      headers: { accept: mcpAccept },
+    });
+    for (const method of ['post', 'get', 'delete'] as const) {
+      const body = method === 'post' ? initialize : undefined;
+      await invalid(method, '/mcp', '/mcp', { status: 401, error: 'unauthenticated' }, { token: null, body, headers: { accept: mcpAccept } });
+    }
+    await invalid('post', '/mcp', '/mcp', { status: 415, error: 'unsupported_media_type' }, {
+      body: 'hello',
+      headers: { accept: mcpAccept, 'content-type': 'text/plain' },
+    });
+  }
+
+  {
     t.comment('limits, engine and platform failures, draining');
     // 429: the caller's two conversations are both busy.
     const { sessionId: closedOne } = await s.open('coach', {}, 'bob-token');
@@ -336,6 +400,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('get', memoryPath('bea'), MEMORY, unavailable, { token });
     await valid('put', memoryPath('bea'), MEMORY, unavailable, { token, body: { confirm: true, snapshot: { units: [] } } });
     await valid('post', runPath(), RUNS, unavailable, { token, body: { conversations: [{ turns: [{ line: '#intro' }] }] } });
+    await valid('post', '/mcp', '/mcp', unavailable, { token, body: initialize, headers: { accept: mcpAccept } });
     s.platform.faults = {};
 
     await s.app.conversations.drain(0);
