@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../src/ops/config.js';
 import { BoundedQueue } from '../src/peers/notices.js';
 import { PeerList } from '../src/peers/peer-list.js';
 import { PEER_HEADER } from '../src/peers/secret.js';
-import { eventually } from './support/stack.js';
+import { eventually, startStack } from './support/stack.js';
 import { freePort, PEER_SECRET, startPods } from './support/peers.js';
 
 const base = { PROMETHIST_MCP_ENGINE_URL: 'http://engine.example', PROMETHIST_PLATFORM_URL: 'http://platform.example' };
@@ -39,7 +39,8 @@ t.test('configuration: PEERS, PEER_DNS, PEER_SECRET, PEER_TIMEOUT_MS', async (t)
     }
   };
   t.match(problem({ PEERS: '10.0.0.1:8080' }), /PEER_SECRET is required with PEERS or PEER_DNS/);
-  t.notMatch(problem({ PEERS: '10.0.0.1:8080', PEER_SECRET: 'short-secret' }), /short-secret/, 'the secret is never echoed');
+  t.match(problem({ PEERS: '10.0.0.1:8080', PEER_SECRET: '  ' }), /PEER_SECRET is required/, 'a blank secret is none');
+  t.equal(problem({ PEERS: '10.0.0.1:8080', PEER_SECRET: 'short-secret' }), 'accepted', 'a short secret starts (with a warning)');
   t.match(problem({ PEERS: '10.0.0.1' }), /PEERS must be a comma-separated list of host:port, not 10.0.0.1/);
   t.match(problem({ PEERS: 'a:0' }), /PEERS must be/);
   t.match(problem({ PEER_DNS: 'bad name', PEER_SECRET }), /PEER_DNS must be a DNS name/);
@@ -287,4 +288,12 @@ t.test('a peer that hangs costs at most PEER_TIMEOUT_MS and changes no answer', 
   const answer = await pods.call(1, 'POST', turnPath(id), { body: { line: 'planning?' } });
   t.equal(answer.status, 200);
   t.match(planning(answer), /^planning: 1 turns on this socket/, 'still forwarded to the holder');
+});
+
+t.test('a short PEER_SECRET starts with a warning that never shows the value', async (t) => {
+  const s = await startStack(t, { env: { PEERS: '127.0.0.1:1', PEER_SECRET: 'short-secret' } });
+  const warning = s.logs.find((line) => line.includes('PEER_SECRET is shorter than 16 characters'));
+  t.ok(warning, 'the start-up warning');
+  t.notOk(s.logs.some((line) => line.includes('short-secret')), 'the value is in no log line');
+  t.equal((await s.call('GET', '/readyz')).status, 200, 'the pod serves');
 });

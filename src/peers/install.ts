@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ConversationCalls } from './calls.js';
+import { ADVISED_SECRET_CHARS } from './config.js';
 import { createPeerMetrics } from './metrics.js';
 import { Peers } from './peers.js';
 import { peerRoutes } from './routes.js';
@@ -22,6 +23,9 @@ export async function installPeers(app: FastifyInstance): Promise<void> {
   if (config.peers === undefined) {
     app.decorate('conversationCalls', new ConversationCalls({ registry }));
     return;
+  }
+  if (config.peers.secret.length < ADVISED_SECRET_CHARS) {
+    app.log.warn(`PEER_SECRET is shorter than ${ADVISED_SECRET_CHARS} characters: anyone who guesses it reaches the peer routes; use a long random value`);
   }
   // A forwarded call may take as long as any call on the holder: a whole turn, after signing in and connecting.
   const callTimeoutMs = config.turnBudgetMs + config.engineConnectTimeoutMs + config.platformTimeoutMs + 10_000;
