@@ -4,20 +4,11 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
+import { chartDir, skeleton, templateText } from './support/chart.js'
 
-const chartDir = fileURLToPath(new URL('../helm/agent-test-gateway', import.meta.url))
-const text = (name: string) => readFileSync(join(chartDir, 'templates', name), 'utf8')
+const text = templateText
 const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'))
-
-function skeleton(name: string): any {
-  const lines = text(name)
-    .split('\n')
-    .filter((line) => line.replace(/\{\{.*?\}\}/g, '').trim() !== '')
-    .map((line) => line.replace(/\{\{.*?\}\}/g, 'TEMPLATED'))
-  return parse(lines.join('\n'), { uniqueKeys: false })
-}
 
 t.test('values: peers on by default, with the service defaults', async (t) => {
   t.match(values.peers, { enabled: true, existingSecret: '', secretKey: 'peer-secret', timeoutMs: 300 })

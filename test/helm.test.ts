@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
+import { skeleton } from './support/chart.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const chartDir = join(root, 'helm', 'agent-test-gateway')
@@ -16,18 +17,6 @@ const chart = parse(read(chartDir, 'Chart.yaml'))
 const values = parse(read(chartDir, 'values.yaml'))
 const templateNames = readdirSync(templatesDir)
 const text = (name: string) => read(templatesDir, name)
-
-/**
- * A template's YAML with its actions taken out: a line holding only actions goes, an inline
- * action becomes TEMPLATED. Both branches of an if/else stay, so keys may repeat.
- */
-function skeleton(name: string): any {
-  const lines = text(name)
-    .split('\n')
-    .filter((line) => line.replace(/\{\{.*?\}\}/g, '').trim() !== '')
-    .map((line) => line.replace(/\{\{.*?\}\}/g, 'TEMPLATED'))
-  return parse(lines.join('\n'), { uniqueKeys: false })
-}
 
 // Every manifest template, what it must declare, and when it renders.
 const manifests: Record<string, { apiVersion: string; kind: string }> = {

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t from 'tap';
+import { freePort } from './support/server.js';
 import { childEnv } from './support/stack.js';
 
 /**
@@ -26,14 +26,6 @@ function run(command: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 
 async function startDemo(t: { teardown(fn: () => unknown): void }): Promise<string> {
   const port = await freePort();

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import t from 'tap';
 import { doc, escapePointer, OPENAPI_FILE, ROOT, validatorAt, type Json } from './support/openapi.js';
+import { freePort } from './support/server.js';
 import { callAt, childEnv, eventually, startStack, UUID, type Answer, type CallOptions } from './support/stack.js';
 
 /**
@@ -41,14 +41,6 @@ const turnPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversat
 const convPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}`;
 const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
 const runPath = (agent = 'coach') => `/v1/agents/${agent}/runs`;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  return typeof address === 'object' && address !== null ? address.port : 0;
-}
 
 interface Proxy {
   url: string;

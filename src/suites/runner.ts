@@ -5,6 +5,7 @@ import { closeNotes, END_OF_CONVERSATION_NOTE, type ConversationRegistry, type T
 import type { EngineAdapter } from '../engine/adapter.js';
 import { summarize } from '../engine/elements.js';
 import { isGatewayError } from '../errors.js';
+import { snapshotMemory } from '../memory/snapshots.js';
 import type { Config } from '../ops/config.js';
 import type { AgentAccess, Caller } from '../platform/authorizer.js';
 import { settingsFrom } from '../schemas/connect.js';
@@ -14,7 +15,6 @@ import {
   totalsOf,
   type ConversationReport,
   type MemoryReport,
-  type MemorySnapshot,
   type RunReport,
   type TurnEvent,
   type TurnReport,
@@ -45,8 +45,6 @@ export const RUN_NOTES = {
   usage: 'A run holds real engine sessions: they count towards usage like any other conversation.',
   aggregation:
     'The engine aggregates a session into memory about 30 s after its connection closes, so a snapshot taken sooner may not hold this run\'s conversations yet; set memory.wait_ms (e.g. 35000) to wait for them.',
-  empty:
-    'The snapshot holds no memory units. A session is aggregated about 30 s after its connection closes, so a snapshot taken straight after the last turn can hold nothing yet.',
   restoreClears:
     "The restore was the engine's own delete-then-write: it cleared the simulated user's memory before loading the snapshot.",
   warmUp:
@@ -131,7 +129,7 @@ export async function runSuite(ctx: RunContext, suite: Suite<HttpMemory>): Promi
   if (suite.memory?.save === true && memory !== null) {
     await sleep(suite.memory.waitMs, signal);
     try {
-      memory.snapshot = await snapshot(ctx, suite.memory.deviceRef);
+      memory.snapshot = await snapshotMemory(ctx.engine, suite.memory.deviceRef);
       if (suite.memory.waitMs < 30_000) memory.notes.push(RUN_NOTES.aggregation);
     } catch (err) {
       memory.error = errorOf(err);
@@ -193,19 +191,6 @@ async function restoreMemory(ctx: RunContext, suite: Suite<HttpMemory>, runLabel
   const restored = await engine.restoreMemory(userId, suite.memory!.restore!.units);
   memory.notes.push(RUN_NOTES.restoreClears);
   return restored;
-}
-
-async function snapshot(ctx: RunContext, deviceRef: string): Promise<MemorySnapshot> {
-  const userId = await ctx.engine.deviceUser(deviceRef);
-  const units = await ctx.engine.readMemory(userId);
-  return {
-    device_ref: deviceRef,
-    user_id: userId,
-    units,
-    unit_count: units.length,
-    taken_at: new Date().toISOString(),
-    notes: units.length === 0 ? [RUN_NOTES.empty] : [],
-  };
 }
 
 const CLOSED_BY_RUN = 'The run closed the connection after the last turn (a plain close).';

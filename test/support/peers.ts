@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { buildApp } from '../../src/app.js';
@@ -6,7 +5,10 @@ import { loadConfig } from '../../src/ops/config.js';
 import { startEngineSimulator, type EngineSimulator } from '../../src/simulators/engine.js';
 import { startPlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
+import { freePort } from './server.js';
 import type { Answer } from './stack.js';
+
+export { freePort };
 
 /** Several gateways built from app.ts in this process, peers of each other, on one engine and platform. */
 export const PEER_SECRET = 'peer-secret-for-tests-0123456789';
@@ -17,14 +19,6 @@ export interface Pods {
   urls: string[];
   call(pod: number, method: string, path: string, o?: { token?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Answer>;
   open(pod: number, token?: string, body?: Record<string, unknown>): Promise<string>;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startPods(
