@@ -105,6 +105,36 @@ t.test('through a forwarded request, progress arrives event by event before the 
   t.same(conn.frames, ['sim:hang']);
 });
 
+t.test('the client hanging up ends the forwarded request on the holder', async (t) => {
+  const pods = await startPods(t, 2);
+  const { sessionId } = await roundRobinClient(t, pods);
+  t.same(await holders(pods, sessionId), [true, false]);
+  const cutShort: string[] = [];
+  pods.apps[0]!.server.on('request', (req, res) => {
+    if (req.method !== 'POST' || req.headers[PEER_HEADER] === undefined) return;
+    res.on('close', () => {
+      if (!res.writableFinished) cutShort.push(String(req.url));
+    });
+  });
+  const hangUp = new AbortController();
+  const call = { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'test_agent', arguments: { agent: 'coach', line: 'sim:hang' }, _meta: { progressToken: 1 } } };
+  const res = await fetch(`${pods.urls[1]}/mcp`, {
+    method: 'POST',
+    headers: { ...mcpHeaders(sessionId), authorization: 'Bearer demo-token', 'content-type': 'application/json' },
+    body: JSON.stringify(call),
+    signal: hangUp.signal,
+  });
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /text\/event-stream/);
+  const reader = res.body!.getReader();
+  let seen = '';
+  while (!seen.includes('notifications/progress')) seen += new TextDecoder().decode((await reader.read()).value);
+  t.match(seen, /Let me think about that/, 'the progress of a turn still running came through');
+  hangUp.abort();
+  await eventually(() => cutShort.length > 0);
+  t.same(cutShort, ['/mcp'], 'the request forwarded to the holder ended with the caller');
+});
+
 t.test('a peer that hangs changes no answer', async (t) => {
   const sockets = new Set<Socket>();
   const hanging = createServer((s) => sockets.add(s));
