@@ -1,5 +1,6 @@
 // MCP sessions across the pods of a release: gateways built in this process, peers of each other,
 // and the SDK's own client whose every request goes to the next pod (round-robin, not sticky).
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -155,4 +156,28 @@ t.test('a peer that hangs changes no answer', async (t) => {
   const unknown = await pods.call(1, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders('00000000-1111-4222-8333-444444444444') });
   t.equal(unknown.status, 404, 'no pod answering in time: the 404 of a single pod');
   t.ok(sockets.size > 0, 'the hanging peer was asked');
+});
+
+t.test('a holder that goes away before answering, and a session id no peer is asked about: the 404', async (t) => {
+  const asked: string[] = [];
+  // Claims every MCP session, then drops the forwarded request.
+  const vanishing = createHttpServer((req, res) => {
+    asked.push(String(req.url));
+    if (req.url?.startsWith('/internal/peer/mcp-sessions/')) res.setHeader('content-type', 'application/json').end('{"held":true}');
+    else req.socket.destroy();
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => vanishing.listen(port, '127.0.0.1', resolve));
+  t.teardown(() => vanishing.close());
+  const pods = await startPods(t, 1, { extraPeers: [`127.0.0.1:${port}`] });
+  const gone = await pods.call(0, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders('00000000-1111-4222-8333-444444444444') });
+  t.equal(gone.status, 404, 'the holder went away, and its sessions with it');
+  t.same(asked, ['/internal/peer/mcp-sessions/00000000-1111-4222-8333-444444444444', '/mcp']);
+  const tooLong = await pods.call(0, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders('x'.repeat(300)) });
+  t.equal(tooLong.status, 404);
+  t.equal(asked.length, 2, 'an id no MCP server hands out is not looked up');
+  const lookup = await pods.call(0, 'GET', `/internal/peer/mcp-sessions/${'x'.repeat(300)}`, { headers: { [PEER_HEADER]: PEER_SECRET } });
+  t.equal(lookup.status, 400, 'nor answered by the peer route');
+  const noSecret = await pods.call(0, 'GET', '/internal/peer/mcp-sessions/00000000-1111-4222-8333-444444444444');
+  t.equal(noSecret.status, 401, 'the peer route answers only the pods of the release');
 });
