@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isGatewayError } from '../errors.js';
 import type { Caller } from '../platform/authorizer.js';
 import { authenticate } from '../routes/access.js';
+import { mcpForwarder } from './forward.js';
 import { CALLER_ID } from './results.js';
 import { createMcpServer } from './server.js';
 import { McpSessions } from './sessions.js';
@@ -38,6 +39,8 @@ const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const sessions = new McpSessions({ idleMs: app.config.mcpSessionIdleMs, createServer: () => createMcpServer(app, version) });
   app.addHook('onClose', async () => sessions.closeAll());
+  app.peers?.answerMcpLookups((id) => sessions.has(id));
+  const forwardToHolder = mcpForwarder(app, MCP_PATH);
 
   app.get(RESOURCE_METADATA_PATH, async (request) => ({
     resource: `${origin(request)}${MCP_PATH}`,
@@ -69,6 +72,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
     if (typeof sessionId === 'string') {
       // Another caller's session is as unknown as an expired one: the client starts a new one.
       transport = sessions.get(sessionId, caller.id);
+      // Not on this pod: perhaps on a peer (routing that is not sticky), which then answers.
+      if (transport === undefined && !sessions.has(sessionId) && (await forwardToHolder?.(request, reply, sessionId))) return undefined;
       if (transport === undefined) return jsonRpcError(reply, 404, 'Session not found: send initialize again to start a new MCP session.');
     } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
       transport = await sessions.open(caller.id);

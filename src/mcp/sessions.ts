@@ -42,6 +42,11 @@ export class McpSessions {
     return this.#sessions.size;
   }
 
+  /** Whether this pod holds the session, whoever's it is. */
+  has(sessionId: string): boolean {
+    return this.#sessions.has(sessionId);
+  }
+
   /** The session, if this pod holds it and it is this caller's. */
   get(sessionId: string, callerId: string): StreamableHTTPServerTransport | undefined {
     const session = this.#sessions.peek(sessionId);

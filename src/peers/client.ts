@@ -69,6 +69,26 @@ export class PeerClient {
     });
   }
 
+  /**
+   * A raw HTTP request passed on as received (to the pod holding an MCP session), marked so that
+   * it is never forwarded again; the answer streams back. No body timeout: an SSE stream may stay
+   * quiet for long, and the caller hanging up (the signal) ends it.
+   */
+  relay(
+    peer: Peer,
+    req: { method: 'GET' | 'POST' | 'DELETE'; path: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+  ): Promise<Dispatcher.ResponseData> {
+    return this.#agent.request({
+      origin: peer.origin,
+      method: req.method,
+      path: req.path,
+      headers: { ...req.headers, [PEER_HEADER]: this.#secret },
+      ...(req.body === undefined ? {} : { body: req.body }),
+      signal: req.signal,
+      bodyTimeout: 0,
+    });
+  }
+
   /** Ends every request still out (a notice to a hanging sibling must not hold the shutdown). */
   close(): Promise<void> {
     return this.#agent.destroy();

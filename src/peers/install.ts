@@ -9,19 +9,22 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Conversation calls for every front: here, or on the sibling pod holding the conversation. */
     conversationCalls: ConversationCalls;
+    /** The other pods of the release; null on a single pod. */
+    peers: Peers | null;
   }
 }
 
 /**
  * Makes the pods of a release act as one (PEERS / PEER_DNS / PEER_SECRET): peer metrics, the
  * peer list, ownership notices on every connect, the internal routes. Without peers configured
- * only `conversationCalls` is added, and every call runs on this pod.
+ * only `conversationCalls` is added (and `peers` is null), and every call runs on this pod.
  */
 export async function installPeers(app: FastifyInstance): Promise<void> {
   const { config, conversations: registry } = app;
   const metrics = createPeerMetrics(app.metrics.registry);
   if (config.peers === undefined) {
     app.decorate('conversationCalls', new ConversationCalls({ registry }));
+    app.decorate('peers', null);
     return;
   }
   if (config.peers.secret.length < ADVISED_SECRET_CHARS) {
@@ -32,6 +35,7 @@ export async function installPeers(app: FastifyInstance): Promise<void> {
   const peers = new Peers({ config: config.peers, ownPort: config.port, callTimeoutMs, metrics, log: app.log });
   registry.onConnected((conv) => peers.announce(conv));
   app.decorate('conversationCalls', new ConversationCalls({ registry, peers: { peers, metrics, secret: config.peers.secret } }));
+  app.decorate('peers', peers);
   app.addHook('onClose', () => peers.close());
-  await app.register(peerRoutes({ registry, metrics, secret: config.peers.secret }));
+  await app.register(peerRoutes({ registry, metrics, secret: config.peers.secret, peers }));
 }

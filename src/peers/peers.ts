@@ -17,6 +17,7 @@ export const PEER_PATHS = {
   session: (sessionId: string) => `/internal/peer/sessions/${sessionId}`,
   notices: '/internal/peer/notices',
   conversations: (callerId: string) => `/internal/peer/conversations?caller_id=${encodeURIComponent(callerId)}`,
+  mcpSession: (mcpSessionId: string) => `/internal/peer/mcp-sessions/${encodeURIComponent(mcpSessionId)}`,
 };
 
 export interface Whereabouts {
@@ -40,6 +41,8 @@ export class Peers {
   readonly #metrics: PeerMetrics;
   readonly #log: FastifyBaseLogger;
   readonly #notices = new Map<string, BoundedQueue>();
+  /** Whether this pod holds an MCP session: the MCP endpoint tells, once it is installed. */
+  #holdsMcpSession: (mcpSessionId: string) => boolean = () => false;
 
   constructor(deps: { config: PeerConfig; ownPort: number; callTimeoutMs: number; metrics: PeerMetrics; log: FastifyBaseLogger }) {
     this.#metrics = deps.metrics;
@@ -73,6 +76,25 @@ export class Peers {
         });
       }
     });
+  }
+
+  /** The MCP endpoint answers the peers' MCP session lookups with this. */
+  answerMcpLookups(holds: (mcpSessionId: string) => boolean): void {
+    this.#holdsMcpSession = holds;
+  }
+
+  holdsMcpSession(mcpSessionId: string): boolean {
+    return this.#holdsMcpSession(mcpSessionId);
+  }
+
+  /** The peer holding an MCP session: every peer asked at once, the first to say so wins; none in PEER_TIMEOUT_MS, undefined. */
+  async mcpSessionHolder(mcpSessionId: string): Promise<Peer | undefined> {
+    const asks = this.#list.peers.map(async (peer) => {
+      const { status, body } = await this.client.internal(peer, 'GET', PEER_PATHS.mcpSession(mcpSessionId));
+      if (status !== 200 || (body as { held?: unknown } | undefined)?.held !== true) throw new Error('not held there');
+      return peer;
+    });
+    return Promise.any(asks).catch(() => undefined);
   }
 
   /** Tells every peer who owns a conversation that just connected here; never awaited. */

@@ -5,14 +5,18 @@ import { GatewayError } from '../errors.js';
 import { conversationView } from '../routes/views.js';
 import { parse, sessionIdSchema } from '../schemas/requests.js';
 import type { PeerMetrics } from './metrics.js';
+import type { Peers } from './peers.js';
 import { PEER_HEADER, secretCheck } from './secret.js';
 import { ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
 
+/** An Mcp-Session-Id as the MCP transport allows it: visible ASCII. */
+export const mcpSessionIdSchema = z.string().regex(/^[\x21-\x7E]{1,256}$/, 'visible ASCII, at most 256 characters');
+
 /**
- * The routes sibling pods call: lookups, ownership notices, a caller's conversations. Only with
+ * The routes sibling pods call: lookups (conversations, MCP sessions), ownership notices, a caller's conversations. Only with
  * the release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
  */
-export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; secret: string }) {
+export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; secret: string; peers: Peers }) {
   const fromPeer = secretCheck(deps.secret);
   return async (app: FastifyInstance): Promise<void> => {
     app.addHook('onRequest', async (request) => {
@@ -26,6 +30,11 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
       const here = deps.registry.ownership(session_id);
       if (here === undefined) return { state: 'unknown' };
       return { state: here.held ? 'held' : here.closedHere ? 'closed' : 'known', owner: ownershipToWire(here.owner) };
+    });
+
+    app.get('/internal/peer/mcp-sessions/:mcp_session_id', async (request) => {
+      const { mcp_session_id } = parse(z.object({ mcp_session_id: mcpSessionIdSchema }), request.params, 'path');
+      return { held: deps.peers.holdsMcpSession(mcp_session_id) };
     });
 
     app.post('/internal/peer/notices', async (request, reply) => {

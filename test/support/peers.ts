@@ -24,10 +24,10 @@ export interface Pods {
 export async function startPods(
   t: { teardown(fn: () => unknown): void },
   n: number,
-  opts: { env?: Record<string, string>; extraPeers?: string[] } = {},
+  opts: { env?: Record<string, string>; extraPeers?: string[]; engine?: { replyDelayMs?: number } } = {},
 ): Promise<Pods> {
   const world = demoWorld();
-  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
+  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50, ...opts.engine });
   const platform = await startPlatformSimulator({ world });
   const ports = await Promise.all(Array.from({ length: n }, freePort));
   const peers = [...ports.map((p) => `127.0.0.1:${p}`), ...(opts.extraPeers ?? [])].join(',');
