@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # agent-test-gateway: build with dev dependencies, run with production ones only.
-#   docker build --platform linux/amd64 -t agent-test-gateway:0.1.0 .
+#   docker build --platform linux/amd64 -t agent-test-gateway:0.2.0 .
 # The image serves by default and runs the CLI when given its arguments:
 #   docker run IMAGE                                   the gateway (same as `serve`)
 #   docker run -v "$PWD/tests:/suites" IMAGE run '/suites/*.yaml' --gateway URL --junit /suites/junit.xml
