@@ -1,13 +1,12 @@
 // MCP sessions across the pods of a release: gateways built in this process, peers of each other,
 // and the SDK's own client whose every request goes to the next pod (round-robin, not sticky).
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
 import { PEER_HEADER } from '../src/peers/secret.js';
 import { textOf } from './support/mcp.js';
-import { freePort, PEER_SECRET, startPods, type Pods } from './support/peers.js';
+import { freePort, PEER_SECRET, startHangingPeer, startPods, type Pods } from './support/peers.js';
 import { eventually, UUID } from './support/stack.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -137,14 +136,8 @@ t.test('the client hanging up ends the forwarded request on the holder', async (
 });
 
 t.test('a peer that hangs changes no answer', async (t) => {
-  const sockets = new Set<Socket>();
-  const hanging = createServer((s) => sockets.add(s));
-  const port = await freePort();
-  await new Promise<void>((resolve) => hanging.listen(port, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    hanging.close();
-  });
+  const hanging = await startHangingPeer(t);
+  const port = hanging.port;
   const pods = await startPods(t, 2, { env: { PEER_TIMEOUT_MS: '150' }, extraPeers: [`127.0.0.1:${port}`] });
   const { client, sessionId } = await roundRobinClient(t, pods);
   const held = await pods.call(0, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders(sessionId) });
@@ -155,7 +148,7 @@ t.test('a peer that hangs changes no answer', async (t) => {
   t.match(answer.structuredContent.turn.text, /^planning: 0 turns on this socket/, 'a new conversation on the holder');
   const unknown = await pods.call(1, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders('00000000-1111-4222-8333-444444444444') });
   t.equal(unknown.status, 404, 'no pod answering in time: the 404 of a single pod');
-  t.ok(sockets.size > 0, 'the hanging peer was asked');
+  t.ok(hanging.connections() > 0, 'the hanging peer was asked');
 });
 
 t.test('a holder that goes away before answering, and a session id no peer is asked about: the 404', async (t) => {

@@ -1,7 +1,6 @@
 // Three real gateway processes of one release (PEERS, PEER_SECRET), the engine and platform
 // simulators in this process, Debian's nginx in front (hashing on the Authorization header like
 // the chart's ingress, and plain round robin), and a peer that accepts and never answers.
-import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { request } from 'undici';
 import { startEngineSimulator } from '../src/simulators/engine.js';
@@ -9,7 +8,7 @@ import { startPlatformSimulator } from '../src/simulators/platform.js';
 import { demoWorld } from '../src/simulators/world.js';
 import { startNginx, startPod, type Nginx, type Pod } from './support/cluster.js';
 import { PEER_HEADER } from '../src/peers/secret.js';
-import { freePort, PEER_SECRET } from './support/peers.js';
+import { freePort, PEER_SECRET, startHangingPeer } from './support/peers.js';
 import { eventually } from './support/stack.js';
 
 t.setTimeout(150_000);
@@ -57,10 +56,7 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
   }
   const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
   const platform = await startPlatformSimulator({ world });
-  const hangingSockets = new Set<Socket>();
-  const hanging = createServer((s) => hangingSockets.add(s));
-  const hangingPort = await freePort();
-  await new Promise<void>((resolve) => hanging.listen(hangingPort, '127.0.0.1', resolve));
+  const { port: hangingPort } = await startHangingPeer(t);
 
   const ports = [await freePort(), await freePort(), await freePort()];
   const env = {
@@ -81,8 +77,6 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
   t.teardown(async () => {
     for (const pod of spawned) pod.child.kill('SIGKILL');
     await nginx?.stop();
-    for (const s of hangingSockets) s.destroy();
-    hanging.close();
     await engine.close();
     await platform.close();
   });

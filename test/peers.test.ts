@@ -1,6 +1,5 @@
 // The peers of a release, in this process: three gateways built from app.ts, peers of each other,
 // on one engine and platform simulator, talking real HTTP on loopback.
-import { createServer, type Socket } from 'node:net';
 import t from 'tap';
 import { request } from 'undici';
 import { ConfigError, loadConfig } from '../src/ops/config.js';
@@ -8,7 +7,7 @@ import { BoundedQueue } from '../src/peers/notices.js';
 import { PeerList } from '../src/peers/peer-list.js';
 import { PEER_HEADER } from '../src/peers/secret.js';
 import { eventually, startStack } from './support/stack.js';
-import { freePort, PEER_SECRET, startPods } from './support/peers.js';
+import { PEER_SECRET, startHangingPeer, startPods } from './support/peers.js';
 
 const base = { PROMETHIST_MCP_ENGINE_URL: 'http://engine.example', PROMETHIST_PLATFORM_URL: 'http://platform.example' };
 const turnPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}/turns`;
@@ -270,14 +269,7 @@ t.test('three pods act as one', async (t) => {
 });
 
 t.test('a peer that hangs costs at most PEER_TIMEOUT_MS and changes no answer', async (t) => {
-  const sockets = new Set<Socket>();
-  const hanging = createServer((s) => sockets.add(s));
-  const port = await freePort();
-  await new Promise<void>((resolve) => hanging.listen(port, '127.0.0.1', resolve));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    hanging.close();
-  });
+  const { port } = await startHangingPeer(t);
   const pods = await startPods(t, 2, { env: { PEER_TIMEOUT_MS: '150' }, extraPeers: [`127.0.0.1:${port}`] });
   const unknown = await pods.call(1, 'GET', convPath('99999999-2222-4333-8444-555555555555'));
   t.equal(unknown.status, 404, 'a session no pod knows: the same 404 as a single pod');

@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { buildApp } from '../../src/app.js';
@@ -80,4 +81,17 @@ export async function startPods(
     return answer.body.session_id as string;
   };
   return { engine, apps, urls, call, open };
+}
+
+/** A peer that accepts connections and never answers, on a free loopback port (closed at teardown). */
+export async function startHangingPeer(t: { teardown(fn: () => unknown): void }): Promise<{ port: number; connections: () => number }> {
+  const sockets = new Set<Socket>();
+  const hanging = createServer((s) => sockets.add(s));
+  const port = await freePort();
+  await new Promise<void>((resolve) => hanging.listen(port, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    hanging.close();
+  });
+  return { port, connections: () => sockets.size };
 }
