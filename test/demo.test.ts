@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { request } from 'undici';
-import { ndjsonLines } from '../src/cli/connection.js';
+import { ndjsonLines } from '../src/http/ndjson.js';
 import { childEnv, eventually } from './support/stack.js';
 
 /**

@@ -2,7 +2,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { request } from 'undici';
 import { parseOptions, reconnectCommand, Usage, USAGE, type Options } from './chat-options.js';
-import { ndjsonLines } from './connection.js';
+import { NDJSON, ndjsonLines } from '../http/ndjson.js';
 
 /**
  * `agent-test-gateway chat <agent>`: a conversation with an agent from a terminal, through a
@@ -14,7 +14,6 @@ import { ndjsonLines } from './connection.js';
  * The gateway decides what a line may be: a refused line is sent and its 400 message shown.
  */
 
-const NDJSON = 'application/x-ndjson';
 
 export interface ChatIO {
   input: Readable;

@@ -1,7 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { request } from 'undici';
-import { gatewayProblem, gatewayUrl, MISSING_TOKEN, ndjsonLines, tokenFrom } from './connection.js';
+import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
+import { ndjsonLines } from '../http/ndjson.js';
 import { expandSuitePatterns } from './patterns.js';
 import { parseFieldPath } from '../suites/format.js';
 import { junitXml, type JUnitSuite } from '../suites/junit.js';

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
-import { ndjsonLines } from '../cli/connection.js';
 import type { ConversationRegistry } from '../conversations/registry.js';
 import type { Element } from '../engine/elements.js';
+import { NDJSON, ndjsonLines } from '../http/ndjson.js';
 import { errorStatus, GatewayError, type ErrorCode } from '../errors.js';
 import type { AgentAccess, Caller } from '../platform/authorizer.js';
 import { conversationView, turnResultView, type ConversationView, type TurnResultView } from '../routes/views.js';
@@ -42,8 +42,6 @@ export interface TurnCall extends CallContext {
   /** Each element as it arrives, also from a forwarded turn. */
   onElement?: (element: Element) => void;
 }
-
-const NDJSON = 'application/x-ndjson';
 
 const conversationPath = (c: CallContext): string =>
   `/v1/agents/${encodeURIComponent(c.agent.key)}/conversations/${c.sessionId}`;

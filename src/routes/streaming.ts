@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
+import { NDJSON } from '../http/ndjson.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { countRefusal } from '../ops/http-metrics.js';
 
@@ -9,7 +10,6 @@ import { countRefusal } from '../ops/http-metrics.js';
  * one JSON line per event as it happens and then the final body. The caller hanging up aborts
  * the work. Errors before the first line are ordinary JSON errors; after it, a last error line.
  */
-const NDJSON = 'application/x-ndjson';
 const ANSWER_TYPES = ['application/json', NDJSON];
 
 // A stream only when the caller prefers it: q-values count, and any type or no Accept means JSON.
