@@ -7,7 +7,9 @@
 process.on('SIGWINCH', () => {
   if (typeof globalThis.gc === 'function') globalThis.gc();
   const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
-  process.stderr.write(`BENCH_MEM ${JSON.stringify({ rss, heapUsed, heapTotal, external, arrayBuffers, gc: typeof globalThis.gc === 'function' })}\n`);
+  process.stderr.write(
+    `BENCH_MEM ${JSON.stringify({ rss, heapUsed, heapTotal, external, arrayBuffers, gc: typeof globalThis.gc === 'function' })}\n`,
+  );
 });
 
 const leave = () => process.exit(0);

@@ -74,7 +74,10 @@ app.post('/v1/agents/:agent/conversations', async (request, reply) => {
   const settings = settingsFrom(connect, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
   const { sessionId, record } = await oneSocketTurn(access.agentKey, access.signIn, settings, line);
   sessions.set(sessionId, { callerId: caller.id, agentKey: access.agentKey, settings, turns: 1 });
-  return reply.code(201).header('location', `${request.url}/${sessionId}`).send(view(sessionId, access.agentKey, settings, 1, line, record));
+  return reply
+    .code(201)
+    .header('location', `${request.url}/${sessionId}`)
+    .send(view(sessionId, access.agentKey, settings, 1, line, record));
 });
 
 app.post('/v1/agents/:agent/conversations/:session_id/turns', async (request, reply) => {

@@ -103,7 +103,13 @@ export function summarizeProfile(profile: CpuProfile, count = 25, windows?: Arra
       .filter((r) => r.name !== '(idle)')
       .map((r) => ({ ...r, share: busyMs > 0 ? r.selfMs / busyMs : 0 }))
       .sort((a, b) => b.selfMs - a.selfMs);
-  return { totalMs: totalUs / 1000, idleMs: idleUs / 1000, busyMs, top: rank(byFunction.values()).slice(0, count), byArea: rank(byArea.values()) };
+  return {
+    totalMs: totalUs / 1000,
+    idleMs: idleUs / 1000,
+    busyMs,
+    top: rank(byFunction.values()).slice(0, count),
+    byArea: rank(byArea.values()),
+  };
 }
 
 export function formatProfile(summary: ProfileSummary): string {

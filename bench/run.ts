@@ -158,7 +158,12 @@ async function main(): Promise<void> {
     for (const line of LINES.slice(0, 5)) await conv.turn(line);
     await conv.close();
   });
-  const memoryCycles: Array<{ before: MemorySample; after: MemorySample; rss_kib_per_conversation: number; heap_kib_per_conversation: number }> = [];
+  const memoryCycles: Array<{
+    before: MemorySample;
+    after: MemorySample;
+    rss_kib_per_conversation: number;
+    heap_kib_per_conversation: number;
+  }> = [];
   let idle: RestConversation[] = [];
   for (let cycle = 0; cycle < MEMORY_CYCLES; cycle++) {
     if (cycle > 0) await mapLimit(idle, 20, (conv) => conv.close());
@@ -183,7 +188,10 @@ async function main(): Promise<void> {
    * Each mode warms up, then the modes take turns in short rounds (a b c, then c b a, …), so that
    * drift and whatever else runs on the machine fall on all of them alike.
    */
-  async function rounds(convs: Record<Mode, RestConversation[] | DirectConversation[]>, t: { warm: number; measure: number; rounds: number; maxTurns: number }) {
+  async function rounds(
+    convs: Record<Mode, RestConversation[] | DirectConversation[]>,
+    t: { warm: number; measure: number; rounds: number; maxTurns: number },
+  ) {
     const parts: Record<Mode, Measured[]> = { a: [], b: [], c: [] };
     for (const mode of MODES) await closedLoop(convs[mode], { warmMs: t.warm, measureMs: 0, maxTurns: t.maxTurns });
     for (let r = 0; r < t.rounds; r++) {
@@ -264,7 +272,12 @@ async function main(): Promise<void> {
     startup_ms: result.startup_ms < TARGETS.startup_ms,
   };
   const runs: RunFigures[] = [runs1.a, runs1.b, runs1.c, a200, b200, c200];
-  const host = { ...machine(), cpu_charged_per_wall_ms: charge, loadavg_before: loadBefore, loadavg_after: loadavg().map((x) => round(x, 2)) };
+  const host = {
+    ...machine(),
+    cpu_charged_per_wall_ms: charge,
+    loadavg_before: loadBefore,
+    loadavg_after: loadavg().map((x) => round(x, 2)),
+  };
 
   const label = { a: '(a) engine socket, direct', b: '(b) gateway REST', c: '(c) per-turn socket gateway' };
   const pad = (s: string | number, n: number) => String(s).padStart(n);

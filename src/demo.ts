@@ -52,7 +52,9 @@ try {
   const { code } = err as { code?: string };
   const where = `port ${config.port} on ${config.host}`;
   if (code === 'EADDRINUSE') {
-    fail(`${where} is already in use (another demo or gateway?). Stop it, or move the demo to another port: PORT=${config.port + 1} npm run demo`);
+    fail(
+      `${where} is already in use (another demo or gateway?). Stop it, or move the demo to another port: PORT=${config.port + 1} npm run demo`,
+    );
   }
   if (code === 'EACCES') fail(`${where} needs privileges this user lacks. Pick a port above 1023: PORT=8081 npm run demo`);
   throw err;

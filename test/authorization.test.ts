@@ -31,7 +31,7 @@ t.test('who may call: tokens and roles', async (t) => {
   t.equal(s.engine.record.connections.length, 1, 'only the allowed call reached the engine');
   t.ok(
     s.platform.requests.every((r) => r.authorization === undefined || r.authorization.startsWith('Bearer ')),
-    'the caller\'s bearer token is what the platform gets',
+    "the caller's bearer token is what the platform gets",
   );
 });
 
@@ -93,7 +93,10 @@ t.test('authorization is cached per caller and agent, and concurrent look-ups co
   s.platform.reset();
   s.platform.faults = { delayMs: 100 };
   const answers = await Promise.all(Array.from({ length: 4 }, () => s.call('GET', '/v1/agents/coach.3/conversations/' + sessionId)));
-  t.ok(answers.every((a) => a.status === 403), 'another agent: refused to each');
+  t.ok(
+    answers.every((a) => a.status === 403),
+    'another agent: refused to each',
+  );
   t.equal(s.platform.count('/api/v1/agents/coach/revisions'), 1, 'four concurrent look-ups, one platform call');
   const metrics = (await s.call('GET', '/metrics')).text;
   t.match(metrics, /agent_test_gateway_auth_cache_requests_total\{result="coalesced"\} [1-9]/);
@@ -147,8 +150,14 @@ t.test('identity problems say why', async (t) => {
     t.equal(sent, code === 'identity_unrecognised' ? 1 : 0, 'a missing or malformed identity sends nothing');
     t.equal((await s.call('POST', startOf('coach'))).status, 201, 'open projects keep working');
     if (code === 'identity_malformed') {
-      t.ok(s.logs.some((line) => /not HTTP Basic credentials/.test(line)), 'a start-up warning says so');
-      t.notOk(s.logs.some((line) => line.includes(identity)), 'without the value');
+      t.ok(
+        s.logs.some((line) => /not HTTP Basic credentials/.test(line)),
+        'a start-up warning says so',
+      );
+      t.notOk(
+        s.logs.some((line) => line.includes(identity)),
+        'without the value',
+      );
     }
     const metrics = (await s.call('GET', '/metrics')).text;
     if (code === 'identity_unrecognised') {

@@ -31,11 +31,15 @@ function startChat(
   env: Record<string, string> = {},
   gateway = true,
 ): Chat {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...(gateway ? ['chat', ...args, '--gateway', s.url] : args)], {
-    cwd: ROOT,
-    env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', AGENT_TEST_GATEWAY_URL: '', NO_COLOR: '1', ...env }),
-    stdio: 'pipe',
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', ...(gateway ? ['chat', ...args, '--gateway', s.url] : args)],
+    {
+      cwd: ROOT,
+      env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', AGENT_TEST_GATEWAY_URL: '', NO_COLOR: '1', ...env }),
+      stdio: 'pipe',
+    },
+  );
   let stdout = '';
   let stderr = '';
   let both = '';

@@ -51,13 +51,25 @@ t.test('the engine identity: accepted forms, malformed values, never printed', a
   t.equal(parseEngineIdentity(`Basic ${encoded}`).authorizationHeader(), `Basic ${encoded}`);
   t.equal(parseEngineIdentity(`basic ${encoded}`).state, 'ok');
   t.equal(parseEngineIdentity('tester:pass:with:colons').state, 'ok');
-  for (const bad of ['Bearer abc', 'Bearer a:b', 'Basic !!!', `Basic ${Buffer.from('nocolon').toString('base64')}`, 'nocolon', ':password', 'Basic']) {
+  for (const bad of [
+    'Bearer abc',
+    'Bearer a:b',
+    'Basic !!!',
+    `Basic ${Buffer.from('nocolon').toString('base64')}`,
+    'nocolon',
+    ':password',
+    'Basic',
+  ]) {
     const identity = parseEngineIdentity(bad);
     t.equal(identity.state, 'malformed', JSON.stringify(bad));
     t.equal(identity.authorizationHeader(), undefined, 'a malformed value is never sent');
   }
   const identity = parseEngineIdentity('tester:s3cret');
-  const printed = [JSON.stringify({ identity }), inspect(identity), `${JSON.stringify(loadConfig({ ...base, PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret' }))}`];
+  const printed = [
+    JSON.stringify({ identity }),
+    inspect(identity),
+    `${JSON.stringify(loadConfig({ ...base, PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret' }))}`,
+  ];
   for (const text of printed) {
     t.notOk(text.includes('s3cret') || text.includes(encoded), `redacted: ${text.slice(0, 60)}`);
   }

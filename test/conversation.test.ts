@@ -56,7 +56,10 @@ t.test('shown elements, unknown elements and malformed frames', async (t) => {
   );
   const malformed = await s.call('POST', path, { body: { line: 'sim:malformed' } });
   t.equal(malformed.body.turn.outcome, 'exit');
-  t.ok(malformed.body.notes.some((n: string) => /not a JSON element/.test(n)), 'a malformed frame is noted, not fatal');
+  t.ok(
+    malformed.body.notes.some((n: string) => /not a JSON element/.test(n)),
+    'a malformed frame is noted, not fatal',
+  );
   t.equal(malformed.body.conversation.connection, 'open');
 });
 
@@ -79,7 +82,10 @@ t.test('a hanging turn is cut off at the budget with its partial elements', asyn
   t.equal(hung.status, 200);
   t.equal(hung.body.turn.outcome, 'timeout');
   t.ok(hung.body.turn.duration_ms >= 290 && hung.body.turn.duration_ms < 1500, `cut at the budget (${hung.body.turn.duration_ms} ms)`);
-  t.ok(hung.body.turn.elements.some((e: { type: string }) => e.type === 'text'), 'partial elements are returned');
+  t.ok(
+    hung.body.turn.elements.some((e: { type: string }) => e.type === 'text'),
+    'partial elements are returned',
+  );
   t.equal(hung.body.conversation.connection, 'closed');
   t.ok(hung.body.notes.some((n: string) => /budget/.test(n)));
   t.ok(hung.body.notes.some((n: string) => /end-of-conversation work/.test(n)));

@@ -24,7 +24,6 @@ const ON = { DEBUG_PAGE: 'true' };
 /** Strings that must never reach the page: the callers' tokens and the engine identity in any form. */
 const SECRETS = ['demo-token', 'bob-token', 'Bearer', 'tester', 's3cret', Buffer.from('tester:s3cret').toString('base64')];
 
-
 /** DebugState from openapi.yaml. */
 function stateSchema() {
   const load = (path: string) => parseYaml(readFileSync(fileURLToPath(new URL(path, import.meta.url)), 'utf8'));
@@ -36,7 +35,9 @@ function stateSchema() {
 }
 
 t.test('test screenshots go to an ignored folder, not over the committed one', async (t) => {
-  const ignored = readFileSync(fileURLToPath(new URL('../.gitignore', import.meta.url)), 'utf8').split('\n').map((l) => l.trim());
+  const ignored = readFileSync(fileURLToPath(new URL('../.gitignore', import.meta.url)), 'utf8')
+    .split('\n')
+    .map((l) => l.trim());
   t.ok(ignored.includes('test/output/'), '.gitignore lists test/output/');
   if (!REFRESH_DOCS) t.match(SCREENSHOT, /[\\/]test[\\/]output[\\/]debug-page\.png$/, 'a plain test run writes to test/output/');
 });
@@ -110,17 +111,23 @@ t.test('the state: every caller’s conversations and the pool, never a token', 
   await s.open('coach', {}, 'bob-token');
   const later = await s.call('GET', '/debug/state', { token: null });
   t.match(later.body.pool, { open: 2, remembered: 2, evictions_total: 1, evictions: { caller: 1, pod: 0 } });
-  t.match(later.body.conversations.find((c: { session_id: string }) => c.session_id === first.sessionId), {
-    state: 'closed',
-    connection: 'closed',
-    close_cause: 'caller',
-    idle_seconds: null,
-    closed_at: String,
-  });
-  t.match(later.body.conversations.find((c: { session_id: string }) => c.session_id === bobs.sessionId), {
-    state: 'closed',
-    close_cause: 'evicted',
-  });
+  t.match(
+    later.body.conversations.find((c: { session_id: string }) => c.session_id === first.sessionId),
+    {
+      state: 'closed',
+      connection: 'closed',
+      close_cause: 'caller',
+      idle_seconds: null,
+      closed_at: String,
+    },
+  );
+  t.match(
+    later.body.conversations.find((c: { session_id: string }) => c.session_id === bobs.sessionId),
+    {
+      state: 'closed',
+      close_cause: 'evicted',
+    },
+  );
   t.same(
     later.body.conversations.map((c: { state: string }) => c.state),
     ['idle', 'idle', 'closed', 'closed'],
@@ -136,7 +143,10 @@ t.test('the state: every caller’s conversations and the pool, never a token', 
     t.ok(validate(answer.body), `the state matches openapi.yaml: ${JSON.stringify(validate.errors)}`);
   }
 
-  t.notOk(s.logs.some((line) => line.includes('/debug/state')), 'polling the state writes no log lines');
+  t.notOk(
+    s.logs.some((line) => line.includes('/debug/state')),
+    'polling the state writes no log lines',
+  );
 
   const text = later.text + state.text;
   for (const secret of SECRETS) t.notOk(text.includes(secret), `no ${secret} in the state`);
@@ -176,147 +186,159 @@ t.test('the page and its assets: static, escaped, locked down', async (t) => {
   t.notOk(isDebugHost(undefined));
 });
 
-t.test('the live page in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh` }, async (t) => {
-  const s = await startStack(t, { env: { ...ON, TURN_BUDGET_MS: '20000', MAX_CONVERSATIONS_PER_CALLER: '2' } });
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  t.teardown(() => browser.close());
+t.test(
+  'the live page in headless Chromium',
+  { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh` },
+  async (t) => {
+    const s = await startStack(t, { env: { ...ON, TURN_BUDGET_MS: '20000', MAX_CONVERSATIONS_PER_CALLER: '2' } });
+    const browser: Browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    t.teardown(() => browser.close());
 
-  // A pod with some history: idle, busy, evicted, ended by the agent, other callers'.
-  const watched = await s.open('coach', { device_ref: 'alice', run_label: 'debug-page' });
-  await s.call('POST', `/v1/agents/coach/conversations/${watched.sessionId}/turns`, { body: { line: 'Where is my order?' } });
-  const evicted = await s.open('coach', {}, 'bob-token');
-  const ended = await s.open('coach.2', {}, 'tenant-token');
-  await s.call('POST', `/v1/agents/coach.2/conversations/${ended.sessionId}/turns`, { body: { line: 'bye' }, token: 'tenant-token' });
-  const busy = await s.open('coach', {}, 'bob-token');
-  const hangUp = new AbortController();
-  const running = s
-    .call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, {
-      body: { line: 'sim:hang' },
-      token: 'bob-token',
-      signal: hangUp.signal,
-    })
-    .catch(() => undefined);
-  t.teardown(async () => {
-    hangUp.abort();
-    await running;
-  });
-  await eventually(() => s.app.conversations.stats.busy === 1);
-  await s.open('coach', {}, 'bob-token'); // bob's third: his idle one makes room
+    // A pod with some history: idle, busy, evicted, ended by the agent, other callers'.
+    const watched = await s.open('coach', { device_ref: 'alice', run_label: 'debug-page' });
+    await s.call('POST', `/v1/agents/coach/conversations/${watched.sessionId}/turns`, { body: { line: 'Where is my order?' } });
+    const evicted = await s.open('coach', {}, 'bob-token');
+    const ended = await s.open('coach.2', {}, 'tenant-token');
+    await s.call('POST', `/v1/agents/coach.2/conversations/${ended.sessionId}/turns`, { body: { line: 'bye' }, token: 'tenant-token' });
+    const busy = await s.open('coach', {}, 'bob-token');
+    const hangUp = new AbortController();
+    const running = s
+      .call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, {
+        body: { line: 'sim:hang' },
+        token: 'bob-token',
+        signal: hangUp.signal,
+      })
+      .catch(() => undefined);
+    t.teardown(async () => {
+      hangUp.abort();
+      await running;
+    });
+    await eventually(() => s.app.conversations.stats.busy === 1);
+    await s.open('coach', {}, 'bob-token'); // bob's third: his idle one makes room
 
-  const context = await browser.newContext({ viewport: { width: 1280, height: 640 }, colorScheme: 'light', locale: 'en-GB' });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('console', (msg: ConsoleMessage) => {
-    if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()}`);
-  });
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()}`));
+    const context = await browser.newContext({ viewport: { width: 1280, height: 640 }, colorScheme: 'light', locale: 'en-GB' });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (msg: ConsoleMessage) => {
+      if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()}`);
+    });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()}`));
 
-  const res = await page.goto(`${s.url}/debug`);
-  t.equal(res?.status(), 200);
-  const row = `tr[data-session-id="${watched.sessionId}"]`;
-  await page.waitForSelector(row, { timeout: 5000 });
-  const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
-  t.equal(cells[0], watched.sessionId);
-  t.equal(cells[1], 'u-demo', 'the owner');
-  t.equal(cells[2], 'agent:coach');
-  t.equal(cells[3], 'idle');
-  t.equal(cells[4], '2', 'turns');
-  t.equal(await page.textContent('#stat-open'), '3');
-  t.equal(await page.textContent('#stat-busy'), '1');
-  t.equal(
-    await page.textContent(`tr[data-session-id="${busy.sessionId}"] td.state`),
-    'busy',
-    "another caller's busy conversation",
-  );
-  t.equal(await page.textContent(`tr[data-session-id="${evicted.sessionId}"] td.cause`), 'evicted');
-  t.equal(await page.textContent('#stat-evictions'), '1', 'the evictions counter');
+    const res = await page.goto(`${s.url}/debug`);
+    t.equal(res?.status(), 200);
+    const row = `tr[data-session-id="${watched.sessionId}"]`;
+    await page.waitForSelector(row, { timeout: 5000 });
+    const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
+    t.equal(cells[0], watched.sessionId);
+    t.equal(cells[1], 'u-demo', 'the owner');
+    t.equal(cells[2], 'agent:coach');
+    t.equal(cells[3], 'idle');
+    t.equal(cells[4], '2', 'turns');
+    t.equal(await page.textContent('#stat-open'), '3');
+    t.equal(await page.textContent('#stat-busy'), '1');
+    t.equal(await page.textContent(`tr[data-session-id="${busy.sessionId}"] td.state`), 'busy', "another caller's busy conversation");
+    t.equal(await page.textContent(`tr[data-session-id="${evicted.sessionId}"] td.cause`), 'evicted');
+    t.equal(await page.textContent('#stat-evictions'), '1', 'the evictions counter');
 
-  // Closed by the test: the page shows it on its next poll.
-  t.equal((await s.call('DELETE', `/v1/agents/coach/conversations/${watched.sessionId}`)).status, 204);
-  await page.waitForFunction(
-    (sel) => document.querySelector(`${sel} td.state`)?.textContent === 'closed',
-    row,
-    { timeout: 5000, polling: 100 },
-  );
-  t.equal(await page.textContent(`${row} td.cause`), 'caller', 'with its close cause');
-  t.equal(await page.textContent('#stat-open'), '2');
-  t.equal(await page.textContent('#stat-remembered'), '3');
-  t.match(await page.textContent('#status'), /^updated /);
+    // Closed by the test: the page shows it on its next poll.
+    t.equal((await s.call('DELETE', `/v1/agents/coach/conversations/${watched.sessionId}`)).status, 204);
+    await page.waitForFunction((sel) => document.querySelector(`${sel} td.state`)?.textContent === 'closed', row, {
+      timeout: 5000,
+      polling: 100,
+    });
+    t.equal(await page.textContent(`${row} td.cause`), 'caller', 'with its close cause');
+    t.equal(await page.textContent('#stat-open'), '2');
+    t.equal(await page.textContent('#stat-remembered'), '3');
+    t.match(await page.textContent('#status'), /^updated /);
 
-  const html = await page.content();
-  for (const secret of SECRETS) t.notOk(html.includes(secret), `no ${secret} on the page`);
+    const html = await page.content();
+    for (const secret of SECRETS) t.notOk(html.includes(secret), `no ${secret} on the page`);
 
-  const committed = existsSync(DOCS_SCREENSHOT) ? readFileSync(DOCS_SCREENSHOT) : undefined;
-  mkdirSync(dirname(SCREENSHOT), { recursive: true });
-  await page.screenshot({ path: SCREENSHOT, fullPage: true });
-  t.ok(existsSync(SCREENSHOT), `screenshot saved to ${SCREENSHOT}`);
-  if (!REFRESH_DOCS) {
-    t.ok(
-      committed === undefined ? !existsSync(DOCS_SCREENSHOT) : readFileSync(DOCS_SCREENSHOT).equals(committed),
-      'the committed docs/debug-page.png is left as it is',
-    );
-  }
+    const committed = existsSync(DOCS_SCREENSHOT) ? readFileSync(DOCS_SCREENSHOT) : undefined;
+    mkdirSync(dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    t.ok(existsSync(SCREENSHOT), `screenshot saved to ${SCREENSHOT}`);
+    if (!REFRESH_DOCS) {
+      t.ok(
+        committed === undefined ? !existsSync(DOCS_SCREENSHOT) : readFileSync(DOCS_SCREENSHOT).equals(committed),
+        'the committed docs/debug-page.png is left as it is',
+      );
+    }
 
-  // The filter narrows the table to matching rows.
-  await page.fill('#filter', 'u-bob');
-  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 3, undefined, { timeout: 2000 });
-  t.pass('the filter shows only the matching rows');
-  t.same(problems, [], 'no console errors, page errors or failed requests');
-});
+    // The filter narrows the table to matching rows.
+    await page.fill('#filter', 'u-bob');
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 3, undefined, { timeout: 2000 });
+    t.pass('the filter shows only the matching rows');
+    t.same(problems, [], 'no console errors, page errors or failed requests');
+  },
+);
 
-t.test('the page shows hostile text as text', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh` }, async (t) => {
-  const s = await startStack(t, { env: ON });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  t.teardown(() => browser.close());
-  const page = await browser.newPage();
-  const hostile = '<img src=x onerror="window.__pwned=1">';
-  // The registry cannot hold such values (refs and ids are checked); a forged state proves the rendering.
-  await page.route('**/debug/state', (route) =>
-    route.fulfill({
-      contentType: 'application/json',
-      body: JSON.stringify({
-        pod: `<b>${hostile}</b>`,
-        generated_at: new Date().toISOString(),
-        pool: { open: 1, busy: 0, remembered: 0, draining: false, evictions_total: 0 },
-        conversations_total: 1,
-        conversations: [
-          {
-            session_id: `x" onmouseover="window.__pwned=1`,
-            owner: hostile,
-            agent: '<script>window.__pwned=1</script>',
-            state: '<i>idle</i>',
-            connection: 'open',
-            turns: '<u>1</u>',
-            idle_seconds: 0,
-            close_cause: hostile,
-            created_at: new Date().toISOString(),
-            last_turn_at: null,
-          },
-        ],
+t.test(
+  'the page shows hostile text as text',
+  { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh` },
+  async (t) => {
+    const s = await startStack(t, { env: ON });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    t.teardown(() => browser.close());
+    const page = await browser.newPage();
+    const hostile = '<img src=x onerror="window.__pwned=1">';
+    // The registry cannot hold such values (refs and ids are checked); a forged state proves the rendering.
+    await page.route('**/debug/state', (route) =>
+      route.fulfill({
+        contentType: 'application/json',
+        body: JSON.stringify({
+          pod: `<b>${hostile}</b>`,
+          generated_at: new Date().toISOString(),
+          pool: { open: 1, busy: 0, remembered: 0, draining: false, evictions_total: 0 },
+          conversations_total: 1,
+          conversations: [
+            {
+              session_id: `x" onmouseover="window.__pwned=1`,
+              owner: hostile,
+              agent: '<script>window.__pwned=1</script>',
+              state: '<i>idle</i>',
+              connection: 'open',
+              turns: '<u>1</u>',
+              idle_seconds: 0,
+              close_cause: hostile,
+              created_at: new Date().toISOString(),
+              last_turn_at: null,
+            },
+          ],
+        }),
       }),
-    }),
-  );
-  await page.goto(`${s.url}/debug`);
-  await page.waitForSelector('tbody tr[data-session-id]');
-  t.equal(await page.textContent('tbody tr td:nth-child(2)'), hostile, 'the owner shown as text');
-  t.equal(await page.textContent('#pod'), `<b>${hostile}</b>`);
-  t.equal(await page.locator('body img, body script, body b, tbody i, tbody u').count(), 0, 'no element made of data');
-  t.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, 'nothing ran');
-  t.equal(await page.getAttribute('tbody tr', 'class'), 'state-unknown', 'an unknown state is not a class name');
-});
+    );
+    await page.goto(`${s.url}/debug`);
+    await page.waitForSelector('tbody tr[data-session-id]');
+    t.equal(await page.textContent('tbody tr td:nth-child(2)'), hostile, 'the owner shown as text');
+    t.equal(await page.textContent('#pod'), `<b>${hostile}</b>`);
+    t.equal(await page.locator('body img, body script, body b, tbody i, tbody u').count(), 0, 'no element made of data');
+    t.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, 'nothing ran');
+    t.equal(await page.getAttribute('tbody tr', 'class'), 'state-unknown', 'an unknown state is not a class name');
+  },
+);

@@ -66,14 +66,18 @@ t.test('every alert the issue asks for, each with a summary, a description, a ru
   ]) {
     t.ok(names.includes(wanted), wanted);
   }
-  const cases = (parse(read(RULES_TEST)).tests as Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts: unknown[] }> }>)
-    .flatMap((c) => c.alert_rule_test ?? []);
+  const cases = (parse(read(RULES_TEST)).tests as Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts: unknown[] }> }>).flatMap(
+    (c) => c.alert_rule_test ?? [],
+  );
   const operations = read(root, 'docs', 'operations.md');
   for (const alert of alerts) {
     for (const key of ['summary', 'description', 'runbook']) {
       t.ok((alert.annotations?.[key]?.length ?? 0) > 20, `${alert.alert} has a ${key}`);
     }
-    t.ok(cases.some((c) => c.alertname === alert.alert && c.exp_alerts.length > 0), `${alert.alert} has a unit test where it fires`);
+    t.ok(
+      cases.some((c) => c.alertname === alert.alert && c.exp_alerts.length > 0),
+      `${alert.alert} has a unit test where it fires`,
+    );
     t.match(operations, `### ${alert.alert}`, `${alert.alert} is in docs/operations.md`);
   }
   // The pod limit is compared with the exported limit, the latency with the exported budget.
@@ -86,7 +90,10 @@ t.test('every alert the issue asks for, each with a summary, a description, a ru
 t.test('the PrometheusRule is the rules file, values-gated and on by default', async (t) => {
   const template = read(chartDir, 'templates', 'prometheusrule.yaml');
   t.equal(values.metrics.prometheusRule.enabled, true);
-  t.match(template, /if and \.Values\.metrics\.prometheusRule\.enabled \(\.Capabilities\.APIVersions\.Has "monitoring\.coreos\.com\/v1\/PrometheusRule"\)/);
+  t.match(
+    template,
+    /if and \.Values\.metrics\.prometheusRule\.enabled \(\.Capabilities\.APIVersions\.Has "monitoring\.coreos\.com\/v1\/PrometheusRule"\)/,
+  );
   const include = /^spec:\n\{\{ \.Files\.Get "files\/prometheus-rules\.yaml" \| indent 2 \}\}$/m;
   t.match(template, include);
   // What helm renders: the file indented under spec.
@@ -123,7 +130,10 @@ t.test('the dashboard ConfigMap carries the sidecar label and the plain dashboar
     /^Process memory/,
     /^Event-loop lag/,
   ]) {
-    t.ok(titles.some((title) => wanted.test(title)), `a panel ${wanted}`);
+    t.ok(
+      titles.some((title) => wanted.test(title)),
+      `a panel ${wanted}`,
+    );
   }
   const exprs: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((x) => x.expr));
   for (const expr of exprs) {

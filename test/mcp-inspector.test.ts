@@ -51,33 +51,42 @@ async function startDemo(t: { teardown(fn: () => unknown): void }): Promise<stri
 
 const installed = existsSync(INSPECTOR);
 
-t.test('the MCP Inspector CLI lists the tools and tests an agent', { skip: installed ? false : 'devDependency @modelcontextprotocol/inspector is not installed' }, async (t) => {
-  const url = await startDemo(t);
-  const env = childEnv({ MCP_CATALOG_PATH: join(t.testdir(), 'mcp.json'), NO_COLOR: '1' });
-  const inspector = (...args: string[]) =>
-    run([INSPECTOR, '--cli', url, '--header', 'Authorization: Bearer demo-token', ...args], env);
+t.test(
+  'the MCP Inspector CLI lists the tools and tests an agent',
+  { skip: installed ? false : 'devDependency @modelcontextprotocol/inspector is not installed' },
+  async (t) => {
+    const url = await startDemo(t);
+    const env = childEnv({ MCP_CATALOG_PATH: join(t.testdir(), 'mcp.json'), NO_COLOR: '1' });
+    const inspector = (...args: string[]) => run([INSPECTOR, '--cli', url, '--header', 'Authorization: Bearer demo-token', ...args], env);
 
-  const list = await inspector('--method', 'tools/list', '--strict');
-  t.equal(list.code, 0, 'tools/list --strict finds no error-severity schema portability problem', { stderr: list.stderr });
-  const names = (JSON.parse(list.stdout) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name).sort();
-  t.same(names, ['end_conversation', 'list_conversations', 'restore_memory', 'run_suite', 'snapshot_memory', 'test_agent']);
+    const list = await inspector('--method', 'tools/list', '--strict');
+    t.equal(list.code, 0, 'tools/list --strict finds no error-severity schema portability problem', { stderr: list.stderr });
+    const names = (JSON.parse(list.stdout) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name).sort();
+    t.same(names, ['end_conversation', 'list_conversations', 'restore_memory', 'run_suite', 'snapshot_memory', 'test_agent']);
 
-  const first = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach');
-  t.equal(first.code, 0, 'test_agent opens a conversation', { stderr: first.stderr });
-  const opened = JSON.parse(first.stdout);
-  t.match(opened.structuredContent.turn.text, /Hi, I'm coach/);
-  const sessionId: string = opened.structuredContent.session_id;
+    const first = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach');
+    t.equal(first.code, 0, 'test_agent opens a conversation', { stderr: first.stderr });
+    const opened = JSON.parse(first.stdout);
+    t.match(opened.structuredContent.turn.text, /Hi, I'm coach/);
+    const sessionId: string = opened.structuredContent.session_id;
 
-  const next = await inspector(
-    '--method', 'tools/call', '--tool-name', 'test_agent',
-    '--tool-arg', 'agent=coach', `session_id=${sessionId}`, 'line=planning?',
-  );
-  t.equal(next.code, 0, 'test_agent continues it', { stderr: next.stderr });
-  t.match(JSON.parse(next.stdout).structuredContent.turn.text, /planning: 1 turns on this socket, 1 lines in this session/);
+    const next = await inspector(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'test_agent',
+      '--tool-arg',
+      'agent=coach',
+      `session_id=${sessionId}`,
+      'line=planning?',
+    );
+    t.equal(next.code, 0, 'test_agent continues it', { stderr: next.stderr });
+    t.match(JSON.parse(next.stdout).structuredContent.turn.text, /planning: 1 turns on this socket, 1 lines in this session/);
 
-  const refused = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach', 'line=#exit');
-  t.match(refused.stdout + refused.stderr, /line may start with # only as exactly #intro/);
+    const refused = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach', 'line=#exit');
+    t.match(refused.stdout + refused.stderr, /line may start with # only as exactly #intro/);
 
-  const anonymous = await run([INSPECTOR, '--cli', url, '--method', 'tools/list'], env);
-  t.not(anonymous.code, 0, 'without the token the gateway answers 401');
-});
+    const anonymous = await run([INSPECTOR, '--cli', url, '--method', 'tools/list'], env);
+    t.not(anonymous.code, 0, 'without the token the gateway answers 401');
+  },
+);

@@ -26,7 +26,10 @@ async function askingClient(t: Parameters<typeof mcpClient>[0], s: Stack, answer
 t.test('snapshot, then restore with and without confirmation', async (t) => {
   const s = await startStack(t);
   const plain = await mcpClient(t, s);
-  const first: Json = await plain.callTool({ name: 'test_agent', arguments: { agent: 'coach', device_ref: 'alice', line: 'sim:remember:likes tea' } });
+  const first: Json = await plain.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', device_ref: 'alice', line: 'sim:remember:likes tea' },
+  });
   await plain.callTool({ name: 'end_conversation', arguments: { agent: 'coach', session_id: first.structuredContent.session_id } });
   await eventually(() => s.engine.record.endOfConversation.length === 1);
 
@@ -38,7 +41,10 @@ t.test('snapshot, then restore with and without confirmation', async (t) => {
   const units = [{ kind: 'fact', text: 'likes coffee' }];
 
   await t.test('a client without elicitation: only with confirm: true', async (t) => {
-    const refused: Json = await plain.callTool({ name: 'restore_memory', arguments: { agent: 'coach', device_ref: 'alice', snapshot: { units } } });
+    const refused: Json = await plain.callTool({
+      name: 'restore_memory',
+      arguments: { agent: 'coach', device_ref: 'alice', snapshot: { units } },
+    });
     t.equal(refused.isError, true);
     t.match(textOf(refused), /^confirmation_required: This client cannot ask its user .* pass "confirm": true/);
     const unconfirmed: Json = await plain.callTool({
@@ -56,7 +62,11 @@ t.test('snapshot, then restore with and without confirmation', async (t) => {
   });
 
   await t.test('a client with elicitation: its user decides, confirm: true does not replace that', async (t) => {
-    for (const answer of [{ action: 'decline' }, { action: 'cancel' }, { action: 'accept', content: { confirm: false } }] as ElicitResult[]) {
+    for (const answer of [
+      { action: 'decline' },
+      { action: 'cancel' },
+      { action: 'accept', content: { confirm: false } },
+    ] as ElicitResult[]) {
       const { client, asked } = await askingClient(t, s, answer);
       const refused: Json = await client.callTool({
         name: 'restore_memory',
@@ -69,7 +79,10 @@ t.test('snapshot, then restore with and without confirmation', async (t) => {
     t.equal(restores(s), 1, 'no restore beyond the earlier one');
 
     const { client, asked } = await askingClient(t, s, { action: 'accept', content: { confirm: true } });
-    const done: Json = await client.callTool({ name: 'restore_memory', arguments: { agent: 'coach', device_ref: 'alice', snapshot: { units } } });
+    const done: Json = await client.callTool({
+      name: 'restore_memory',
+      arguments: { agent: 'coach', device_ref: 'alice', snapshot: { units } },
+    });
     t.notOk(done.isError, textOf(done));
     t.equal(done.structuredContent.restored, 1);
     t.equal(asked.length, 1);
@@ -122,7 +135,10 @@ t.test('run_suite: YAML text, a failing expectation, progress per turn', async (
 
   const wrongAgent: Json = await client.callTool({ name: 'run_suite', arguments: { agent: 'coach.3', suite: yaml } });
   t.match(textOf(wrongAgent), /^invalid_request: agent must be coach.3/);
-  const noAgent: Json = await client.callTool({ name: 'run_suite', arguments: { suite: { conversations: [{ turns: [{ line: 'Hi' }] }] } } });
+  const noAgent: Json = await client.callTool({
+    name: 'run_suite',
+    arguments: { suite: { conversations: [{ turns: [{ line: 'Hi' }] }] } },
+  });
   t.match(textOf(noAgent), /^invalid_request: agent is required/);
   const badYaml: Json = await client.callTool({ name: 'run_suite', arguments: { suite: 'agent: [coach' } });
   t.match(textOf(badYaml), /^invalid_request: suite must be valid YAML or JSON/);

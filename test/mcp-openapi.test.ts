@@ -48,7 +48,10 @@ t.test('/mcp and its metadata conform to openapi.yaml', async (t) => {
 
   const anonymous = await s.call('POST', '/mcp', { token: null, body: init, headers: { accept: ACCEPT } });
   conforms(t, '/mcp', 'post', anonymous, 401);
-  t.match(anonymous.headers['www-authenticate'], new RegExp(doc.components.responses.McpUnauthenticated.headers['WWW-Authenticate'].schema.pattern));
+  t.match(
+    anonymous.headers['www-authenticate'],
+    new RegExp(doc.components.responses.McpUnauthenticated.headers['WWW-Authenticate'].schema.pattern),
+  );
   conforms(t, '/mcp', 'get', await s.call('GET', '/mcp', { token: null, headers: { accept: 'text/event-stream' } }), 401);
   conforms(t, '/mcp', 'delete', await s.call('DELETE', '/mcp', { token: 'nobody' }), 401);
 
@@ -60,7 +63,13 @@ t.test('/mcp and its metadata conform to openapi.yaml', async (t) => {
   conforms(t, '/mcp', 'post', await s.call('POST', '/mcp', { body: list, headers: unknown }), 404);
   conforms(t, '/mcp', 'get', await s.call('GET', '/mcp', { headers: unknown }), 404);
   conforms(t, '/mcp', 'delete', await s.call('DELETE', '/mcp', { headers: unknown }), 404);
-  conforms(t, '/mcp', 'post', await s.call('POST', '/mcp', { body: 'hello', headers: { accept: ACCEPT, 'content-type': 'text/plain' } }), 415);
+  conforms(
+    t,
+    '/mcp',
+    'post',
+    await s.call('POST', '/mcp', { body: 'hello', headers: { accept: ACCEPT, 'content-type': 'text/plain' } }),
+    415,
+  );
   conforms(t, '/mcp', 'post', await s.call('POST', '/mcp', { body: '{"jsonrpc":', headers: { accept: ACCEPT } }), 400);
   conforms(t, '/mcp', 'post', await s.call('POST', '/mcp', { body: init, headers: { accept: 'application/json' } }), 406);
 

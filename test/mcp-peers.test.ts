@@ -36,12 +36,18 @@ async function roundRobinClient(t: { teardown(fn: () => unknown): void }, pods: 
 const holders = async (pods: Pods, mcpSessionId: string): Promise<boolean[]> =>
   Promise.all(
     pods.urls.map(async (_, pod) => {
-      const answer = await pods.call(pod, 'GET', `/internal/peer/mcp-sessions/${mcpSessionId}`, { headers: { [PEER_HEADER]: PEER_SECRET } });
+      const answer = await pods.call(pod, 'GET', `/internal/peer/mcp-sessions/${mcpSessionId}`, {
+        headers: { [PEER_HEADER]: PEER_SECRET },
+      });
       return answer.body.held as boolean;
     }),
   );
 
-const mcpHeaders = (mcpSessionId: string) => ({ accept: 'application/json, text/event-stream', 'mcp-session-id': mcpSessionId, 'mcp-protocol-version': '2025-06-18' });
+const mcpHeaders = (mcpSessionId: string) => ({
+  accept: 'application/json, text/event-stream',
+  'mcp-session-id': mcpSessionId,
+  'mcp-protocol-version': '2025-06-18',
+});
 const toolsList = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
 
 t.test('one MCP session over three pods behind round-robin: tools, a conversation on one socket, ownership', async (t) => {
@@ -51,18 +57,30 @@ t.test('one MCP session over three pods behind round-robin: tools, a conversatio
   t.same(await holders(pods, sessionId), [true, false, false], 'the pod that answered initialize holds the session');
 
   const { tools } = await client.listTools();
-  t.ok(tools.some((tool) => tool.name === 'test_agent'), 'tools/list answered through any pod');
+  t.ok(
+    tools.some((tool) => tool.name === 'test_agent'),
+    'tools/list answered through any pod',
+  );
 
   const first: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', device_ref: 'alice' } });
   t.notOk(first.isError, textOf(first));
   const conversation = first.structuredContent.session_id;
-  const second: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', session_id: conversation, line: 'Where is my order?' } });
+  const second: Json = await client.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', session_id: conversation, line: 'Where is my order?' },
+  });
   t.same(second.structuredContent.turn.tools, ['lookup_order']);
-  const third: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', session_id: conversation, line: 'planning?' } });
+  const third: Json = await client.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', session_id: conversation, line: 'planning?' },
+  });
   t.match(third.structuredContent.turn.text, /planning: 2 turns on this socket, 2 lines in this session/);
   t.equal(third.structuredContent.conversation.turns, 3);
   t.equal(pods.engine.record.connections.length, 1, 'one engine socket for the whole conversation');
-  t.ok(hits.every((n) => n > 0), `every pod was reached (${hits.join(', ')})`);
+  t.ok(
+    hits.every((n) => n > 0),
+    `every pod was reached (${hits.join(', ')})`,
+  );
 
   for (const pod of [0, 1, 2]) {
     const asBob = await pods.call(pod, 'POST', '/mcp', { token: 'bob-token', body: toolsList, headers: mcpHeaders(sessionId) });
@@ -72,7 +90,10 @@ t.test('one MCP session over three pods behind round-robin: tools, a conversatio
   const unknown = await pods.call(1, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders('00000000-1111-4222-8333-444444444444') });
   t.equal(unknown.status, 404, 'a session no pod holds: the 404 of a single pod');
 
-  const forwarded = await pods.call(1, 'POST', '/mcp', { body: toolsList, headers: { ...mcpHeaders(sessionId), [PEER_HEADER]: PEER_SECRET } });
+  const forwarded = await pods.call(1, 'POST', '/mcp', {
+    body: toolsList,
+    headers: { ...mcpHeaders(sessionId), [PEER_HEADER]: PEER_SECRET },
+  });
   t.equal(forwarded.status, 404, 'a request already forwarded is never forwarded again');
 
   await transport.terminateSession();
@@ -117,7 +138,12 @@ t.test('the client hanging up ends the forwarded request on the holder', async (
     });
   });
   const hangUp = new AbortController();
-  const call = { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'test_agent', arguments: { agent: 'coach', line: 'sim:hang' }, _meta: { progressToken: 1 } } };
+  const call = {
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'tools/call',
+    params: { name: 'test_agent', arguments: { agent: 'coach', line: 'sim:hang' }, _meta: { progressToken: 1 } },
+  };
   const res = await fetch(`${pods.urls[1]}/mcp`, {
     method: 'POST',
     headers: { ...mcpHeaders(sessionId), authorization: 'Bearer demo-token', 'content-type': 'application/json' },

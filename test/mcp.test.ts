@@ -52,9 +52,15 @@ t.test('three turns of one conversation over one engine socket', async (t) => {
   t.match(textOf(first), /coach said: Hi, I'm coach/);
   t.match(textOf(first), new RegExp(`session_id: ${sessionId}`));
 
-  const second: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', session_id: sessionId, line: 'Where is my order?' } });
+  const second: Json = await client.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', session_id: sessionId, line: 'Where is my order?' },
+  });
   t.same(second.structuredContent.turn.tools, ['lookup_order']);
-  const third: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', session_id: sessionId, line: 'planning?' } });
+  const third: Json = await client.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', session_id: sessionId, line: 'planning?' },
+  });
   t.match(third.structuredContent.turn.text, /planning: 2 turns on this socket, 2 lines in this session/);
   t.equal(third.structuredContent.conversation.turns, 3);
   t.equal(third.structuredContent.conversation.reconnected, false);
@@ -80,7 +86,10 @@ t.test('a refused line is a tool error with the gateway code and rule; nothing r
   const sessionId = first.structuredContent.session_id;
   const refused: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', session_id: sessionId, line: '#exit' } });
   t.equal(refused.isError, true);
-  t.match(textOf(refused), /line may start with # only as exactly #intro: other # lines are engine actions \(#exit, #ready:…\) and are never sent/);
+  t.match(
+    textOf(refused),
+    /line may start with # only as exactly #intro: other # lines are engine actions \(#exit, #ready:…\) and are never sent/,
+  );
   t.same(s.engine.record.connections[0]!.frames, ['#intro'], 'the engine got only the opening');
 
   const noLine: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', session_id: sessionId } });
@@ -169,8 +178,16 @@ t.test('without a token: 401 with WWW-Authenticate and the protected resource me
     resource_name: 'agent-test-gateway',
     resource_documentation: `${s.url}/openapi.json`,
   });
-  const proxied = await s.call('POST', '/mcp', { token: null, body: init, headers: { ...headers, 'x-forwarded-proto': 'https', host: 'gw.example' } });
-  t.equal(proxied.headers['www-authenticate'], 'Bearer resource_metadata="https://gw.example/.well-known/oauth-protected-resource"', 'behind a TLS proxy');
+  const proxied = await s.call('POST', '/mcp', {
+    token: null,
+    body: init,
+    headers: { ...headers, 'x-forwarded-proto': 'https', host: 'gw.example' },
+  });
+  t.equal(
+    proxied.headers['www-authenticate'],
+    'Bearer resource_metadata="https://gw.example/.well-known/oauth-protected-resource"',
+    'behind a TLS proxy',
+  );
   t.notOk(s.logs.join('').includes('no-such-token'), 'the token is never logged');
 });
 

@@ -64,7 +64,11 @@ t.test('restore is confirmation-gated and nothing is sent without it', async (t)
   const s = await startStack(t);
   await s.open('coach', { device_ref: 'bob' });
   s.engine.record.memoryRequests.length = 0;
-  for (const body of [{ snapshot: { units: [] } }, { confirm: false, snapshot: { units: [] } }, { confirm: 'yes', snapshot: { units: [] } }]) {
+  for (const body of [
+    { snapshot: { units: [] } },
+    { confirm: false, snapshot: { units: [] } },
+    { confirm: 'yes', snapshot: { units: [] } },
+  ]) {
     const answer = await s.call('PUT', memoryPath('bob'), { body });
     t.equal(answer.status, 400);
     t.equal(answer.body.error, 'confirmation_required');
@@ -92,7 +96,10 @@ t.test('device refs are forced under mcp:', async (t) => {
   }
   const looked = s.engine.record.memoryRequests.filter((r) => r.path.startsWith('/api/devices/')).map((r) => decodeURIComponent(r.path));
   t.same(looked, ['/api/devices/mcp:alice/user', '/api/devices/mcp:alice/user', '/api/devices/mcp:client:bob/user']);
-  t.ok(s.engine.devices.has('mcp:client:bob') && !s.engine.devices.has('client:bob'), 'a ref written as another client\'s names a device of this gateway\'s');
+  t.ok(
+    s.engine.devices.has('mcp:client:bob') && !s.engine.devices.has('client:bob'),
+    "a ref written as another client's names a device of this gateway's",
+  );
 });
 
 t.test('unknown devices, bad refs and callers without Viewer', async (t) => {

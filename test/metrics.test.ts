@@ -58,14 +58,23 @@ t.test('a scripted run shows up in every metric', async (t) => {
   t.ok(value(text, `${p}auth_cache_requests_total`, { result: 'hit' })! >= 1);
   t.ok(value(text, `${p}auth_cache_requests_total`, { result: 'miss' })! >= 1);
   t.ok(value(text, 'process_resident_memory_bytes')! > 0, 'process defaults under their standard names');
-  t.ok(samples(text).some((x) => x.name === 'nodejs_eventloop_lag_seconds'), 'event-loop defaults');
-  t.notOk(samples(text).some((x) => x.name.startsWith(`${p}process_`) || x.name.startsWith(`${p}nodejs_`)), 'no prefixed defaults');
+  t.ok(
+    samples(text).some((x) => x.name === 'nodejs_eventloop_lag_seconds'),
+    'event-loop defaults',
+  );
+  t.notOk(
+    samples(text).some((x) => x.name.startsWith(`${p}process_`) || x.name.startsWith(`${p}nodejs_`)),
+    'no prefixed defaults',
+  );
 
   const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
   const labelValues = samples(text).flatMap((x) => Object.values(x.labels));
   t.ok(labelValues.length > 50);
   for (const bad of [uuid, /token/, /coach|nobody/, /mcp:/, /s3cret/]) {
-    t.notOk(labelValues.some((v) => bad.test(v)), `no label value matches ${bad}`);
+    t.notOk(
+      labelValues.some((v) => bad.test(v)),
+      `no label value matches ${bad}`,
+    );
   }
   t.notOk(text.includes(a.sessionId), 'no session id anywhere');
 
@@ -75,7 +84,7 @@ t.test('a scripted run shows up in every metric', async (t) => {
     t.equal(`${check.stdout}${check.stderr}`.trim(), '', 'promtool check metrics: no warning at all');
     t.equal(check.status, 0);
   } else if (process.env.CI) {
-    t.fail('promtool is missing: .ci/run installs Debian\'s prometheus package');
+    t.fail("promtool is missing: .ci/run installs Debian's prometheus package");
   } else {
     t.comment('promtool not installed here: the metrics lint runs in CI');
   }
@@ -83,7 +92,9 @@ t.test('a scripted run shows up in every metric', async (t) => {
 
 const p = 'agent_test_gateway_';
 const sum = (text: string, name: string, match: (labels: Record<string, string>) => boolean) =>
-  samples(text).filter((x) => x.name === name && match(x.labels)).reduce((total, x) => total + x.value, 0);
+  samples(text)
+    .filter((x) => x.name === name && match(x.labels))
+    .reduce((total, x) => total + x.value, 0);
 
 t.test('every answer is counted by route template and status, every refusal once by reason', async (t) => {
   const s = await startStack(t, {
@@ -109,11 +120,18 @@ t.test('every answer is counted by route template and status, every refusal once
   s.engine.world.engineIdentities[0]!.password = 'changed';
   t.equal((await call('POST', '/v1/agents/secure/conversations')).status, 502, 'identity unrecognised');
   // Two turns hang (one per caller): the pod is full and both callers are at their limit.
-  const hanging = [call('POST', start, { body: { line: 'sim:hang' } }), call('POST', start, { body: { line: 'sim:hang' }, token: 'bob-token' })];
+  const hanging = [
+    call('POST', start, { body: { line: 'sim:hang' } }),
+    call('POST', start, { body: { line: 'sim:hang' }, token: 'bob-token' }),
+  ];
   await eventually(() => s.app.conversations.stats.busy === 2);
   t.equal((await call('POST', start)).status, 429, 'caller limit');
   t.equal((await call('POST', start, { token: 'tenant-token' })).status, 503, 'pod limit');
-  t.same((await Promise.all(hanging)).map((a) => a.status), [201, 201], 'timed-out starts still answer 201');
+  t.same(
+    (await Promise.all(hanging)).map((a) => a.status),
+    [201, 201],
+    'timed-out starts still answer 201',
+  );
   void s.app.conversations.drain(0);
   t.equal((await call('POST', start)).status, 503, 'shutting down');
 
@@ -135,7 +153,11 @@ t.test('every answer is counted by route template and status, every refusal once
   }
   const duration = `${p}http_request_duration_seconds_count`;
   for (const [status, count] of tally) {
-    t.equal(sum(text, duration, (l) => l.status_code === String(status) && l.route !== '/metrics'), count, `${count} answered ${status}`);
+    t.equal(
+      sum(text, duration, (l) => l.status_code === String(status) && l.route !== '/metrics'),
+      count,
+      `${count} answered ${status}`,
+    );
   }
   t.equal(value(text, duration, { route: 'unmatched', status_code: '404', method: 'GET' }), 1, 'no route: unmatched');
   t.equal(value(text, duration, { route: '/v1/conversations', status_code: '401' }), 1, 'refused by a hook');
@@ -153,16 +175,26 @@ t.test('every answer is counted by route template and status, every refusal once
   t.equal(value(text, `${p}engine_connect_duration_seconds_count`), 4, 'every socket opened or refused at the upgrade');
   t.equal(value(text, `${p}draining`), 1);
   const labels = samples(text).flatMap((x) => Object.values(x.labels));
-  t.notOk(labels.some((v) => /%E0|no\/such|idp|secure/.test(v)), 'no raw path or agent in a label');
+  t.notOk(
+    labels.some((v) => /%E0|no\/such|idp|secure/.test(v)),
+    'no raw path or agent in a label',
+  );
 });
 
 t.test('identity not configured or malformed: counted by reason, no connect attempted', async (t) => {
-  for (const [identity, reason] of [['', 'identity_not_configured'], ['no-colon-here', 'identity_malformed']] as const) {
+  for (const [identity, reason] of [
+    ['', 'identity_not_configured'],
+    ['no-colon-here', 'identity_malformed'],
+  ] as const) {
     const s = await startStack(t, { env: { PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: identity } });
     t.equal((await s.call('POST', '/v1/agents/secure/conversations')).status, 503);
     const text = (await s.call('GET', '/metrics')).text;
     t.equal(value(text, `${p}refusals_total`, { reason }), 1, reason);
-    t.equal(sum(text, `${p}engine_connects_total`, () => true), 0, 'no engine connect counted');
+    t.equal(
+      sum(text, `${p}engine_connects_total`, () => true),
+      0,
+      'no engine connect counted',
+    );
   }
 });
 
@@ -238,7 +270,11 @@ t.test('docs/operations.md describes every metric the service exports', async (t
   await s.open(); // platform requests and HTTP answers have series once observed
   const text = (await s.call('GET', '/metrics')).text;
   const docs = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
-  const names = new Set(samples(text).map((x) => x.name.replace(/_(bucket|sum|count)$/, '')).filter((n) => n.startsWith(p)));
+  const names = new Set(
+    samples(text)
+      .map((x) => x.name.replace(/_(bucket|sum|count)$/, ''))
+      .filter((n) => n.startsWith(p)),
+  );
   t.equal(names.size, 24);
   for (const name of names) t.match(docs, `\`${name}\``, name);
 });

@@ -142,15 +142,20 @@ t.test('element lines arrive while the turn is still running', async (t) => {
   const { sessionId } = await s.open();
   let firstAt: number | undefined;
   let engineFramesAtFirst: number | undefined;
-  const turn = await stream(s, turnPath(sessionId), { line: 'Where is my order?' }, {
-    onLine: (line) => {
-      if (firstAt === undefined && line.record.element?.type === 'command') {
-        firstAt = line.at;
-        // The engine has not sent its exit element yet: the turn is still running.
-        engineFramesAtFirst = s.engine.record.connections[0]!.frames.length;
-      }
+  const turn = await stream(
+    s,
+    turnPath(sessionId),
+    { line: 'Where is my order?' },
+    {
+      onLine: (line) => {
+        if (firstAt === undefined && line.record.element?.type === 'command') {
+          firstAt = line.at;
+          // The engine has not sent its exit element yet: the turn is still running.
+          engineFramesAtFirst = s.engine.record.connections[0]!.frames.length;
+        }
+      },
     },
-  });
+  );
   t.equal(turn.status, 200);
   const last = turn.lines.at(-1)!;
   t.ok(last.record.result, 'the result comes last');
@@ -158,7 +163,10 @@ t.test('element lines arrive while the turn is still running', async (t) => {
   // Seven element frames, 80 ms apart: the first one arrives about half a second before the exit.
   t.ok(last.at - firstAt! >= 300, `the first element line came ${Math.round(last.at - firstAt!)} ms before the result`);
   t.equal(engineFramesAtFirst, 2, 'the turn was running when its first line arrived');
-  t.ok(turn.lines.slice(0, -1).every((l, i, all) => i === 0 || l.at >= all[i - 1]!.at), 'lines in arrival order');
+  t.ok(
+    turn.lines.slice(0, -1).every((l, i, all) => i === 0 || l.at >= all[i - 1]!.at),
+    'lines in arrival order',
+  );
 });
 
 t.test('a delayed reply: the result waits for the exit, the stream stays one response', async (t) => {
@@ -218,13 +226,18 @@ t.test('a caller hanging up mid-stream cancels the turn like the JSON form', asy
   const hangUp = new AbortController();
   const seen: string[] = [];
   await t.rejects(
-    stream(s, turnPath(streamed.sessionId), { line: 'sim:hang' }, {
-      signal: hangUp.signal,
-      onLine: (line) => {
-        seen.push(kind(line.record.element));
-        hangUp.abort();
+    stream(
+      s,
+      turnPath(streamed.sessionId),
+      { line: 'sim:hang' },
+      {
+        signal: hangUp.signal,
+        onLine: (line) => {
+          seen.push(kind(line.record.element));
+          hangUp.abort();
+        },
       },
-    }),
+    ),
   );
   t.same(seen, ['text'], 'the partial element had streamed');
 
@@ -275,9 +288,7 @@ t.test('errors before the first element are plain JSON errors', async (t) => {
 
   // A line while a turn is running: 409 before anything streams.
   const hangUp = new AbortController();
-  const running = s
-    .call('POST', turnPath(sessionId), { body: { line: 'sim:hang' }, signal: hangUp.signal })
-    .catch(() => undefined);
+  const running = s.call('POST', turnPath(sessionId), { body: { line: 'sim:hang' }, signal: hangUp.signal }).catch(() => undefined);
   await eventually(() => s.app.conversations.stats.busy === 1);
   const busy = await stream(s, turnPath(sessionId), { line: 'hi' });
   t.equal(busy.status, 409);

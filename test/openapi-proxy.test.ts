@@ -88,7 +88,10 @@ const violationsOf = (answer: Answer): Json[] => {
   }
 };
 
-const mediaType = (answer: Answer): string => String(answer.headers['content-type'] ?? '').split(';')[0]!.trim();
+const mediaType = (answer: Answer): string =>
+  String(answer.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim();
 
 /** Which declared (method, route, status) answers went through a proxy and conformed. */
 const exercised = new Set<string>();
@@ -132,7 +135,12 @@ t.test('every route through a validating proxy (prism)', async (t) => {
   function conforming(method: Method, path: string, route: string, expected: Expected, answer: Answer): Answer {
     const label = `${method.toUpperCase()} ${path.slice(0, 80)} → ${expected.status}`;
     const violations = violationsOf(answer);
-    const clean = t.same(violations, [], `${label}: prism --errors saw no violation`, violations.length > 0 ? { prism: strict.output().slice(-3000) } : {});
+    const clean = t.same(
+      violations,
+      [],
+      `${label}: prism --errors saw no violation`,
+      violations.length > 0 ? { prism: strict.output().slice(-3000) } : {},
+    );
     const fromGateway = t.not(mediaType(answer), 'application/problem+json', `${label}: the gateway answered, not prism`);
     checkAnswer(t, answer, method, route, expected, label, clean && fromGateway);
     return answer;
@@ -143,8 +151,16 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     const label = `${method.toUpperCase()} ${path.slice(0, 80)} (invalid) → ${expected.status}`;
     const answer = await callAt(lenient.url, method.toUpperCase(), path, o);
     const violations = violationsOf(answer);
-    const refused = t.ok(violations.some((v) => v.location?.[0] === 'request'), `${label}: the document refuses the request too`, { violations });
-    const clean = t.same(violations.filter((v) => v.location?.[0] !== 'request'), [], `${label}: the answer conforms`);
+    const refused = t.ok(
+      violations.some((v) => v.location?.[0] === 'request'),
+      `${label}: the document refuses the request too`,
+      { violations },
+    );
+    const clean = t.same(
+      violations.filter((v) => v.location?.[0] !== 'request'),
+      [],
+      `${label}: the answer conforms`,
+    );
     checkAnswer(t, answer, method, route, expected, label, refused && clean);
     return answer;
   }
@@ -183,18 +199,37 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     t.comment('conversations: start, turns, streams, views, close');
     const intro = await valid('post', '/v1/agents/coach/conversations', START, { status: 201 });
     const sessionId: string = intro.body.session_id;
-    await valid('post', '/v1/agents/coach.3/conversations', START, { status: 201 }, {
-      body: { line: 'Hello', locale: 'de_DE', device_ref: 'alice', time_zone: 'Europe/Prague', run_label: 'nightly-42', time_offset: '-P10D' },
-    });
+    await valid(
+      'post',
+      '/v1/agents/coach.3/conversations',
+      START,
+      { status: 201 },
+      {
+        body: {
+          line: 'Hello',
+          locale: 'de_DE',
+          device_ref: 'alice',
+          time_zone: 'Europe/Prague',
+          run_label: 'nightly-42',
+          time_offset: '-P10D',
+        },
+      },
+    );
     const streamed = await valid('post', '/v1/agents/coach/conversations', START, { status: 201 }, ndjson);
     const streamedId = String(streamed.headers.location).split('/').at(-1)!;
     // A stream that fails after its first line ends with an error line (the status stays 201).
     const failedStream = await valid('post', '/v1/agents/idp/conversations', START, { status: 201 }, ndjson);
     t.match(JSON.parse(failedStream.text.trim().split('\n').at(-1)!), { error: 'identity_not_enabled' });
     // application/x-ndjson;q=0 refuses the stream: JSON.
-    const refusedStream = await valid('post', '/v1/agents/coach/conversations', START, { status: 201 }, {
-      headers: { accept: `${NDJSON};q=0, application/json` },
-    });
+    const refusedStream = await valid(
+      'post',
+      '/v1/agents/coach/conversations',
+      START,
+      { status: 201 },
+      {
+        headers: { accept: `${NDJSON};q=0, application/json` },
+      },
+    );
     t.equal(mediaType(refusedStream), 'application/json');
 
     await valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'Where is my order? Which size fits?' } });
@@ -206,9 +241,15 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('get', convPath(sessionId), CONV, { status: 200 });
     await valid('post', turnPath(sessionId), TURN, { status: 409, error: 'turn_in_progress' }, { body: { line: 'too soon' } });
     await slow;
-    await valid('post', turnPath(sessionId), TURN, { status: 409, error: 'conversation_settings_fixed' }, {
-      body: { line: 'Hi', locale: 'fr-FR' },
-    });
+    await valid(
+      'post',
+      turnPath(sessionId),
+      TURN,
+      { status: 409, error: 'conversation_settings_fixed' },
+      {
+        body: { line: 'Hi', locale: 'fr-FR' },
+      },
+    );
     await valid('get', '/v1/conversations', LIST, { status: 200 });
     await valid('delete', convPath(sessionId), CONV, { status: 204 });
     await valid('get', convPath(sessionId), CONV, { status: 200 });
@@ -218,7 +259,13 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     t.comment('conversations: error answers');
     const { sessionId: mine } = await s.open('coach');
     await valid('post', '/v1/agents/coach/conversations', START, { status: 403, error: 'forbidden' }, { token: 'outsider-token' });
-    await valid('post', turnPath(mine), TURN, { status: 403, error: 'conversation_not_yours' }, { token: 'bob-token', body: { line: 'Hi' } });
+    await valid(
+      'post',
+      turnPath(mine),
+      TURN,
+      { status: 403, error: 'conversation_not_yours' },
+      { token: 'bob-token', body: { line: 'Hi' } },
+    );
     await valid('get', convPath(mine), CONV, { status: 403, error: 'conversation_not_yours' }, { token: 'bob-token' });
     await valid('delete', convPath(mine, 'coach.2'), CONV, { status: 403, error: 'conversation_not_yours' });
     await valid('post', '/v1/agents/nosuch/conversations', START, { status: 404, error: 'agent_not_found' });
@@ -232,7 +279,13 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('post', turnPath(mine), TURN, { status: 413, error: 'body_too_large' }, { body: { line: bigLine } });
 
     await invalid('post', '/v1/agents/coach/conversations', START, { status: 400, error: 'invalid_request' }, { body: { line: '#exit' } });
-    await invalid('post', '/v1/agents/coach/conversations', START, { status: 400, error: 'invalid_request' }, { body: { line: 'a\u0000' } });
+    await invalid(
+      'post',
+      '/v1/agents/coach/conversations',
+      START,
+      { status: 400, error: 'invalid_request' },
+      { body: { line: 'a\u0000' } },
+    );
     await invalid('post', '/v1/agents/_coach/conversations', START, { status: 400, error: 'invalid_request' });
     await invalid('post', turnPath(mine), TURN, { status: 400, error: 'invalid_request' }, { body: {} });
     await invalid('get', convPath('not-a-uuid'), CONV, { status: 400, error: 'invalid_request' });
@@ -285,9 +338,15 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     t.equal(failed.body.passed, false, 'a failing suite is a 200 with passed: false');
     const streamed = await valid('post', runPath(), RUNS, { status: 200 }, { body: failing, ...ndjson });
     t.match(JSON.parse(streamed.text.trim().split('\n').at(-1)!), { report: { passed: false } });
-    await valid('post', runPath(), RUNS, { status: 200 }, {
-      body: { device_ref: 'bea', memory: { save: true }, conversations: [{ turns: [{ line: '#intro' }] }] },
-    });
+    await valid(
+      'post',
+      runPath(),
+      RUNS,
+      { status: 200 },
+      {
+        body: { device_ref: 'bea', memory: { save: true }, conversations: [{ turns: [{ line: '#intro' }] }] },
+      },
+    );
     await valid('post', runPath(), RUNS, { status: 403, error: 'forbidden' }, { body: passing, token: 'outsider-token' });
     await valid('post', runPath('nosuch'), RUNS, { status: 404, error: 'agent_not_found' }, { body: passing });
     await valid('post', runPath('coach.4'), RUNS, { status: 409, error: 'revision_not_runnable' }, { body: passing });
@@ -296,12 +355,24 @@ t.test('every route through a validating proxy (prism)', async (t) => {
 
     await invalid('post', runPath(), RUNS, { status: 400, error: 'invalid_request' }, { body: { conversations: [] } });
     await invalid('post', runPath(), RUNS, { status: 400, error: 'invalid_request' }, { body: { memory: { save: true }, ...passing } });
-    await invalid('post', runPath(), RUNS, { status: 400, error: 'invalid_request' }, {
-      body: { conversations: [{ turns: [{ line: 'hi', expect: { text_matches: '/hi/g' } }] }] },
-    });
-    await invalid('post', runPath(), RUNS, { status: 400, error: 'confirmation_required' }, {
-      body: { device_ref: 'bea', memory: { restore: { units: [] } }, ...passing },
-    });
+    await invalid(
+      'post',
+      runPath(),
+      RUNS,
+      { status: 400, error: 'invalid_request' },
+      {
+        body: { conversations: [{ turns: [{ line: 'hi', expect: { text_matches: '/hi/g' } }] }] },
+      },
+    );
+    await invalid(
+      'post',
+      runPath(),
+      RUNS,
+      { status: 400, error: 'confirmation_required' },
+      {
+        body: { device_ref: 'bea', memory: { restore: { units: [] } }, ...passing },
+      },
+    );
     await invalid('post', runPath(), RUNS, { status: 415, error: 'unsupported_media_type' }, xml);
     await invalid('post', runPath(), RUNS, { status: 401, error: 'unauthenticated' }, { token: null, body: passing });
   }
@@ -317,7 +388,13 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     const mcpSession = String(opened.headers['mcp-session-id']);
     t.match(mcpSession, UUID, 'initialize names the MCP session');
     const session = { accept: mcpAccept, 'mcp-session-id': mcpSession, 'mcp-protocol-version': '2025-06-18' };
-    await valid('post', '/mcp', '/mcp', { status: 202 }, { body: { jsonrpc: '2.0', method: 'notifications/initialized' }, headers: session });
+    await valid(
+      'post',
+      '/mcp',
+      '/mcp',
+      { status: 202 },
+      { body: { jsonrpc: '2.0', method: 'notifications/initialized' }, headers: session },
+    );
     const listed = await valid('post', '/mcp', '/mcp', { status: 200 }, { body: toolsList, headers: session });
     t.match(listed.text, /"name":"test_agent"/, 'tools/list names the tools');
     // prism answers once the upstream body has ended, and the session's stream (GET) stays open until the
@@ -342,19 +419,37 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('post', '/mcp', '/mcp', { status: 406 }, { body: initialize, headers: { accept: 'application/json' } });
     const bigMessage = { ...toolsList, params: { padding: 'x'.repeat(MAX_BODY_BYTES) } };
     await valid('post', '/mcp', '/mcp', { status: 413, error: 'body_too_large' }, { body: bigMessage, headers: { accept: mcpAccept } });
-    await valid('post', '/mcp', '/mcp', { status: 401, error: 'unauthenticated' }, {
-      token: 'no-such-token',
-      body: initialize,
-      headers: { accept: mcpAccept },
-    });
+    await valid(
+      'post',
+      '/mcp',
+      '/mcp',
+      { status: 401, error: 'unauthenticated' },
+      {
+        token: 'no-such-token',
+        body: initialize,
+        headers: { accept: mcpAccept },
+      },
+    );
     for (const method of ['post', 'get', 'delete'] as const) {
       const body = method === 'post' ? initialize : undefined;
-      await invalid(method, '/mcp', '/mcp', { status: 401, error: 'unauthenticated' }, { token: null, body, headers: { accept: mcpAccept } });
+      await invalid(
+        method,
+        '/mcp',
+        '/mcp',
+        { status: 401, error: 'unauthenticated' },
+        { token: null, body, headers: { accept: mcpAccept } },
+      );
     }
-    await invalid('post', '/mcp', '/mcp', { status: 415, error: 'unsupported_media_type' }, {
-      body: 'hello',
-      headers: { accept: mcpAccept, 'content-type': 'text/plain' },
-    });
+    await invalid(
+      'post',
+      '/mcp',
+      '/mcp',
+      { status: 415, error: 'unsupported_media_type' },
+      {
+        body: 'hello',
+        headers: { accept: mcpAccept, 'content-type': 'text/plain' },
+      },
+    );
   }
 
   {
@@ -362,23 +457,53 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     // 429: the caller's two conversations are both busy.
     const { sessionId: closedOne } = await s.open('coach', {}, 'bob-token');
     await s.call('DELETE', convPath(closedOne), { token: 'bob-token' });
-    const busy = [1, 2].map(() => s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1200' } }));
+    const busy = [1, 2].map(() =>
+      s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1200' } }),
+    );
     await eventually(() => s.app.conversations.stats.busy >= 2);
-    await valid('post', '/v1/agents/coach/conversations', START, { status: 429, error: 'caller_conversation_limit' }, { token: 'bob-token' });
-    await valid('post', turnPath(closedOne), TURN, { status: 429, error: 'caller_conversation_limit' }, {
-      token: 'bob-token',
-      body: { line: 'Hi again' },
-    });
+    await valid(
+      'post',
+      '/v1/agents/coach/conversations',
+      START,
+      { status: 429, error: 'caller_conversation_limit' },
+      { token: 'bob-token' },
+    );
+    await valid(
+      'post',
+      turnPath(closedOne),
+      TURN,
+      { status: 429, error: 'caller_conversation_limit' },
+      {
+        token: 'bob-token',
+        body: { line: 'Hi again' },
+      },
+    );
     await Promise.all(busy);
 
     await valid('post', '/v1/agents/idp/conversations', START, { status: 502, error: 'identity_not_enabled' });
     s.engine.faults.handshake = 503;
     await valid('post', '/v1/agents/coach/conversations', START, { status: 502, error: 'engine_unavailable' });
-    await valid('post', turnPath(closedOne), TURN, { status: 502, error: 'engine_unavailable' }, { token: 'bob-token', body: { line: 'Hi' } });
+    await valid(
+      'post',
+      turnPath(closedOne),
+      TURN,
+      { status: 502, error: 'engine_unavailable' },
+      { token: 'bob-token', body: { line: 'Hi' } },
+    );
     // A restore for a device that never connected needs an engine session first, which fails.
-    await valid('post', runPath(), RUNS, { status: 502, error: 'engine_unavailable' }, {
-      body: { device_ref: 'newcomer', memory: { restore: { units: [] }, confirm: true }, conversations: [{ turns: [{ line: '#intro' }] }] },
-    });
+    await valid(
+      'post',
+      runPath(),
+      RUNS,
+      { status: 502, error: 'engine_unavailable' },
+      {
+        body: {
+          device_ref: 'newcomer',
+          memory: { restore: { units: [] }, confirm: true },
+          conversations: [{ turns: [{ line: '#intro' }] }],
+        },
+      },
+    );
     delete s.engine.faults.handshake;
 
     s.platform.faults.status = 500;
@@ -399,14 +524,26 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('get', '/readyz', '/readyz', { status: 503 }, { token: null });
     await valid('post', '/v1/agents/coach/conversations', START, { status: 503, error: 'shutting_down' });
     await valid('post', turnPath(closedOne), TURN, { status: 503, error: 'shutting_down' }, { token: 'bob-token', body: { line: 'Hi' } });
-    await valid('post', runPath(), RUNS, { status: 503, error: 'shutting_down' }, { body: { conversations: [{ turns: [{ line: '#intro' }] }] } });
+    await valid(
+      'post',
+      runPath(),
+      RUNS,
+      { status: 503, error: 'shutting_down' },
+      { body: { conversations: [{ turns: [{ line: '#intro' }] }] } },
+    );
 
     // The engine gone: memory answers 502.
     await s.engine.close();
     await valid('get', memoryPath('bea'), MEMORY, { status: 502, error: 'engine_unavailable' });
-    await valid('put', memoryPath('bea'), MEMORY, { status: 502, error: 'engine_unavailable' }, {
-      body: { confirm: true, snapshot: { units: [] } },
-    });
+    await valid(
+      'put',
+      memoryPath('bea'),
+      MEMORY,
+      { status: 502, error: 'engine_unavailable' },
+      {
+        body: { confirm: true, snapshot: { units: [] } },
+      },
+    );
   }
 
   {
@@ -418,7 +555,9 @@ t.test('every route through a validating proxy (prism)', async (t) => {
       }
     }
     const missed = declared.filter((d) => !exercised.has(d));
-    t.comment(`through prism: ${declared.length - missed.length} of ${declared.length} declared answers; not provoked: ${missed.join('; ')}`);
+    t.comment(
+      `through prism: ${declared.length - missed.length} of ${declared.length} declared answers; not provoked: ${missed.join('; ')}`,
+    );
     for (const [route, item] of Object.entries<Json>(doc.paths)) {
       if (route === '/debug/') continue; // prism follows the redirect; checked directly above
       for (const method of ['get', 'post', 'put', 'delete'] as const) {
@@ -426,8 +565,14 @@ t.test('every route through a validating proxy (prism)', async (t) => {
         const statuses = [...exercised].filter((e) => e.startsWith(`${method.toUpperCase()} ${route} `));
         // A route added to openapi.yaml fails here until this test calls it through the proxy.
         const what = `${method.toUpperCase()} ${route}`;
-        t.ok(statuses.some((e) => /\s2\d\d$/.test(e)), `${what}: a success answer went through (else call it above)`);
-        t.ok(statuses.some((e) => /\s[45]\d\d$/.test(e)) || !route.startsWith('/v1/'), `${what}: an error answer went through (else call it above)`);
+        t.ok(
+          statuses.some((e) => /\s2\d\d$/.test(e)),
+          `${what}: a success answer went through (else call it above)`,
+        );
+        t.ok(
+          statuses.some((e) => /\s[45]\d\d$/.test(e)) || !route.startsWith('/v1/'),
+          `${what}: an error answer went through (else call it above)`,
+        );
       }
     }
     for (const route of [START, TURN, RUNS]) {
@@ -435,7 +580,15 @@ t.test('every route through a validating proxy (prism)', async (t) => {
         t.ok(exercised.has(`POST ${route} ${status}`), `POST ${route} ${status} went through`);
       }
     }
-    for (const must of [`POST ${RUNS} 502`, `POST ${START} 429`, `POST ${TURN} 429`, `POST ${START} 502`, `PUT ${MEMORY} 413`, `PUT ${MEMORY} 415`, `DELETE ${CONV} 400`]) {
+    for (const must of [
+      `POST ${RUNS} 502`,
+      `POST ${START} 429`,
+      `POST ${TURN} 429`,
+      `POST ${START} 502`,
+      `PUT ${MEMORY} 413`,
+      `PUT ${MEMORY} 415`,
+      `DELETE ${CONV} 400`,
+    ]) {
       t.ok(exercised.has(must), `${must} went through`);
     }
   }

@@ -27,16 +27,50 @@ function agree(tt: Tap, what: string, value: unknown, service: boolean, schema: 
 // Line breaks and control characters (U+0085 included), separators, white space, a format
 // character, lone surrogates (two of them in a row make a valid pair), an astral character, `#`.
 const TRICKY = [
-  'a', 'é', ' ', '\t', '\n', '\r', '\v', '\f', '\u0000', '\u001b', '\u007f', '\u0085', '\u2028', '\u2029',
-  '\u00a0', '\u3000', '\ufeff', '\u200b', '\ud800', '\udc00', '😀', '#', '#intro', '/',
+  'a',
+  'é',
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '\v',
+  '\f',
+  '\u0000',
+  '\u001b',
+  '\u007f',
+  '\u0085',
+  '\u2028',
+  '\u2029',
+  '\u00a0',
+  '\u3000',
+  '\ufeff',
+  '\u200b',
+  '\ud800',
+  '\udc00',
+  '😀',
+  '#',
+  '#intro',
+  '/',
 ];
 const tricky = (maxLength: number) => fc.string({ unit: fc.constantFrom(...TRICKY), maxLength });
 
 const RUNS = { numRuns: 400 };
 
 /** Generated values: the service and the schema agree on every one (fast-check shrinks a counterexample). */
-function agreeOnAll<T>(tt: Pick<typeof t, 'doesNotThrow'>, values: fc.Arbitrary<T>, service: (v: T) => boolean, schema: (v: T) => boolean): void {
-  tt.doesNotThrow(() => fc.assert(fc.property(values, (v) => service(v) === schema(v)), RUNS), 'generated values agree');
+function agreeOnAll<T>(
+  tt: Pick<typeof t, 'doesNotThrow'>,
+  values: fc.Arbitrary<T>,
+  service: (v: T) => boolean,
+  schema: (v: T) => boolean,
+): void {
+  tt.doesNotThrow(
+    () =>
+      fc.assert(
+        fc.property(values, (v) => service(v) === schema(v)),
+        RUNS,
+      ),
+    'generated values agree',
+  );
 }
 const suiteWith = (extra: Record<string, unknown>, turn: Record<string, unknown> = { line: 'hi' }) => ({
   ...extra,
@@ -47,13 +81,38 @@ t.test('Line', async (t) => {
   const line = validatorAt('/components/schemas/Line');
   const check = (tt: Tap, value: string) => agree(tt, 'line', value, lineSchema.safeParse(value).success, line(value));
   for (const value of [
-    'Where is my order?', '#intro', '  #intro\t', '#exit', '\u200b#ready:key=x', 'a\u0000', '\u001b[31m', 'a\u007f', '\u0085', 'x\u0085y',
-    ' ', '\ufeff', '\u00a0x', 'x\ud800', '\udc00', '😀', 'x'.repeat(4000), 'x'.repeat(4001), '😀'.repeat(4000), '😀'.repeat(4001),
-    `${' '.repeat(3999)}x`, 'tab\there', 'a\u2028b',
+    'Where is my order?',
+    '#intro',
+    '  #intro\t',
+    '#exit',
+    '\u200b#ready:key=x',
+    'a\u0000',
+    '\u001b[31m',
+    'a\u007f',
+    '\u0085',
+    'x\u0085y',
+    ' ',
+    '\ufeff',
+    '\u00a0x',
+    'x\ud800',
+    '\udc00',
+    '😀',
+    'x'.repeat(4000),
+    'x'.repeat(4001),
+    '😀'.repeat(4000),
+    '😀'.repeat(4001),
+    `${' '.repeat(3999)}x`,
+    'tab\there',
+    'a\u2028b',
   ]) {
     check(t, value);
   }
-  agreeOnAll(t, tricky(12), (v) => lineSchema.safeParse(v).success, (v) => line(v));
+  agreeOnAll(
+    t,
+    tricky(12),
+    (v) => lineSchema.safeParse(v).success,
+    (v) => line(v),
+  );
 });
 
 t.test('SuiteName', async (t) => {
@@ -63,12 +122,31 @@ t.test('SuiteName', async (t) => {
     agree(tt, 'name', name, parseHttpSuite(suite).ok, run(suite));
   };
   for (const value of [
-    'basic', '  padded\t\n', '\tname\r\n', 'a\tb', '\u0000', 'x\u0000', '\u0085x', ' ', '', 'x'.repeat(200), 'x'.repeat(201),
-    `  ${'x'.repeat(200)}  `, '😀'.repeat(200), '😀'.repeat(201), 'a\u2028b', '\u2028a',
+    'basic',
+    '  padded\t\n',
+    '\tname\r\n',
+    'a\tb',
+    '\u0000',
+    'x\u0000',
+    '\u0085x',
+    ' ',
+    '',
+    'x'.repeat(200),
+    'x'.repeat(201),
+    `  ${'x'.repeat(200)}  `,
+    '😀'.repeat(200),
+    '😀'.repeat(201),
+    'a\u2028b',
+    '\u2028a',
   ]) {
     check(t, value);
   }
-  agreeOnAll(t, tricky(10), (v) => parseHttpSuite(suiteWith({ name: v })).ok, (v) => run(suiteWith({ name: v })));
+  agreeOnAll(
+    t,
+    tricky(10),
+    (v) => parseHttpSuite(suiteWith({ name: v })).ok,
+    (v) => run(suiteWith({ name: v })),
+  );
 });
 
 t.test('AgentRef: the path parameter and RunRequest.agent', async (t) => {
@@ -81,13 +159,33 @@ t.test('AgentRef: the path parameter and RunRequest.agent', async (t) => {
     agree(tt, 'RunRequest.agent', value, parseHttpSuite(suite).ok, run(suite));
   };
   for (const value of [
-    'coach', 'coach.7', 'coach.0', 'coach.07', '_coach', '-coach', '9lives', 'a.b.3', 'a..b', 'a.', '.a', 'a.1.2', 'a.b_c-d.12',
-    'a'.repeat(128), 'a'.repeat(129), 'coach.1234567890', 'coach.123456789',
+    'coach',
+    'coach.7',
+    'coach.0',
+    'coach.07',
+    '_coach',
+    '-coach',
+    '9lives',
+    'a.b.3',
+    'a..b',
+    'a.',
+    '.a',
+    'a.1.2',
+    'a.b_c-d.12',
+    'a'.repeat(128),
+    'a'.repeat(129),
+    'coach.1234567890',
+    'coach.123456789',
   ]) {
     check(t, value);
   }
   const unit = fc.constantFrom('a', 'Z', '0', '1', '_', '-', '.', '9');
-  agreeOnAll(t, fc.string({ unit, minLength: 1, maxLength: 8 }), (v) => agentSchema.safeParse(v).success, (v) => agentRef(v));
+  agreeOnAll(
+    t,
+    fc.string({ unit, minLength: 1, maxLength: 8 }),
+    (v) => agentSchema.safeParse(v).success,
+    (v) => agentRef(v),
+  );
 });
 
 t.test('DeviceRef and RunLabel count characters as code points', async (t) => {
@@ -123,7 +221,19 @@ t.test('expectations: text_matches flags and non-blank words', async (t) => {
     agree(tt, 'expect', expect, parseHttpSuite(suite).ok, run(suite));
   };
   for (const text_matches of [
-    'order \\d+', '/goodbye/i', '/x/imsu', '/x/g', '/x/ii', '/x/G', '//i', '///', '/a/b/s', '/a/b/y', '/x/', 'x/g', '/x/\u0069\u006d',
+    'order \\d+',
+    '/goodbye/i',
+    '/x/imsu',
+    '/x/g',
+    '/x/ii',
+    '/x/G',
+    '//i',
+    '///',
+    '/a/b/s',
+    '/a/b/y',
+    '/x/',
+    'x/g',
+    '/x/\u0069\u006d',
   ]) {
     check(t, { text_matches });
   }
@@ -139,5 +249,10 @@ t.test('expectations: text_matches flags and non-blank words', async (t) => {
   // Flags made of letters: every body here compiles, so only the flag rule decides.
   const flags = fc.string({ unit: fc.constantFrom('i', 'm', 's', 'u', 'g', 'y', 'd', 'v', 'x', '/'), maxLength: 5 });
   const suite = (tail: string) => suiteWith({}, { line: 'hi', expect: { text_matches: `/ab/${tail}` } });
-  agreeOnAll(t, flags, (v) => parseHttpSuite(suite(v)).ok, (v) => run(suite(v)));
+  agreeOnAll(
+    t,
+    flags,
+    (v) => parseHttpSuite(suite(v)).ok,
+    (v) => run(suite(v)),
+  );
 });

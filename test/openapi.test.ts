@@ -29,7 +29,11 @@ function operation(route: string, method: Method): Json {
 }
 
 const errorCodes: string[] = doc.components.schemas.ErrorCode.enum;
-const mediaType = (header: unknown): string => String(header ?? '').split(';')[0]!.trim().toLowerCase();
+const mediaType = (header: unknown): string =>
+  String(header ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 
 /** Which declared (route, status) pairs and error codes the stack was made to answer. */
 const exercised = new Set<string>();
@@ -111,7 +115,11 @@ function conform(tt: Tap, answer: Answer, route: string, method: Method, expecte
 function requestSchemaSays(tt: Tap, route: string, method: Method, body: unknown, valid: boolean): void {
   const pointer = `${operationPointer(route, method)}/requestBody/content/application~1json/schema`;
   const validate = validatorAt(pointer);
-  tt.equal(validate(body), valid, `request schema of ${method.toUpperCase()} ${route} ${valid ? 'accepts' : 'refuses'} ${JSON.stringify(body).slice(0, 80)}`);
+  tt.equal(
+    validate(body),
+    valid,
+    `request schema of ${method.toUpperCase()} ${route} ${valid ? 'accepts' : 'refuses'} ${JSON.stringify(body).slice(0, 80)}`,
+  );
 }
 
 const START = '/v1/agents/{agent}/conversations';
@@ -407,7 +415,10 @@ t.test('contract conformance on the real stack', async (t) => {
       t.match(refused.body.details.problems, [{ field: 'body', rule: 'DELETE takes no body' }]);
     }
     const plain = { body: 'hello', headers: { 'content-type': 'text/plain' } };
-    conform(t, await s.call('POST', '/v1/agents/coach/conversations', plain), START, 'post', { status: 415, error: 'unsupported_media_type' });
+    conform(t, await s.call('POST', '/v1/agents/coach/conversations', plain), START, 'post', {
+      status: 415,
+      error: 'unsupported_media_type',
+    });
   });
 
   await t.test('401, 403', async (t) => {
@@ -549,7 +560,13 @@ t.test('contract conformance on the real stack', async (t) => {
     conform(t, await s.call('GET', convPath(closedOne), { token }), CONV, 'get', unavailable);
     conform(t, await s.call('DELETE', convPath(closedOne), { token }), CONV, 'delete', unavailable);
     conform(t, await s.call('GET', memoryPath('alice'), { token }), MEMORY, 'get', unavailable);
-    conform(t, await s.call('PUT', memoryPath('alice'), { token, body: { confirm: true, snapshot: { units: [] } } }), MEMORY, 'put', unavailable);
+    conform(
+      t,
+      await s.call('PUT', memoryPath('alice'), { token, body: { confirm: true, snapshot: { units: [] } } }),
+      MEMORY,
+      'put',
+      unavailable,
+    );
     s.platform.faults = {};
   });
 
@@ -599,7 +616,10 @@ t.test('limits and identity configuration', async (t) => {
   await malformed.engine.close();
   conform(t, await malformed.call('GET', memoryPath('carol')), MEMORY, 'get', { status: 502, error: 'engine_unavailable' });
   const restore = { confirm: true, snapshot: { units: [] } };
-  conform(t, await malformed.call('PUT', memoryPath('carol'), { body: restore }), MEMORY, 'put', { status: 502, error: 'engine_unavailable' });
+  conform(t, await malformed.call('PUT', memoryPath('carol'), { body: restore }), MEMORY, 'put', {
+    status: 502,
+    error: 'engine_unavailable',
+  });
 });
 
 t.test('coverage of the declared answers', async (t) => {

@@ -81,7 +81,10 @@ t.test('npm pack builds the package with only what runs', async (t) => {
     [],
     'nothing else: no sources, tests, chart or examples',
   );
-  t.notOk(files.some((f) => f.endsWith('.tsbuildinfo') || f.endsWith('.ts')), 'no build state, no TypeScript');
+  t.notOk(
+    files.some((f) => f.endsWith('.tsbuildinfo') || f.endsWith('.ts')),
+    'no build state, no TypeScript',
+  );
 
   await mkdir(project);
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
@@ -121,7 +124,11 @@ t.test('from the project: npx agent-test-gateway --help, run and chat', async (t
   t.match(run.stdout, /✓ 1 of 1 suite passed/);
   t.match(await readFile(join(project, 'reports', 'agents.xml'), 'utf8'), /<testsuite [^>]*name="basic"[^>]*failures="0"/);
 
-  const chat = spawn('npx', ['--no', '--', 'agent-test-gateway', 'chat', 'coach', '--gateway', s.url], { cwd: project, env, stdio: 'pipe' });
+  const chat = spawn('npx', ['--no', '--', 'agent-test-gateway', 'chat', 'coach', '--gateway', s.url], {
+    cwd: project,
+    env,
+    stdio: 'pipe',
+  });
   t.teardown(() => void chat.kill('SIGKILL'));
   let out = '';
   chat.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -144,7 +151,13 @@ t.test('from the project: npx agent-test-gateway --help, run and chat', async (t
 /** ENTRYPOINT followed by CMD, as the runtime stage of the Dockerfile declares them. */
 async function imageCommand(): Promise<{ entrypoint: string[]; cmd: string[] }> {
   const lines = (await readFile(join(ROOT, 'Dockerfile'), 'utf8')).split('\n');
-  const json = (keyword: string) => JSON.parse(lines.filter((l) => l.startsWith(`${keyword} [`)).at(-1)!.slice(keyword.length + 1)) as string[];
+  const json = (keyword: string) =>
+    JSON.parse(
+      lines
+        .filter((l) => l.startsWith(`${keyword} [`))
+        .at(-1)!
+        .slice(keyword.length + 1),
+    ) as string[];
   return { entrypoint: json('ENTRYPOINT'), cmd: json('CMD') };
 }
 

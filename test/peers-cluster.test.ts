@@ -51,7 +51,12 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
   const world = demoWorld();
   const LOAD_CALLERS = 30;
   for (let i = 0; i < LOAD_CALLERS; i++) {
-    world.users[`u-load-${i}`] = { id: `u-load-${i}`, email: `load${i}@example.com`, projectRoles: { 'p-open': 'Viewer' }, tenantRoles: {} };
+    world.users[`u-load-${i}`] = {
+      id: `u-load-${i}`,
+      email: `load${i}@example.com`,
+      projectRoles: { 'p-open': 'Viewer' },
+      tenantRoles: {},
+    };
     world.tokens[`load-token-${i}`] = `u-load-${i}`;
   }
   const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
@@ -148,7 +153,9 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
 
   await t.test('3. SIGKILL of the holder: a survivor reconnects, ownership holds, others untouched', async (t) => {
     const ids = await Promise.all(
-      pods.map(async (pod) => (await call(pod.url, 'POST', '/v1/agents/coach/conversations', 'demo-token-2', {})).body.session_id as string),
+      pods.map(
+        async (pod) => (await call(pod.url, 'POST', '/v1/agents/coach/conversations', 'demo-token-2', {})).body.session_id as string,
+      ),
     );
     await Promise.all(ids.map(knownEverywhere));
     pods[0]!.child.kill('SIGKILL');
@@ -174,7 +181,8 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
   await t.test('5. the peer that hangs counts as not knowing and changes no answer', async (t) => {
     const lookups = async (pod: Pod) => {
       const text = await (await request(`${pod.url}/metrics`)).body.text();
-      const count = (result: string) => Number(new RegExp(`agent_test_gateway_peer_lookup_duration_seconds_count\\{result="${result}"\\} (\\d+)`).exec(text)?.[1]);
+      const count = (result: string) =>
+        Number(new RegExp(`agent_test_gateway_peer_lookup_duration_seconds_count\\{result="${result}"\\} (\\d+)`).exec(text)?.[1]);
       return { error: count('error'), unknown: count('unknown') };
     };
     const before = await lookups(pods[1]!);
@@ -182,7 +190,11 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
     t.equal(unknown.status, 404, 'a session no pod knows: the single-pod answer');
     t.equal(unknown.body.error, 'not_found');
     const after = await lookups(pods[1]!);
-    t.same({ error: after.error - before.error, unknown: after.unknown - before.unknown }, { error: 1, unknown: 2 }, 'the hanging peer gave up on, the two siblings asked');
+    t.same(
+      { error: after.error - before.error, unknown: after.unknown - before.unknown },
+      { error: 1, unknown: 2 },
+      'the hanging peer gave up on, the two siblings asked',
+    );
   });
 
   await t.test('4. rolling restart under 30 callers x 3 conversations', async (t) => {
@@ -197,7 +209,7 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
         started = await call(front, 'POST', '/v1/agents/coach/conversations', token, {});
         statuses.push(String(started.status));
       } while (started.status === 503 && started.body.error === 'shutting_down');
-      if (started.status !== 201) return wrong.push(`start ${started.status} ${JSON.stringify(started.body)}`), undefined;
+      if (started.status !== 201) return (wrong.push(`start ${started.status} ${JSON.stringify(started.body)}`), undefined);
       const id = started.body.session_id as string;
       let lines = 1;
       let turns = 0;
@@ -210,7 +222,8 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
         }
         turns += 1;
         const expected = answer.body.conversation.planning_lost ? 0 : lines;
-        if (socketTurns(answer) !== expected) wrong.push(`planning: ${answer.body.turn.text} expected ${expected}, lost ${answer.body.conversation.planning_lost}`);
+        if (socketTurns(answer) !== expected)
+          wrong.push(`planning: ${answer.body.turn.text} expected ${expected}, lost ${answer.body.conversation.planning_lost}`);
         lines = expected + 1;
         // Bounded: each conversation about four turns a second at most.
         await new Promise((r) => setTimeout(r, 250));
@@ -236,7 +249,10 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
     if (wrong.length > 0) t.comment(nginx.errors());
     t.same(wrong, [], 'every answer a 2xx or 503 shutting_down, and every conversation kept its planning or says planning_lost');
     t.equal(ids.length, LOAD_CALLERS * 3);
-    t.notOk(statuses.some((s) => s.startsWith('5') && s !== '503 shutting_down'), 'no 5xx but 503 shutting_down');
+    t.notOk(
+      statuses.some((s) => s.startsWith('5') && s !== '503 shutting_down'),
+      'no 5xx but 503 shutting_down',
+    );
     t.ok(statuses.filter((s) => s === '200').length >= LOAD_CALLERS * 3 * 3);
 
     const open = await Promise.all(

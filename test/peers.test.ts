@@ -49,12 +49,24 @@ t.test('configuration: PEERS, PEER_DNS, PEER_SECRET, PEER_TIMEOUT_MS', async (t)
 t.test('peer list: the pod itself is skipped; DNS resolves with its own port and keeps the last answer', async (t) => {
   const counts: number[] = [];
   const list = new PeerList(
-    { static: [{ host: '127.0.0.1', port: 9001 }, { host: 'localhost', port: 9002 }, { host: '10.1.1.1', port: 9001 }], dns: null, secret: PEER_SECRET, timeoutMs: 300 },
+    {
+      static: [
+        { host: '127.0.0.1', port: 9001 },
+        { host: 'localhost', port: 9002 },
+        { host: '10.1.1.1', port: 9001 },
+      ],
+      dns: null,
+      secret: PEER_SECRET,
+      timeoutMs: 300,
+    },
     9001,
     silentLog,
     (n) => counts.push(n),
   );
-  t.same(list.peers.map((p) => p.address), ['localhost:9002', '10.1.1.1:9001']);
+  t.same(
+    list.peers.map((p) => p.address),
+    ['localhost:9002', '10.1.1.1:9001'],
+  );
   t.same(counts, [2]);
 
   const dns = new PeerList({ static: [], dns: 'localhost', secret: PEER_SECRET, timeoutMs: 300 }, 9001, silentLog, () => {});
@@ -62,9 +74,18 @@ t.test('peer list: the pod itself is skipped; DNS resolves with its own port and
   t.same(dns.peers, [], 'localhost on its own port is this pod');
   dns.close();
   const warnings: string[] = [];
-  const broken = new PeerList({ static: [{ host: 'fd00::9', port: 80 }], dns: 'no-such-host.invalid', secret: PEER_SECRET, timeoutMs: 300 }, 9001, { info() {}, warn: (_: unknown, m: string) => warnings.push(m) } as never, () => {});
+  const broken = new PeerList(
+    { static: [{ host: 'fd00::9', port: 80 }], dns: 'no-such-host.invalid', secret: PEER_SECRET, timeoutMs: 300 },
+    9001,
+    { info() {}, warn: (_: unknown, m: string) => warnings.push(m) } as never,
+    () => {},
+  );
   await broken.refresh();
-  t.same(broken.peers.map((p) => p.origin), ['http://[fd00::9]:80'], 'a failed resolution keeps what was known');
+  t.same(
+    broken.peers.map((p) => p.origin),
+    ['http://[fd00::9]:80'],
+    'a failed resolution keeps what was known',
+  );
   t.match(warnings[0], /did not resolve/);
   broken.close();
 });
@@ -74,14 +95,16 @@ t.test('bounded queue: concurrency and backlog are bounded, jobs that fail do no
   let running = 0;
   let most = 0;
   let done = 0;
-  const job = (fail = false) => async () => {
-    running += 1;
-    most = Math.max(most, running);
-    await new Promise((r) => setTimeout(r, 5));
-    running -= 1;
-    done += 1;
-    if (fail) throw new Error('peer down');
-  };
+  const job =
+    (fail = false) =>
+    async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running -= 1;
+      done += 1;
+      if (fail) throw new Error('peer down');
+    };
   const accepted = [job(true), job(), job(), job(), job(), job(), job()].map((j) => queue.push(j));
   t.same(accepted, [true, true, true, true, true, false, false], 'two run, three wait, the rest are dropped');
   await eventually(() => done === 5);
@@ -131,15 +154,29 @@ t.test('three pods act as one', async (t) => {
     t.match(metrics, /agent_test_gateway_peers 2/);
     t.match(metrics, /agent_test_gateway_peer_lookup_duration_seconds_count\{result="error"\} 0/);
 
-    t.equal((await pods.call(1, 'POST', turnPath(id), { body: { line: 'Hi', locale: 'de-DE' } })).body.error, 'conversation_settings_fixed', 'settings decided by the holder');
+    t.equal(
+      (await pods.call(1, 'POST', turnPath(id), { body: { line: 'Hi', locale: 'de-DE' } })).body.error,
+      'conversation_settings_fixed',
+      'settings decided by the holder',
+    );
     const streamed = await pods.call(1, 'POST', turnPath(id), { body: { line: 'Hi' }, headers: { accept: 'application/x-ndjson' } });
     t.equal(streamed.status, 200);
     t.match(streamed.headers['content-type'], /application\/x-ndjson/);
-    const lines = streamed.text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = streamed.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     t.ok(lines.length > 3);
-    t.same(lines.slice(0, -1).map((l) => Object.keys(l)), lines.slice(0, -1).map(() => ['element']), 'elements streamed one per line');
+    t.same(
+      lines.slice(0, -1).map((l) => Object.keys(l)),
+      lines.slice(0, -1).map(() => ['element']),
+      'elements streamed one per line',
+    );
     t.equal(lines.at(-1).result.turn.outcome, 'exit');
-    t.same(lines.slice(0, -1).map((l) => l.element), lines.at(-1).result.turn.elements);
+    t.same(
+      lines.slice(0, -1).map((l) => l.element),
+      lines.at(-1).result.turn.elements,
+    );
 
     const view = await pods.call(2, 'GET', convPath(id));
     t.equal(view.status, 200);
@@ -210,7 +247,13 @@ t.test('three pods act as one', async (t) => {
         session_id: id,
         caller_id: owner.callerId,
         agent: owner.agent,
-        settings: { device_ref: owner.settings.deviceRef, locale: owner.settings.locale, time_zone: null, run_label: null, time_offset: null },
+        settings: {
+          device_ref: owner.settings.deviceRef,
+          locale: owner.settings.locale,
+          time_zone: null,
+          run_label: null,
+          time_offset: null,
+        },
         turns: 1,
         created_at: owner.createdAt,
       }),
@@ -231,7 +274,11 @@ t.test('three pods act as one', async (t) => {
     const idle = await pods.open(1);
     await eventually(() => [busy, idle].every((id) => pods.apps[0]!.conversations.ownership(id) !== undefined));
     const running = pods.call(1, 'POST', turnPath(busy), { body: { line: 'sim:delay:600' } });
-    await eventually(() => pods.apps[1]!.conversations.ownership(busy)?.held === true && pods.engine.record.connections.some((c) => c.frames.includes('sim:delay:600')));
+    await eventually(
+      () =>
+        pods.apps[1]!.conversations.ownership(busy)?.held === true &&
+        pods.engine.record.connections.some((c) => c.frames.includes('sim:delay:600')),
+    );
     const drained = pods.apps[1]!.conversations.drain(5000);
     const idleTurn = await pods.call(0, 'POST', turnPath(idle), { body: { line: 'Hi' } });
     t.equal(idleTurn.status, 200, 'an idle conversation of a draining pod reconnects on a sibling');
@@ -261,7 +308,11 @@ t.test('three pods act as one', async (t) => {
     t.equal((await pods.call(1, 'POST', turnPath(id), { token: 'bob-token', body: { line: 'Hi' } })).status, 403);
 
     const list = await pods.call(1, 'GET', '/v1/conversations', { token: 'tenant-token' });
-    t.same(list.body.conversations.map((c: { session_id: string }) => c.session_id), [id], 'listed once, from the pod that holds it');
+    t.same(
+      list.body.conversations.map((c: { session_id: string }) => c.session_id),
+      [id],
+      'listed once, from the pod that holds it',
+    );
     t.equal(list.body.conversations[0].connection, 'open');
     const unknown = await pods.call(1, 'GET', convPath('99999999-2222-4333-8444-555555555555'));
     t.equal(unknown.status, 404, 'a pod that is down knows nothing, and costs no 5xx');
@@ -275,7 +326,11 @@ t.test('a peer that hangs costs at most PEER_TIMEOUT_MS and changes no answer', 
   t.equal(unknown.status, 404, 'a session no pod knows: the same 404 as a single pod');
   const metrics = await (await request(`${pods.urls[1]}/metrics`)).body.text();
   t.match(metrics, /agent_test_gateway_peer_lookup_duration_seconds_count\{result="error"\} 1/, 'the hanging peer counted as not knowing');
-  t.match(metrics, /agent_test_gateway_peer_lookup_duration_seconds_bucket\{le="1",result="error"\} 1/, 'given up at the timeout, not waited for');
+  t.match(
+    metrics,
+    /agent_test_gateway_peer_lookup_duration_seconds_bucket\{le="1",result="error"\} 1/,
+    'given up at the timeout, not waited for',
+  );
   const id = await pods.open(0);
   const answer = await pods.call(1, 'POST', turnPath(id), { body: { line: 'planning?' } });
   t.equal(answer.status, 200);
@@ -286,6 +341,9 @@ t.test('a short PEER_SECRET starts with a warning that never shows the value', a
   const s = await startStack(t, { env: { PEERS: '127.0.0.1:1', PEER_SECRET: 'short-secret' } });
   const warning = s.logs.find((line) => line.includes('PEER_SECRET is shorter than 16 characters'));
   t.ok(warning, 'the start-up warning');
-  t.notOk(s.logs.some((line) => line.includes('short-secret')), 'the value is in no log line');
+  t.notOk(
+    s.logs.some((line) => line.includes('short-secret')),
+    'the value is in no log line',
+  );
   t.equal((await s.call('GET', '/readyz')).status, 200, 'the pod serves');
 });

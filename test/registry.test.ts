@@ -6,8 +6,7 @@ import { eventually, startStack, type Stack } from './support/stack.js';
 
 const turnPath = (sessionId: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${sessionId}/turns`;
 const convPath = (sessionId: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${sessionId}`;
-const connectionOf = (s: Stack, sessionId: string) =>
-  s.engine.record.connections.filter((c) => c.sessionId === sessionId);
+const connectionOf = (s: Stack, sessionId: string) => s.engine.record.connections.filter((c) => c.sessionId === sessionId);
 const noExitEverSent = (s: Stack) =>
   s.engine.record.connections.every((c) => !c.frames.some((f) => f.trim().startsWith('#') && f !== '#intro'));
 
@@ -64,12 +63,18 @@ t.test('every close cause is a plain close, never #exit', async (t) => {
     const view = await s.call('GET', convPath(sessionId));
     t.equal(view.body.connection, 'closed', `${name}: GET shows it closed`);
     t.equal(view.body.close_cause, cause, `${name}: cause`);
-    t.ok(view.body.notes.some((n: string) => /end-of-conversation work/.test(n)), `${name}: note`);
+    t.ok(
+      view.body.notes.some((n: string) => /end-of-conversation work/.test(n)),
+      `${name}: note`,
+    );
   }
   await eventually(() => s.engine.openSockets() === 0);
   const closedByGateway = s.engine.record.connections.filter((c) => c.closedBy === 'client');
   t.ok(closedByGateway.length >= 2);
-  t.ok(closedByGateway.every((c) => c.closeCode === 1000), 'gateway closes are code 1000');
+  t.ok(
+    closedByGateway.every((c) => c.closeCode === 1000),
+    'gateway closes are code 1000',
+  );
   t.ok(noExitEverSent(s), 'no engine action ever sent');
 });
 
@@ -104,7 +109,7 @@ t.test('a caller hanging up mid-turn closes the engine socket', async (t) => {
   t.equal(s.app.conversations.stats.open, 0);
 });
 
-t.test('the per-caller limit evicts the caller\'s least recently used idle conversation', async (t) => {
+t.test("the per-caller limit evicts the caller's least recently used idle conversation", async (t) => {
   const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '2' } });
   const a = await s.open();
   const b = await s.open();
@@ -130,7 +135,7 @@ t.test('the per-caller limit evicts the caller\'s least recently used idle conve
   await Promise.all(busy);
 });
 
-t.test('the per-pod limit evicts the pod\'s least recently used idle conversation', async (t) => {
+t.test("the per-pod limit evicts the pod's least recently used idle conversation", async (t) => {
   const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_POD: '2' } });
   const mine = await s.open();
   const bobs = await s.open('coach', {}, 'bob-token');
@@ -168,13 +173,16 @@ t.test('limits hold under racing requests', async (t) => {
   );
   clearInterval(sample);
   const statuses = new Set(answers.map((a) => a.status));
-  t.ok([...statuses].every((status) => [201, 429, 503].includes(status)), `only 201/429/503 (${[...statuses]})`);
+  t.ok(
+    [...statuses].every((status) => [201, 429, 503].includes(status)),
+    `only 201/429/503 (${[...statuses]})`,
+  );
   t.ok(peakCaller <= 3, `never more than 3 open for one caller (${peakCaller})`);
   t.ok(peakPod <= 5, `never more than 5 open on the pod (${peakPod})`);
   await eventually(() => s.engine.openSockets() === s.app.conversations.stats.open);
 });
 
-t.test('a reconnect keeps the first turn\'s settings, loses planning and says so', async (t) => {
+t.test("a reconnect keeps the first turn's settings, loses planning and says so", async (t) => {
   const s = await startStack(t);
   const settings = { locale: 'de-DE', device_ref: 'carol', time_zone: 'Europe/Prague', run_label: 'r1', time_offset: '-P2D' };
   const { sessionId } = await s.open('coach', settings);
@@ -227,7 +235,7 @@ t.test('a session this pod never held reconnects; an unknown one is 404', async 
   t.equal(s.app.conversations.stats.open, 1, 'the failed reconnect holds no place');
 });
 
-t.test('GET /v1/conversations lists the caller\'s own, newest first', async (t) => {
+t.test("GET /v1/conversations lists the caller's own, newest first", async (t) => {
   const s = await startStack(t);
   const first = await s.open();
   const second = await s.open('coach.3');

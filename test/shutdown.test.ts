@@ -41,7 +41,10 @@ t.test('SIGTERM: a turn still running at the end of the grace is cut off clearly
   t.equal(cut.status, 200);
   t.equal(cut.body.turn.outcome, 'cancelled');
   t.equal(cut.body.conversation.connection, 'closed');
-  t.ok(cut.body.notes.some((n: string) => /shut down/.test(n)), 'the result says why');
+  t.ok(
+    cut.body.notes.some((n: string) => /shut down/.test(n)),
+    'the result says why',
+  );
   t.equal(await s.exited, 0);
   t.ok(Date.now() - sent < 5000, 'within the grace');
   await eventually(() => s.engine.record.connections[0]!.closeCode !== undefined);

@@ -108,7 +108,16 @@ t.test('engine simulator', async (t) => {
 
   t.test('the query is decoded twice, as docs/engine-contract.md says', async (t) => {
     const single = await handshakeRecord(engine, 'testMode=true&timeOffset=-P1D&runLabel=x%26testMode%3Dfalse');
-    t.same(single.params, [['testMode', 'true'], ['timeOffset', '-P1D'], ['runLabel', 'x'], ['testMode', 'false']], 'a single-encoded & splits the value');
+    t.same(
+      single.params,
+      [
+        ['testMode', 'true'],
+        ['timeOffset', '-P1D'],
+        ['runLabel', 'x'],
+        ['testMode', 'false'],
+      ],
+      'a single-encoded & splits the value',
+    );
     t.equal(single.query.testMode, 'false', 'the smuggled parameter wins');
     t.equal(single.settings.timeOffset, undefined, 'and timeOffset is no longer honoured');
 
@@ -121,7 +130,11 @@ t.test('engine simulator', async (t) => {
     t.same([plus.query.a, plus.query.b, plus.query.c], ['1 2', '1 2', '1+2'], '+ and %2B are spaces; only %252B is a plus');
 
     const tick = await handshakeRecord(engine, 'timeZone=Europe/Prague`&b=%60x&c=%2560');
-    t.same([tick.query.timeZone, tick.query.b, tick.query.c], ['Europe/Prague ', ' x', ' '], 'a backtick arrives as a space however it is encoded');
+    t.same(
+      [tick.query.timeZone, tick.query.b, tick.query.c],
+      ['Europe/Prague ', ' x', ' '],
+      'a backtick arrives as a space however it is encoded',
+    );
 
     const late = await handshakeRecord(engine, 'locale=en-US&locale=de-DE');
     t.equal(late.query.locale, 'de-DE', 'a later parameter wins');
@@ -158,7 +171,11 @@ t.test('engine simulator', async (t) => {
       [404, 404, 404, 404, 404, 401, 101, 101, 101, 101, 101],
       'every attempt is recorded with its answer',
     );
-    t.same(engine.record.connections.slice(6).map((c) => c.revision), [2, 2, 3, 1, 4], 'and the revision that runs');
+    t.same(
+      engine.record.connections.slice(6).map((c) => c.revision),
+      [2, 2, 3, 1, 4],
+      'and the revision that runs',
+    );
 
     engine.faults.handshake = 503;
     t.equal(await connect(url('coach')), 503, 'the handshake fault answers its status');
@@ -227,7 +244,11 @@ t.test('engine simulator', async (t) => {
     t.match(sessionId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'a uuid v4');
     await first.turn('#intro');
     await first.turn('hello');
-    t.match(await first.turn('planning?'), [{ type: 'text', text: 'planning: 2 turns on this socket, 2 lines in this session' }, {}, { type: 'exit' }]);
+    t.match(await first.turn('planning?'), [
+      { type: 'text', text: 'planning: 2 turns on this socket, 2 lines in this session' },
+      {},
+      { type: 'exit' },
+    ]);
     first.ws.close();
     await first.closed;
 
@@ -403,7 +424,11 @@ t.test('engine simulator', async (t) => {
     back.ws.close();
     await back.closed;
     await sleep(160);
-    t.same(slow.record.endOfConversation.map((e) => e.sessionId), [sessionId], 'once the last socket has been closed long enough');
+    t.same(
+      slow.record.endOfConversation.map((e) => e.sessionId),
+      [sessionId],
+      'once the last socket has been closed long enough',
+    );
   });
 
   t.test('restore is delete-then-write, and memory requests are recorded', async (t) => {
@@ -415,7 +440,10 @@ t.test('engine simulator', async (t) => {
     });
     t.equal(res.statusCode, 200);
     t.same(await res.body.json(), { restored: 1 });
-    t.same((await get(`${engine.url}/api/memory?userId=u-restore`)).json(), { userId: 'u-restore', units: [{ kind: 'fact', text: 'snapshot' }] });
+    t.same((await get(`${engine.url}/api/memory?userId=u-restore`)).json(), {
+      userId: 'u-restore',
+      units: [{ kind: 'fact', text: 'snapshot' }],
+    });
     t.match(engine.record.memoryRequests, [
       { method: 'POST', path: '/api/memory/restore', query: { userId: 'u-restore' }, body: { units: [{ text: 'snapshot' }] } },
       { method: 'GET', path: '/api/memory', query: { userId: 'u-restore' } },
@@ -443,7 +471,11 @@ t.test('engine simulator', async (t) => {
     const started = performance.now();
     const intro = await c.turn('#intro');
     t.ok(performance.now() - started >= 30, 'the second sentence comes a pace after the first');
-    t.same(intro.filter((e) => e.type === 'text').map((e) => e.text), ["Hi, I'm coach.", 'How can I help?'], 'the opening in two sentences');
+    t.same(
+      intro.filter((e) => e.type === 'text').map((e) => e.text),
+      ["Hi, I'm coach.", 'How can I help?'],
+      'the opening in two sentences',
+    );
     const reply = await c.turn('Where is my order?');
     t.same(
       reply.filter((e) => e.type === 'text').map((e) => e.text),

@@ -69,18 +69,27 @@ t.test('the examples pass against the demo world', async (t) => {
       ['memory fixture', '2', '0'],
     ],
   );
-  t.same(report.testsuite[0].testcase.map((c: Xml) => c.name), [
-    'order and size / turn 1: #intro',
-    'order and size / turn 2: Where is my order?',
-    'order and size / turn 3: Which size fits me?',
-    'order and size / turn 4: Thanks, bye',
-  ]);
+  t.same(
+    report.testsuite[0].testcase.map((c: Xml) => c.name),
+    [
+      'order and size / turn 1: #intro',
+      'order and size / turn 2: Where is my order?',
+      'order and size / turn 3: Which size fits me?',
+      'order and size / turn 4: Thanks, bye',
+    ],
+  );
   t.equal(report.testsuite[0].testcase[0].classname, 'basic');
 
   // The returning user: one device, twice, the first visit backdated.
   const alice = s.engine.record.connections.filter((c) => c.settings.deviceId === 'mcp:example-returning-alice');
-  t.same(alice.map((c) => c.settings.timeOffset), ['-P10D', undefined]);
-  t.same(alice.map((c) => c.settings.timeZone), ['Europe/Prague', 'Europe/Prague']);
+  t.same(
+    alice.map((c) => c.settings.timeOffset),
+    ['-P10D', undefined],
+  );
+  t.same(
+    alice.map((c) => c.settings.timeZone),
+    ['Europe/Prague', 'Europe/Prague'],
+  );
   // The memory fixture was restored before its conversation.
   const fixture = JSON.parse(await readFile('examples/fixtures/alice-memory.json', 'utf8'));
   const restore = s.engine.record.memoryRequests.find((r) => r.path === '/api/memory/restore');
@@ -127,7 +136,10 @@ conversations:
   t.equal(intro.classname, 'cartoons & <friends>');
   t.notOk(intro.failure, 'a passing turn has no failure');
   t.equal(tom.name, `chase "scene" / turn 2: Tom & Jerry <3 "quotes" 'apos'`);
-  t.match(tom.failure.message, /^text_contains "Spike": the text "You said: Tom & Jerry <3 \\"quotes\\" 'apos' Anything else\?" lacks "Spike"; tool lookup_order: tools called: none$/);
+  t.match(
+    tom.failure.message,
+    /^text_contains "Spike": the text "You said: Tom & Jerry <3 \\"quotes\\" 'apos' Anything else\?" lacks "Spike"; tool lookup_order: tools called: none$/,
+  );
   t.equal(tom.failure.type, 'expectation');
   t.match(tom.failure['#text'], /agent: You said: Tom & Jerry <3/);
   t.match(hang.failure.message, /the turn ends with its own exit: the turn ended with outcome timeout/);
@@ -140,10 +152,20 @@ t.test('suite problems stop the run before anything is sent: exit 2, the line na
   const dir = t.testdir({
     'good.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: "#intro"\n',
     'bad.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: hi\n        expect:\n          tool: [a, b]\n',
-    'nofixture.yaml': 'agent: coach\ndevice_ref: dora\nmemory:\n  confirm: true\n  restore: missing.json\nconversations:\n  - turns:\n      - line: hi\n',
+    'nofixture.yaml':
+      'agent: coach\ndevice_ref: dora\nmemory:\n  confirm: true\n  restore: missing.json\nconversations:\n  - turns:\n      - line: hi\n',
   });
   const out = join(dir, 'reports', 'junit.xml');
-  const result = await cli([join(dir, 'good.yaml'), join(dir, 'bad.yaml'), join(dir, 'nofixture.yaml'), 'nowhere.yaml', '--gateway', s.url, '--junit', out]);
+  const result = await cli([
+    join(dir, 'good.yaml'),
+    join(dir, 'bad.yaml'),
+    join(dir, 'nofixture.yaml'),
+    'nowhere.yaml',
+    '--gateway',
+    s.url,
+    '--junit',
+    out,
+  ]);
   t.equal(result.code, 2);
   t.match(result.stderr, `${join(dir, 'bad.yaml')}:6: conversations[0].turns[0].expect.tool must be a string`);
   t.match(result.stderr, new RegExp(`nofixture\\.yaml:5: memory\\.restore: cannot read missing\\.json as JSON`));
@@ -224,7 +246,11 @@ conversations:
   t.match(result.stdout, /memory of mcp:erin: restored 1 unit before the run/);
   // The path as it opens from where the command ran (the test's cwd is the repository), not relative to the suite.
   t.match(result.stdout, `memory snapshot written to ${relative(process.cwd(), join(dir, 'suites', 'out', 'erin-after.json'))}\n`);
-  t.match(result.stdout, /note: The device had never connected, so the run first opened one engine session for it/, 'the warm-up session is reported');
+  t.match(
+    result.stdout,
+    /note: The device had never connected, so the run first opened one engine session for it/,
+    'the warm-up session is reported',
+  );
   t.match(result.stdout, /note: The restore was the engine's own delete-then-write/, 'the memory notes are in the report');
   t.match(result.stdout, /note: The engine aggregates a session into memory about 30 s after its connection closes.*set memory\.wait_ms/);
   const saved = JSON.parse(await readFile(join(dir, 'suites', 'out', 'erin-after.json'), 'utf8'));
@@ -260,7 +286,8 @@ t.test("the gateway's own 400 is reported at the line of each problem", async (t
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const { port } = server.address() as AddressInfo;
   const dir = t.testdir({
-    'polite.yaml': 'agent: coach\nlocale: en-GB\nconversations:\n  - turns:\n      - line: "#intro"\n      - line: Would you kindly help?\n',
+    'polite.yaml':
+      'agent: coach\nlocale: en-GB\nconversations:\n  - turns:\n      - line: "#intro"\n      - line: Would you kindly help?\n',
   });
   const result = await cli([join(dir, 'polite.yaml'), '--gateway', `http://127.0.0.1:${port}/`]);
   t.equal(result.code, 2);

@@ -62,8 +62,46 @@ t.test('the request schema agrees with the service', async (t) => {
   const ok = { conversations: [{ turns: [{ line: '#intro' }] }] };
   const cases: Array<[unknown, boolean]> = [
     [ok, true],
-    [{ ...ok, agent: 'coach', name: 'x', description: 'y', locale: 'de_DE', device_ref: 'a', time_zone: null, run_label: 'r', time_offset: '-P1D' }, true],
-    [{ conversations: [{ name: 'n', device_ref: 'b', wait_ms: 5, turns: [{ line: 'hi', expect: { text_contains: ['a'], tool: 't', shown: 's', not_shown: 'n', ended_by_agent: true, exit_within_ms: 5, text_matches: '/x/i' } }] }] }, true],
+    [
+      {
+        ...ok,
+        agent: 'coach',
+        name: 'x',
+        description: 'y',
+        locale: 'de_DE',
+        device_ref: 'a',
+        time_zone: null,
+        run_label: 'r',
+        time_offset: '-P1D',
+      },
+      true,
+    ],
+    [
+      {
+        conversations: [
+          {
+            name: 'n',
+            device_ref: 'b',
+            wait_ms: 5,
+            turns: [
+              {
+                line: 'hi',
+                expect: {
+                  text_contains: ['a'],
+                  tool: 't',
+                  shown: 's',
+                  not_shown: 'n',
+                  ended_by_agent: true,
+                  exit_within_ms: 5,
+                  text_matches: '/x/i',
+                },
+              },
+            ],
+          },
+        ],
+      },
+      true,
+    ],
     [{ conversations: [{ turns: [{ line: 'hi', expect: null }] }] }, true],
     [{ device_ref: 'a', memory: { save: true, wait_ms: 0 }, ...ok }, true],
     [{}, false],
@@ -98,8 +136,21 @@ t.test('every answer conforms to its declared schema', async (t) => {
       device_ref: 'zoe',
       memory: { restore: { units: [{ kind: 'fact', text: 'x' }] }, confirm: true, save: true },
       conversations: [
-        { name: 'ok', turns: [{ line: '#intro', expect: { text_matches: 'Hi' } }, { line: 'Where is my order?', expect: { tool: 'lookup_order', shown: 'x' } }] },
-        { name: 'hang', device_ref: 'yan', turns: [{ line: 'sim:hang', expect: { text_contains: 'x' } }, { line: 'skipped', expect: { tool: 'y' } }] },
+        {
+          name: 'ok',
+          turns: [
+            { line: '#intro', expect: { text_matches: 'Hi' } },
+            { line: 'Where is my order?', expect: { tool: 'lookup_order', shown: 'x' } },
+          ],
+        },
+        {
+          name: 'hang',
+          device_ref: 'yan',
+          turns: [
+            { line: 'sim:hang', expect: { text_contains: 'x' } },
+            { line: 'skipped', expect: { tool: 'y' } },
+          ],
+        },
         { name: 'early', device_ref: 'xia', turns: [{ line: 'bye' }, { line: 'more' }] },
       ],
     }),
@@ -109,7 +160,11 @@ t.test('every answer conforms to its declared schema', async (t) => {
   conforms(t, await call({ conversations: [{ turns: [{ line: 'hi' }] }] }), 'a run whose turn could not run');
   s.engine.faults.handshake = undefined;
 
-  conforms(t, await call({ device_ref: 'a', memory: { restore: { units: [] } }, conversations: [{ turns: [{ line: 'hi' }] }] }), 'confirmation_required');
+  conforms(
+    t,
+    await call({ device_ref: 'a', memory: { restore: { units: [] } }, conversations: [{ turns: [{ line: 'hi' }] }] }),
+    'confirmation_required',
+  );
   conforms(t, await call({ conversations: 'no' }), 'invalid_request');
   conforms(t, await call({ conversations: [{ turns: [{ line: 'hi' }] }] }, 'outsider-token'), 'forbidden');
   conforms(t, await call({ conversations: [{ turns: [{ line: 'hi' }] }] }, undefined, 'draft-only'), 'no_published_revision');
@@ -119,11 +174,17 @@ t.test('every answer conforms to its declared schema', async (t) => {
   const res = await request(`${s.url}/v1/agents/coach/runs`, {
     method: 'POST',
     headers: { accept: 'application/x-ndjson', 'content-type': 'application/json', authorization: 'Bearer demo-token' },
-    body: JSON.stringify({ conversations: [{ turns: [{ line: '#intro' }, { line: 'sim:hang' }, { line: 'x' }] }, { turns: [{ line: 'hi' }] }] }),
+    body: JSON.stringify({
+      conversations: [{ turns: [{ line: '#intro' }, { line: 'sim:hang' }, { line: 'x' }] }, { turns: [{ line: 'hi' }] }],
+    }),
   });
   t.equal(res.statusCode, 200);
   t.ok(op.responses['200'].content['application/x-ndjson'], 'NDJSON is declared');
-  const lines = (await res.body.text()).trim().split('\n').map((l) => JSON.parse(l));
+  const lines = (await res.body.text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   t.equal(lines.length, 5);
-  for (const [i, line] of lines.entries()) t.ok(streamLineSchema(line), `NDJSON line ${i + 1} is a RunStreamLine`, { errors: streamLineSchema.errors });
+  for (const [i, line] of lines.entries())
+    t.ok(streamLineSchema(line), `NDJSON line ${i + 1} is a RunStreamLine`, { errors: streamLineSchema.errors });
 });

@@ -81,7 +81,11 @@ conversations:
       /^suite\.yaml:22: conversations\[2\]\.turns\[0\]\.line may start with # only as exactly #intro/,
     ];
     t.equal(problems.length, expected.length, problems.join('\n'));
-    for (const pattern of expected) t.ok(problems.some((p) => pattern.test(p)), `${pattern}`);
+    for (const pattern of expected)
+      t.ok(
+        problems.some((p) => pattern.test(p)),
+        `${pattern}`,
+      );
   });
 
   t.test('rules that span fields', async (t) => {
@@ -201,7 +205,11 @@ conversations:
     });
     t.ok(ok.ok);
     if (ok.ok) t.match(ok.suite.memory, { restore: { units: [{ kind: 'fact' }] }, save: true, waitMs: 0 });
-    const bad = parseHttpSuite({ device_ref: 'alice', memory: { restore: 'x.json', confirm: true }, conversations: [{ turns: [{ line: 'hi' }] }] });
+    const bad = parseHttpSuite({
+      device_ref: 'alice',
+      memory: { restore: 'x.json', confirm: true },
+      conversations: [{ turns: [{ line: 'hi' }] }],
+    });
     t.match(bad, { ok: false, problems: [{ field: 'memory.restore', rule: /^memory\.restore must be a snapshot/ }] });
   });
 });
@@ -217,7 +225,10 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
           name: 'order',
           turns: [
             intro,
-            { line: 'Where is my order?', expect: { tool: 'lookup_order', text_contains: ['order', 'anything else'], not_shown: 'size_chart' } },
+            {
+              line: 'Where is my order?',
+              expect: { tool: 'lookup_order', text_contains: ['order', 'anything else'], not_shown: 'size_chart' },
+            },
             { line: 'Which size fits?', expect: { shown: 'size_chart', exit_within_ms: 1000 } },
             { line: 'bye', expect: { ended_by_agent: true, text_matches: '/goodbye/i' } },
           ],
@@ -238,7 +249,15 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
     expectations: { total: 10, passed: 10, failed: 0, skipped: 0 },
   });
   const [order, plain] = report.conversations;
-  t.match(order!.turns[0], { index: 1, line: '#intro', status: 'passed', outcome: 'exit', text: "Hi, I'm coach. How can I help?", tools: [], shown: [] });
+  t.match(order!.turns[0], {
+    index: 1,
+    line: '#intro',
+    status: 'passed',
+    outcome: 'exit',
+    text: "Hi, I'm coach. How can I help?",
+    tools: [],
+    shown: [],
+  });
   t.type(order!.turns[0]!.duration_ms, 'number');
   t.match(order!.turns[1], {
     tools: ['lookup_order'],
@@ -249,11 +268,20 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
       { kind: 'not_shown', passed: true, evidence: 'shown: none' },
     ],
   });
-  t.match(order!.turns[2], { shown: ['size_chart'], expectations: [{ kind: 'shown', passed: true }, { kind: 'exit_within_ms', passed: true }] });
+  t.match(order!.turns[2], {
+    shown: ['size_chart'],
+    expectations: [
+      { kind: 'shown', passed: true },
+      { kind: 'exit_within_ms', passed: true },
+    ],
+  });
   t.match(order!.turns[3], { ended_by_agent: true, text: 'Goodbye!' });
   t.match(order, { ended_by_agent: true, passed: true });
   t.match(order!.device_ref, /^mcp:[0-9a-f-]{36}$/);
-  t.match(plain!.turns[0]!.expectations, [{ kind: 'text_matches', passed: true }, { kind: 'ended_by_agent', expected: false, passed: true }]);
+  t.match(plain!.turns[0]!.expectations, [
+    { kind: 'text_matches', passed: true },
+    { kind: 'ended_by_agent', expected: false, passed: true },
+  ]);
   t.same(report.session_ids, [order!.session_id, plain!.session_id]);
   t.ok(report.notes.some((n) => /plain socket close, never #exit/.test(n)));
 
@@ -265,8 +293,15 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
   const plainConn = connections.find((c) => c.sessionId === plain!.session_id)!;
   t.equal(plainConn.closeCode, 1000, 'the run closed its conversation plainly');
   t.equal(plainConn.closedBy, 'client');
-  t.notOk(connections.some((c) => c.frames.includes('#exit')), 'never #exit');
-  t.same(s.app.conversations.list('u-demo').filter((c) => c.state !== 'closed'), [], 'nothing left open');
+  t.notOk(
+    connections.some((c) => c.frames.includes('#exit')),
+    'never #exit',
+  );
+  t.same(
+    s.app.conversations.list('u-demo').filter((c) => c.state !== 'closed'),
+    [],
+    'nothing left open',
+  );
 });
 
 t.test('failing expectations are reported with their evidence, still 200', async (t) => {
@@ -279,7 +314,10 @@ t.test('failing expectations are reported with their evidence, still 200', async
           name: 'wrong',
           turns: [
             { line: '#intro', expect: { text_matches: '^Goodbye', exit_within_ms: 1 } },
-            { line: 'Where is my order?', expect: { tool: 'refund', shown: 'size_chart', text_contains: ['order', 'refund'], ended_by_agent: true } },
+            {
+              line: 'Where is my order?',
+              expect: { tool: 'refund', shown: 'size_chart', text_contains: ['order', 'refund'], ended_by_agent: true },
+            },
           ],
         },
       ],
@@ -313,7 +351,10 @@ t.test('a turn that fails fails its expectations and skips the rest of its conve
   const answer = await s.call('POST', runPath(), {
     body: {
       conversations: [
-        { name: 'hangs', turns: [intro, { line: 'sim:hang', expect: { text_contains: 'think' } }, { line: 'still there?', expect: { tool: 'x' } }] },
+        {
+          name: 'hangs',
+          turns: [intro, { line: 'sim:hang', expect: { text_contains: 'think' } }, { line: 'still there?', expect: { tool: 'x' } }],
+        },
         { name: 'engine closes', turns: [{ line: 'sim:close-1011' }, { line: 'after' }] },
         { name: 'agent leaves early', turns: [{ line: 'bye' }, { line: 'one more thing' }] },
         { name: 'fine', turns: [intro] },
@@ -329,7 +370,11 @@ t.test('a turn that fails fails its expectations and skips the rest of its conve
     outcome: 'timeout',
     text: 'Let me think about that…',
     expectations: [
-      { kind: 'turn_completed', passed: false, evidence: /^the turn ended with outcome timeout after \d+ ms, not with its own exit: .*300 ms budget/ },
+      {
+        kind: 'turn_completed',
+        passed: false,
+        evidence: /^the turn ended with outcome timeout after \d+ ms, not with its own exit: .*300 ms budget/,
+      },
       { kind: 'text_contains', passed: false, evidence: 'not met: the turn did not end with its own exit (outcome timeout)' },
     ],
   });
@@ -411,7 +456,12 @@ t.test('conversations sharing a device_ref run one after the other, in order, wi
   t.ok(Date.parse(today!.started_at!) >= pastEnd, 'the returning conversation started after the first ended');
   t.ok(Date.parse(other!.started_at!) < pastEnd, 'another device ran alongside');
   const bySession = new Map(s.engine.record.connections.map((c) => [c.sessionId, c]));
-  t.match(bySession.get(past!.session_id!)!.settings, { deviceId: 'mcp:alice', timeOffset: '-P10D', timeZone: 'Europe/Prague', locale: 'de-DE' });
+  t.match(bySession.get(past!.session_id!)!.settings, {
+    deviceId: 'mcp:alice',
+    timeOffset: '-P10D',
+    timeZone: 'Europe/Prague',
+    locale: 'de-DE',
+  });
   t.match(bySession.get(today!.session_id!)!.settings, { deviceId: 'mcp:alice', timeOffset: undefined });
   t.equal(s.engine.devices.size, 2, 'alice is one engine user, coming back');
 });
@@ -438,7 +488,10 @@ t.test('memory: restore before (confirmed), snapshot after', async (t) => {
   const report = answer.body as RunReport;
   t.equal(report.passed, true);
   t.match(report.memory, { device_ref: 'mcp:carol', restored: 1, error: null });
-  t.ok(report.memory!.notes.some((n) => /never connected/.test(n)), 'the warm-up session is reported');
+  t.ok(
+    report.memory!.notes.some((n) => /never connected/.test(n)),
+    'the warm-up session is reported',
+  );
   const facts = report.memory!.snapshot!.units.filter((u) => u.kind === 'fact').map((u) => u.text);
   t.same(facts, ['likes tea', 'owns a cat'], 'the restored unit, then what the run left behind');
   t.equal(report.memory!.snapshot!.unit_count, report.memory!.snapshot!.units.length);
@@ -468,13 +521,19 @@ t.test('memory: restore before (confirmed), snapshot after', async (t) => {
 t.test('input is validated before anything is asked or sent', async (t) => {
   const s = await startStack(t);
   const cases: Array<[unknown, RegExp]> = [
-    [{ conversations: [{ turns: [{ line: 'hi', expect: { tool: 42 } }] }] }, /^conversations\[0\]\.turns\[0\]\.expect\.tool must be a string; nothing was sent to the engine$/],
+    [
+      { conversations: [{ turns: [{ line: 'hi', expect: { tool: 42 } }] }] },
+      /^conversations\[0\]\.turns\[0\]\.expect\.tool must be a string; nothing was sent to the engine$/,
+    ],
     [{ conversations: [] }, /^conversations must list at least one conversation/],
     [{ conversations: [{ turns: [{ line: '#exit' }] }] }, /^conversations\[0\]\.turns\[0\]\.line may start with # only as exactly #intro/],
     [{ agent: 'other', conversations: [{ turns: [{ line: 'hi' }] }] }, /^agent must be coach, the agent in the path, or be left out/],
     [{ conversations: [{ turns: [{ line: 'hi' }] }], bogus: 1 }, /^bogus is not a known field/],
     [[1, 2], /^the suite must be an object/],
-    [{ device_ref: 'x', memory: { save: 'out.json' }, conversations: [{ turns: [{ line: 'hi' }] }] }, /^memory\.save must be true or false/],
+    [
+      { device_ref: 'x', memory: { save: 'out.json' }, conversations: [{ turns: [{ line: 'hi' }] }] },
+      /^memory\.save must be true or false/,
+    ],
   ];
   for (const [body, message] of cases) {
     const answer = await s.call('POST', runPath(), { body });
@@ -529,7 +588,10 @@ t.test('a turn the gateway cannot run is an error in the report', async (t) => {
       status: 'failed',
       outcome: 'error',
       error: { error: 'engine_unavailable' },
-      expectations: [{ kind: 'turn_completed', passed: false, evidence: /^the turn did not run: The engine answered/ }, { kind: 'text_matches', passed: false }],
+      expectations: [
+        { kind: 'turn_completed', passed: false, evidence: /^the turn did not run: The engine answered/ },
+        { kind: 'text_matches', passed: false },
+      ],
     },
     { status: 'skipped', skipped_reason: 'turn 1 did not run (engine_unavailable)' },
   ]);
@@ -546,16 +608,27 @@ async function streamRun(s: Stack, body: unknown, signal?: AbortSignal) {
     ...(signal ? { signal } : {}),
   });
   const text = await res.body.text();
-  return { status: res.statusCode, type: String(res.headers['content-type']), lines: text.trim().split('\n').map((l) => JSON.parse(l)) };
+  return {
+    status: res.statusCode,
+    type: String(res.headers['content-type']),
+    lines: text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l)),
+  };
 }
 
 t.test('streamed: each turn as it is evaluated, then the report', async (t) => {
   const s = await startStack(t);
-  const streamed = await streamRun(s, { conversations: [{ name: 'a', turns: [intro, { line: 'Where is my order?', expect: { tool: 'lookup_order' } }] }] });
+  const streamed = await streamRun(s, {
+    conversations: [{ name: 'a', turns: [intro, { line: 'Where is my order?', expect: { tool: 'lookup_order' } }] }],
+  });
   t.equal(streamed.status, 200);
   t.match(streamed.type, /application\/x-ndjson/);
   t.equal(streamed.lines.length, 3);
-  t.match(streamed.lines[0], { turn: { conversation: 'a', conversation_index: 0, session_id: UUID, turn: { index: 1, status: 'passed' } } });
+  t.match(streamed.lines[0], {
+    turn: { conversation: 'a', conversation_index: 0, session_id: UUID, turn: { index: 1, status: 'passed' } },
+  });
   t.match(streamed.lines[1], { turn: { turn: { index: 2, tools: ['lookup_order'] } } });
   t.match(streamed.lines[2], { report: { passed: true, totals: { turns: { total: 2 } } } });
   const invalid = await streamRun(s, { conversations: [] });
@@ -567,7 +640,10 @@ t.test('the caller hanging up cancels the run and closes its conversations', asy
   const s = await startStack(t, { env: { TURN_BUDGET_MS: '10000' } });
   const abort = new AbortController();
   const pending = s
-    .call('POST', runPath(), { body: { conversations: [{ turns: [intro, { line: 'sim:hang' }, { line: 'never sent' }] }] }, signal: abort.signal })
+    .call('POST', runPath(), {
+      body: { conversations: [{ turns: [intro, { line: 'sim:hang' }, { line: 'never sent' }] }] },
+      signal: abort.signal,
+    })
     .catch((err: Error) => err);
   await eventually(() => s.engine.record.connections[0]?.frames.includes('sim:hang') === true);
   abort.abort();

@@ -80,7 +80,10 @@ t.test('bad lines and connect fields: 400 naming the field and the rule, nothing
 
 t.test('bodies, media types and paths', async (t) => {
   const s = await startStack(t);
-  const notJson = await s.call('POST', '/v1/agents/coach/conversations', { body: '{"line": ', headers: { 'content-type': 'application/json' } });
+  const notJson = await s.call('POST', '/v1/agents/coach/conversations', {
+    body: '{"line": ',
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(notJson.status, 400);
   t.match(notJson.body.message, /valid JSON/);
   const array = await s.call('POST', '/v1/agents/coach/conversations', { body: [] });
@@ -132,7 +135,7 @@ t.test('valid values are sent exactly as given', async (t) => {
   t.ok(sent.every((c) => c.query.testMode === 'true'));
 });
 
-t.test('the query survives the engine\'s double decoding for any value', async (t) => {
+t.test("the query survives the engine's double decoding for any value", async (t) => {
   const value = fc.string({ unit: 'binary', maxLength: 40 }).filter((v) => !v.includes('`'));
   fc.assert(
     fc.property(value, value, value, value, value, fc.option(fc.uuid()), (locale, device, zone, label, offset, session) => {

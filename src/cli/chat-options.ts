@@ -73,7 +73,14 @@ const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? wor
 /** The command that reconnects to the session, complete enough to paste: npx, the gateway and the connect settings. */
 export function reconnectCommand(opts: Options, sessionId: string): string {
   const args = [
-    'npx', 'agent-test-gateway', 'chat', opts.agent, '--gateway', opts.gateway, '--session', sessionId,
+    'npx',
+    'agent-test-gateway',
+    'chat',
+    opts.agent,
+    '--gateway',
+    opts.gateway,
+    '--session',
+    sessionId,
     ...(opts.deviceRef === undefined ? [] : ['--device-ref', opts.deviceRef]),
     ...(opts.locale === undefined ? [] : ['--locale', opts.locale]),
   ];

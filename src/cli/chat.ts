@@ -14,7 +14,6 @@ import { NDJSON, ndjsonLines } from '../http/ndjson.js';
  * The gateway decides what a line may be: a refused line is sent and its 400 message shown.
  */
 
-
 export interface ChatIO {
   input: Readable;
   output: Writable;
@@ -192,18 +191,25 @@ class Chat {
         if (isObject(record.element)) this.#show(record.element as Element);
         else if (isObject(record.result)) end = { sessionId: this.#sessionId, result: record.result };
         else if (typeof record.error === 'string') {
-          end = { sessionId: this.#sessionId, error: { status: res.statusCode, error: record.error, message: String(record.message ?? '') } };
+          end = {
+            sessionId: this.#sessionId,
+            error: { status: res.statusCode, error: record.error, message: String(record.message ?? '') },
+          };
         }
       }
       if (end.result === undefined && end.error === undefined) {
-        end.error = { status: res.statusCode, error: 'incomplete', message: 'The gateway ended the stream before the turn\'s result.' };
+        end.error = { status: res.statusCode, error: 'incomplete', message: "The gateway ended the stream before the turn's result." };
       }
       return end;
     } catch (err) {
       if (this.#quit.signal.aborted) return { sessionId: this.#sessionId, cancelled: true };
       return {
         sessionId: this.#sessionId,
-        error: { status: 0, error: 'unreachable', message: `The gateway at ${this.#opts.gateway} could not be reached (${describe(err)}).` },
+        error: {
+          status: 0,
+          error: 'unreachable',
+          message: `The gateway at ${this.#opts.gateway} could not be reached (${describe(err)}).`,
+        },
       };
     }
   }
@@ -221,7 +227,9 @@ class Chat {
         return;
       }
       case 'error':
-        this.#say(this.#paint('red', `[engine error ${String(element.code ?? '')}${element.message ? `: ${String(element.message)}` : ''}]`));
+        this.#say(
+          this.#paint('red', `[engine error ${String(element.code ?? '')}${element.message ? `: ${String(element.message)}` : ''}]`),
+        );
         return;
       case 'exit':
         if (element.sessionEnded === true) this.#say(this.#paint('dim', '[the agent ended the conversation]'));
@@ -266,7 +274,9 @@ class Chat {
 
   #refused(error: ApiError | undefined): void {
     if (error === undefined) return;
-    this.#io.errors.write(`${this.#paint('red', `gateway: ${error.message}`)}${error.error ? this.#paint('dim', ` (${error.error})`) : ''}\n`);
+    this.#io.errors.write(
+      `${this.#paint('red', `gateway: ${error.message}`)}${error.error ? this.#paint('dim', ` (${error.error})`) : ''}\n`,
+    );
   }
 
   /** Closes the conversation (DELETE: a plain socket close, never #exit); closing twice is harmless. */

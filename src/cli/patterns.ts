@@ -22,4 +22,8 @@ export async function expandSuitePatterns(args: string[]): Promise<string[]> {
   return files;
 }
 
-const exists = (path: string): Promise<boolean> => stat(path).then(() => true, () => false);
+const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );

@@ -29,7 +29,6 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
   Exit status: 0 every expectation passed, 1 an expectation failed, 2 usage, suite or HTTP errors.
 `;
 
-
 export interface Io {
   env: NodeJS.ProcessEnv;
   stdout: (text: string) => void;
@@ -119,7 +118,9 @@ async function prepare(file: string): Promise<{ ok: true; suite: Prepared } | { 
       }
       const units = (snapshot as { units?: unknown } | null)?.units;
       if (!Array.isArray(units) || units.some((u) => typeof u !== 'object' || u === null || Array.isArray(u))) {
-        return problem(`${memory.restore} must be a JSON object with a units array of objects: a snapshot as the memory route or memory.save writes it`);
+        return problem(
+          `${memory.restore} must be a JSON object with a units array of objects: a snapshot as the memory route or memory.save writes it`,
+        );
       }
       wire.restore = { units };
     }
@@ -163,7 +164,13 @@ async function post(
     });
   } catch (err) {
     const code = (err as { code?: string }).code;
-    return { failure: { status: undefined, error: 'unreachable', message: `cannot reach the gateway at ${gateway}: ${code ?? (err as Error).message}` } };
+    return {
+      failure: {
+        status: undefined,
+        error: 'unreachable',
+        message: `cannot reach the gateway at ${gateway}: ${code ?? (err as Error).message}`,
+      },
+    };
   }
   const type = String(res.headers['content-type'] ?? '');
   if (res.statusCode !== 200 || !type.includes('ndjson')) {
@@ -203,7 +210,13 @@ async function post(
   try {
     for await (const line of ndjsonLines(res.body)) take(line);
   } catch (err) {
-    return { failure: { status: 200, error: 'stream_broken', message: `the connection to the gateway broke during the run: ${(err as Error).message}` } };
+    return {
+      failure: {
+        status: 200,
+        error: 'stream_broken',
+        message: `the connection to the gateway broke during the run: ${(err as Error).message}`,
+      },
+    };
   }
   if (report !== undefined) return { report };
   return { failure: failure ?? { status: 200, error: 'no_report', message: 'the gateway ended the run without a report' } };
@@ -278,7 +291,11 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
           }),
         );
       const status = f.status === undefined ? '' : `HTTP ${f.status} `;
-      io.stderr(lines.length > 0 ? `${suite.file}: ${status}${f.error}:\n${lines.join('\n')}\n` : `${suite.file}: ${status}${f.error}: ${f.message}\n`);
+      io.stderr(
+        lines.length > 0
+          ? `${suite.file}: ${status}${f.error}:\n${lines.join('\n')}\n`
+          : `${suite.file}: ${status}${f.error}: ${f.message}\n`,
+      );
       junit.push({ name: suite.name, file: suite.file, error: { error: f.error, message: f.message } });
       continue;
     }
@@ -296,7 +313,9 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
         io.stdout(`  memory snapshot written to ${openable(path)}\n`);
       } else {
         broken = true;
-        io.stderr(`${suite.file}: memory.save: no snapshot to write to ${save}: ${report.memory?.error?.message ?? 'the gateway returned none'}\n`);
+        io.stderr(
+          `${suite.file}: memory.save: no snapshot to write to ${save}: ${report.memory?.error?.message ?? 'the gateway returned none'}\n`,
+        );
       }
     }
     io.stdout('\n');

@@ -109,13 +109,7 @@ export class ConversationRegistry {
   }
 
   /** The next turn: over the live socket, or over a new one to the same engine session. */
-  async turn(
-    caller: Caller,
-    access: AgentAccess,
-    sessionId: string,
-    input: ConnectInput,
-    turn: TurnRequest,
-  ): Promise<TurnResult> {
+  async turn(caller: Caller, access: AgentAccess, sessionId: string, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
     this.#refuseWhileDraining();
     const live = this.#live.get(sessionId);
     if (live !== undefined) {
@@ -271,7 +265,10 @@ export class ConversationRegistry {
         for (const socket of blocking) socket.terminate();
         await Promise.all(blocking.map((socket) => socket.whenEnded()));
       } else {
-        await firstOrAfter(blocking.map((socket) => socket.whenEnded()), left);
+        await firstOrAfter(
+          blocking.map((socket) => socket.whenEnded()),
+          left,
+        );
       }
     }
   }

@@ -118,21 +118,23 @@ export function createEngineAdapter(config: Config, metrics: Metrics): EngineAda
     return userId;
   }
 
-  const readMemory = (userId: string) => memoryCall('snapshot', async () => {
-    const res = await call('GET', `/api/memory?userId=${encodeURIComponent(userId)}`, '/api/memory');
-    const units = (res.body as { units?: unknown } | undefined)?.units;
-    if (res.status !== 200 || !Array.isArray(units)) throw unexpected('the memory read', res.status);
-    return units as Array<Record<string, unknown>>;
-  });
-
-  const restoreMemory = (userId: string, units: unknown[]) => memoryCall('restore', async () => {
-    const res = await call('POST', `/api/memory/restore?userId=${encodeURIComponent(userId)}`, '/api/memory/restore', {
-      units,
+  const readMemory = (userId: string) =>
+    memoryCall('snapshot', async () => {
+      const res = await call('GET', `/api/memory?userId=${encodeURIComponent(userId)}`, '/api/memory');
+      const units = (res.body as { units?: unknown } | undefined)?.units;
+      if (res.status !== 200 || !Array.isArray(units)) throw unexpected('the memory read', res.status);
+      return units as Array<Record<string, unknown>>;
     });
-    const restored = (res.body as { restored?: unknown } | undefined)?.restored;
-    if (res.status !== 200) throw unexpected('the memory restore', res.status);
-    return typeof restored === 'number' ? restored : units.length;
-  });
+
+  const restoreMemory = (userId: string, units: unknown[]) =>
+    memoryCall('restore', async () => {
+      const res = await call('POST', `/api/memory/restore?userId=${encodeURIComponent(userId)}`, '/api/memory/restore', {
+        units,
+      });
+      const restored = (res.body as { restored?: unknown } | undefined)?.restored;
+      if (res.status !== 200) throw unexpected('the memory restore', res.status);
+      return typeof restored === 'number' ? restored : units.length;
+    });
 
   return { connect, deviceUser, readMemory, restoreMemory, close: () => http.close() };
 }

@@ -12,9 +12,7 @@ export function parseElement(frame: string): Element | undefined {
   if (frame.length === 0 || frame.charCodeAt(0) !== 0x7b /* { */) return undefined;
   try {
     const value: unknown = JSON.parse(frame);
-    return typeof value === 'object' && value !== null && typeof (value as Element).type === 'string'
-      ? (value as Element)
-      : undefined;
+    return typeof value === 'object' && value !== null && typeof (value as Element).type === 'string' ? (value as Element) : undefined;
   } catch {
     return undefined;
   }
@@ -28,8 +26,7 @@ const commandName = (element: Element): string | undefined =>
 
 export const isExit = (element: Element): boolean => element.type === 'exit';
 export const endsSession = (element: Element): boolean => element.type === 'exit' && element.sessionEnded === true;
-export const isSession = (element: Element): boolean =>
-  element.type === 'session' && typeof element.sessionId === 'string';
+export const isSession = (element: Element): boolean => element.type === 'session' && typeof element.sessionId === 'string';
 
 export function engineError(element: Element): { code: EngineErrorCode; message: string } | undefined {
   if (element.type !== 'error') return undefined;

@@ -46,9 +46,7 @@ export function parseEngineIdentity(raw: string | undefined): EngineIdentity {
     const token = basic[1];
     const decoded = Buffer.from(token, 'base64').toString('utf8');
     const roundTrips = Buffer.from(decoded, 'utf8').toString('base64').replace(/=+$/, '') === token.replace(/=+$/, '');
-    return roundTrips && validCredentials(decoded)
-      ? new EngineIdentity('ok', `Basic ${token}`)
-      : new EngineIdentity('malformed');
+    return roundTrips && validCredentials(decoded) ? new EngineIdentity('ok', `Basic ${token}`) : new EngineIdentity('malformed');
   }
   if (!/^basic\s/i.test(value) && validCredentials(value)) {
     return new EngineIdentity('ok', `Basic ${Buffer.from(value, 'utf8').toString('base64')}`);

@@ -10,12 +10,7 @@ import type { ConnectSettings } from '../schemas/connect.js';
  */
 export const encodeForDoubleDecoding = (value: string): string => encodeURIComponent(encodeURIComponent(value));
 
-export function socketUrl(
-  engineUrl: string,
-  agentKey: string,
-  settings: ConnectSettings,
-  sessionId?: string,
-): string {
+export function socketUrl(engineUrl: string, agentKey: string, settings: ConnectSettings, sessionId?: string): string {
   const base = engineUrl.replace(/^http/i, 'ws');
   const params: Array<[string, string | null | undefined]> = [
     ['inputFormat', 'TEXT'],

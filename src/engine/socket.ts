@@ -80,13 +80,7 @@ export class EngineSocket {
   #turnsRun = 0;
   readonly #ended: Promise<void>;
 
-  constructor(
-    ws: WebSocket,
-    greeting: Element[],
-    ctx: SessionContext,
-    maxFrameBytes: number,
-    onAdmission?: AdmissionListener,
-  ) {
+  constructor(ws: WebSocket, greeting: Element[], ctx: SessionContext, maxFrameBytes: number, onAdmission?: AdmissionListener) {
     const session = greeting.find(isSession)!;
     this.sessionId = String(session.sessionId).toLowerCase();
     this.resumed = session.resumed === true;

@@ -38,10 +38,7 @@ export interface JsonClient {
   close(): Promise<void>;
 }
 
-export function createJsonClient(
-  baseUrl: string,
-  opts: { timeoutMs: number; connections?: number; observe?: ObserveRequest },
-): JsonClient {
+export function createJsonClient(baseUrl: string, opts: { timeoutMs: number; connections?: number; observe?: ObserveRequest }): JsonClient {
   const url = new URL(baseUrl);
   const basePath = url.pathname.replace(/\/+$/, '');
   const pool = new Pool(url.origin, {

@@ -57,7 +57,14 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
         const access = await app.authorizer.authorize(caller, agent);
         const said = line ?? INTRO;
         const onElement = speechProgress(extra);
-        const call = { ...callContext(caller, agent, session_id), access, connect, line: said, signal: extra.signal, ...(onElement ? { onElement } : {}) };
+        const call = {
+          ...callContext(caller, agent, session_id),
+          access,
+          connect,
+          line: said,
+          signal: extra.signal,
+          ...(onElement ? { onElement } : {}),
+        };
         const view = session_id === undefined ? await app.conversationCalls.start(call) : await app.conversationCalls.turn(call);
         return success(view, renderTurn(view));
       }),
@@ -80,7 +87,10 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
         const call = callContext(caller, agent, session_id);
         await app.conversationCalls.close(call);
         const view = await app.conversationCalls.get(call);
-        return success(view, `Conversation ${view.session_id} with ${view.agent} is closed after ${view.turns} turn(s). ${view.notes.join(' ')}`);
+        return success(
+          view,
+          `Conversation ${view.session_id} with ${view.agent} is closed after ${view.turns} turn(s). ${view.notes.join(' ')}`,
+        );
       }),
   );
 
@@ -97,9 +107,13 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
         const caller = callerOf(extra);
         const conversations = await app.conversationCalls.list(caller);
         const lines = conversations.map(
-          (c) => `- ${c.session_id} ${c.agent}: ${c.connection}, ${c.turns} turn(s), device ${c.device_ref}${c.close_cause ? `, closed (${c.close_cause})` : ''}`,
+          (c) =>
+            `- ${c.session_id} ${c.agent}: ${c.connection}, ${c.turns} turn(s), device ${c.device_ref}${c.close_cause ? `, closed (${c.close_cause})` : ''}`,
         );
-        return success({ conversations }, conversations.length === 0 ? 'You have no test conversations on this gateway.' : lines.join('\n'));
+        return success(
+          { conversations },
+          conversations.length === 0 ? 'You have no test conversations on this gateway.' : lines.join('\n'),
+        );
       }),
   );
 }
@@ -107,7 +121,10 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
 /** With a progress token, each spoken text element as it arrives: `progress` counts them. */
 function speechProgress(extra: {
   _meta?: { progressToken?: string | number } | undefined;
-  sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void>;
+  sendNotification: (n: {
+    method: 'notifications/progress';
+    params: { progressToken: string | number; progress: number; message?: string };
+  }) => Promise<void>;
 }): ((element: Element) => void) | undefined {
   const token = extra._meta?.progressToken;
   if (token === undefined) return undefined;

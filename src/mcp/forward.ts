@@ -14,7 +14,10 @@ import { mcpSessionIdSchema } from '../peers/routes.js';
 /** Connection-level headers: each hop has its own. The body is sent again, so its length is too. */
 const NOT_PASSED_ON = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'expect']);
 
-function passedOn(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>, drop: string[] = []): Record<string, string> {
+function passedOn(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+  drop: string[] = [],
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || NOT_PASSED_ON.has(name) || drop.includes(name)) continue;

@@ -54,7 +54,7 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
     {
       title: "Snapshot a simulated user's memory",
       description:
-        "Read the memory units the engine holds for a simulated user (device_ref). The engine aggregates a session about 30 s after its connection closes, so a snapshot taken sooner may not hold it yet.",
+        'Read the memory units the engine holds for a simulated user (device_ref). The engine aggregates a session about 30 s after its connection closes, so a snapshot taken sooner may not hold it yet.',
       inputSchema: z.strictObject({ agent: agentField, device_ref: deviceField }),
       outputSchema: snapshotOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
@@ -63,7 +63,10 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
       guarded(app.log, async () => {
         await app.authorizer.authorizeViewer(callerOf(extra), agent);
         const snapshot = await snapshotMemory(app.engine, device_ref);
-        return success(snapshot, [`${snapshot.unit_count} memory unit(s) of ${device_ref} (user ${snapshot.user_id}).`, ...snapshot.notes].join(' '));
+        return success(
+          snapshot,
+          [`${snapshot.unit_count} memory unit(s) of ${device_ref} (user ${snapshot.user_id}).`, ...snapshot.notes].join(' '),
+        );
       }),
   );
 

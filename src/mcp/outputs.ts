@@ -99,9 +99,7 @@ export const runReportOutput = z.object({
           line: z.string(),
           status: z.enum(['passed', 'failed', 'skipped']),
           text: nullableString,
-          expectations: z.array(
-            z.looseObject({ kind: z.string(), passed: z.boolean().nullable(), evidence: z.string() }),
-          ),
+          expectations: z.array(z.looseObject({ kind: z.string(), passed: z.boolean().nullable(), evidence: z.string() })),
         }),
       ),
     }),

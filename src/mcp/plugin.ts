@@ -28,13 +28,19 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
  * URLs in answers, so a caller that sends a false one misleads only itself.
  */
 function origin(request: FastifyRequest): string {
-  const forwarded = String(request.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim().toLowerCase();
+  const forwarded = String(request.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]!
+    .trim()
+    .toLowerCase();
   const scheme = forwarded === 'https' || forwarded === 'http' ? forwarded : request.protocol;
   return `${scheme}://${request.host}`;
 }
 
 const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
-  reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code: status === 404 ? -32001 : -32000, message }, id: null });
+  reply
+    .code(status)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', error: { code: status === 404 ? -32001 : -32000, message }, id: null });
 
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const sessions = new McpSessions({ idleMs: app.config.mcpSessionIdleMs, createServer: () => createMcpServer(app, version) });

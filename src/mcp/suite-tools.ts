@@ -69,19 +69,21 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
                   .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated, message } })
                   .catch(() => undefined);
               };
-        const report = await countRun(app.metrics, extra.signal, () => runSuite(
-          {
-            registry: app.conversations,
-            engine: app.engine,
-            config: app.config,
-            caller,
-            access,
-            signal: extra.signal,
-            log: app.log,
-            ...(onTurn ? { onTurn } : {}),
-          },
-          suite,
-        ));
+        const report = await countRun(app.metrics, extra.signal, () =>
+          runSuite(
+            {
+              registry: app.conversations,
+              engine: app.engine,
+              config: app.config,
+              caller,
+              access,
+              signal: extra.signal,
+              log: app.log,
+              ...(onTurn ? { onTurn } : {}),
+            },
+            suite,
+          ),
+        );
         return success(report, renderReport(report));
       }),
   );

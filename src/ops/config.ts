@@ -31,7 +31,10 @@ const urlList = (name: string) =>
     .string()
     .optional()
     .transform((value, ctx) => {
-      const urls = (value ?? '').split(',').map((url) => url.trim()).filter((url) => url !== '');
+      const urls = (value ?? '')
+        .split(',')
+        .map((url) => url.trim())
+        .filter((url) => url !== '');
       if (urls.length === 0) return undefined;
       const bad = urls.find((url) => !/^https?:\/\/[^/\s]+/i.test(url) || !URL.canParse(url));
       if (bad !== undefined) {
@@ -49,9 +52,7 @@ const envSchema = z.object({
   PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: z.string().optional(),
   PORT: integer('PORT', 8080, 0, 65535),
   HOST: z.string().trim().min(1, 'HOST must not be empty').default('0.0.0.0'),
-  LOG_LEVEL: z
-    .enum(logLevels, { error: `LOG_LEVEL must be one of ${logLevels.join(', ')}` })
-    .default('info'),
+  LOG_LEVEL: z.enum(logLevels, { error: `LOG_LEVEL must be one of ${logLevels.join(', ')}` }).default('info'),
   TURN_BUDGET_MS: integer('TURN_BUDGET_MS', 90_000, 1),
   IDLE_CLOSE_MS: integer('IDLE_CLOSE_MS', 240_000, 1),
   MAX_CONVERSATIONS_PER_CALLER: integer('MAX_CONVERSATIONS_PER_CALLER', 5, 1),

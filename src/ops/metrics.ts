@@ -163,7 +163,7 @@ export function createMetrics(config: MetricsConfig) {
     }),
     engineConnectDuration: new Histogram({
       name: `${p}engine_connect_duration_seconds`,
-      help: "Engine socket connects, from the upgrade request to the session element or the failure.",
+      help: 'Engine socket connects, from the upgrade request to the session element or the failure.',
       buckets: bucketsUpTo(config.engineConnectTimeoutMs),
       registers,
     }),
@@ -215,5 +215,4 @@ export function createMetrics(config: MetricsConfig) {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-export const statusClass = (status: number | 'error'): string =>
-  status === 'error' ? 'error' : `${Math.floor(status / 100)}xx`;
+export const statusClass = (status: number | 'error'): string => (status === 'error' ? 'error' : `${Math.floor(status / 100)}xx`);

@@ -43,8 +43,7 @@ export interface TurnCall extends CallContext {
   onElement?: (element: Element) => void;
 }
 
-const conversationPath = (c: CallContext): string =>
-  `/v1/agents/${encodeURIComponent(c.agent.key)}/conversations/${c.sessionId}`;
+const conversationPath = (c: CallContext): string => `/v1/agents/${encodeURIComponent(c.agent.key)}/conversations/${c.sessionId}`;
 
 /** The holder's error answer as the same error here. */
 function holderError(body: unknown, status: number): GatewayError {
@@ -160,7 +159,11 @@ export class ConversationCalls {
   ): Promise<Dispatcher.ResponseData | undefined> {
     let res: Dispatcher.ResponseData;
     try {
-      res = await this.#peers!.client.forward(peer, { ...req, authorization: call.authorization, ...(call.signal ? { signal: call.signal } : {}) });
+      res = await this.#peers!.client.forward(peer, {
+        ...req,
+        authorization: call.authorization,
+        ...(call.signal ? { signal: call.signal } : {}),
+      });
     } catch {
       if (call.signal?.aborted) throw this.#cancelled();
       this.#metrics?.forwarded.inc({ outcome: 'fallback' });
@@ -207,7 +210,10 @@ export class ConversationCalls {
 
   #cancelled(): GatewayError {
     this.#metrics?.forwarded.inc({ outcome: 'cancelled' });
-    return new GatewayError('engine_unavailable', 'The caller hung up: the turn was cancelled on the gateway pod that holds the conversation.');
+    return new GatewayError(
+      'engine_unavailable',
+      'The caller hung up: the turn was cancelled on the gateway pod that holds the conversation.',
+    );
   }
 
   #holderGone(): GatewayError {

@@ -36,7 +36,10 @@ export const peerEnvFields = {
     .string()
     .optional()
     .transform((value, ctx) => {
-      const entries = (value ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+      const entries = (value ?? '')
+        .split(',')
+        .map((e) => e.trim())
+        .filter((e) => e !== '');
       const parsed = entries.map(parsePeerAddress);
       const bad = entries.filter((_, i) => parsed[i] === undefined);
       if (bad.length > 0) {

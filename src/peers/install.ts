@@ -28,7 +28,9 @@ export async function installPeers(app: FastifyInstance): Promise<void> {
     return;
   }
   if (config.peers.secret.length < ADVISED_SECRET_CHARS) {
-    app.log.warn(`PEER_SECRET is shorter than ${ADVISED_SECRET_CHARS} characters: anyone who guesses it reaches the peer routes; use a long random value`);
+    app.log.warn(
+      `PEER_SECRET is shorter than ${ADVISED_SECRET_CHARS} characters: anyone who guesses it reaches the peer routes; use a long random value`,
+    );
   }
   // A forwarded call may take as long as any call on the holder: a whole turn, after signing in and connecting.
   const callTimeoutMs = config.turnBudgetMs + config.engineConnectTimeoutMs + config.platformTimeoutMs + 10_000;

@@ -65,7 +65,10 @@ export class PeerList {
       const records = await lookup(this.#config.dns, { all: true });
       this.#resolved = records.map((r) => ({ host: r.address, port: this.#ownPort }));
     } catch (err) {
-      this.#log.warn({ event: 'peer_dns_failed', code: (err as NodeJS.ErrnoException).code }, 'PEER_DNS did not resolve; keeping the last peers');
+      this.#log.warn(
+        { event: 'peer_dns_failed', code: (err as NodeJS.ErrnoException).code },
+        'PEER_DNS did not resolve; keeping the last peers',
+      );
     }
     this.#rebuild();
   }

@@ -39,7 +39,11 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
 
     app.post('/internal/peer/notices', async (request, reply) => {
       const owner = ownershipFromWire(request.body);
-      if (owner === undefined) throw new GatewayError('invalid_request', 'An ownership notice needs session_id, caller_id, agent, settings, turns and created_at.');
+      if (owner === undefined)
+        throw new GatewayError(
+          'invalid_request',
+          'An ownership notice needs session_id, caller_id, agent, settings, turns and created_at.',
+        );
       deps.metrics.noticesReceived.inc();
       deps.registry.remember(owner);
       return reply.code(204).send();

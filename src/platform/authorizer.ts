@@ -74,9 +74,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
   async function resolve(caller: Caller, agent: AgentRef): Promise<Resolution> {
     const revisions = await platform.revisions(caller.token, agent.ref);
     const wanted =
-      agent.revision === null
-        ? revisions.find((r) => r.state === 'Published')
-        : revisions.find((r) => r.revision === agent.revision);
+      agent.revision === null ? revisions.find((r) => r.state === 'Published') : revisions.find((r) => r.revision === agent.revision);
     // The role is checked against the agent's project before anything about its revisions is said.
     const probe = wanted ?? revisions[0];
     if (probe === undefined) throw new GatewayError('agent_not_found', `The agent ${agent.ref} has no revisions.`);
@@ -91,8 +89,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
     return { projectId, signIn: closed, runnable: runnableRevision(agent, wanted, revisions) };
   }
 
-  const resolved = (caller: Caller, agent: AgentRef) =>
-    access.get(`${caller.id}\n${agent.key}`, () => resolve(caller, agent));
+  const resolved = (caller: Caller, agent: AgentRef) => access.get(`${caller.id}\n${agent.key}`, () => resolve(caller, agent));
 
   return {
     authenticate,

@@ -67,7 +67,7 @@ export function createPlatformClient(config: Config, metrics: Metrics): Platform
       throw new GatewayError('unauthenticated', 'The platform does not accept this access token; sign in again.');
     }
     if (res.status === 403) {
-      throw new GatewayError('forbidden', 'You need Viewer, Editor or Owner on the agent\'s project to use this agent.');
+      throw new GatewayError('forbidden', "You need Viewer, Editor or Owner on the agent's project to use this agent.");
     }
     if (res.status === 404) throw notFound();
     if (res.status !== 200) {
@@ -85,12 +85,15 @@ export function createPlatformClient(config: Config, metrics: Metrics): Platform
   return {
     me: (token) => get(token, '/api/v1/users/me', '/api/v1/users/me', me, missing('the user of this token')),
     revisions: (token, ref) =>
-      get(token, `/api/v1/agents/${encodeURIComponent(ref)}/revisions`, '/api/v1/agents/{ref}/revisions', revisions, () =>
-        new GatewayError('agent_not_found', `There is no agent with the ref ${ref}.`),
+      get(
+        token,
+        `/api/v1/agents/${encodeURIComponent(ref)}/revisions`,
+        '/api/v1/agents/{ref}/revisions',
+        revisions,
+        () => new GatewayError('agent_not_found', `There is no agent with the ref ${ref}.`),
       ),
     agentProject: async (token, agentId) =>
-      (await get(token, `/api/v1/agents/${encodeURIComponent(agentId)}`, '/api/v1/agents/{id}', agent, missing('this agent')))
-        .project.id,
+      (await get(token, `/api/v1/agents/${encodeURIComponent(agentId)}`, '/api/v1/agents/{id}', agent, missing('this agent'))).project.id,
     projectRoles: async (token, projectId) => {
       const ctx = await get(
         token,
@@ -102,7 +105,13 @@ export function createPlatformClient(config: Config, metrics: Metrics): Platform
       return { project: ctx.userRole, tenant: ctx.tenant?.userRole ?? null };
     },
     projectClosed: async (token, projectId) => {
-      const p = await get(token, `/api/v1/project/${encodeURIComponent(projectId)}`, '/api/v1/project/{id}', project, missing("the agent's project"));
+      const p = await get(
+        token,
+        `/api/v1/project/${encodeURIComponent(projectId)}`,
+        '/api/v1/project/{id}',
+        project,
+        missing("the agent's project"),
+      );
       return p.signInRequired || (p.externalRolesEnforced && (p.identityProviders?.length ?? 0) > 0);
     },
     close: () => http.close(),

@@ -20,7 +20,9 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     const { agent } = parse(agentParams, request.params, 'path');
     const { line = INTRO, ...connect } = parse(startBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
-    return answerTurn(request, reply, 201, line, (turn) => app.conversationCalls.start({ ...callOf(request, caller, agent), access, connect, ...turn }));
+    return answerTurn(request, reply, 201, line, (turn) =>
+      app.conversationCalls.start({ ...callOf(request, caller, agent), access, connect, ...turn }),
+    );
   });
 
   app.post('/v1/agents/:agent/conversations/:session_id/turns', async (request, reply) => {
@@ -71,8 +73,7 @@ async function refuseBody(request: FastifyRequest): Promise<void> {
   });
 }
 
-const locationOf = (request: FastifyRequest, sessionId: string): string =>
-  `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${sessionId}`;
+const locationOf = (request: FastifyRequest, sessionId: string): string => `${request.url.split('?')[0]!.replace(/\/+$/, '')}/${sessionId}`;
 
 /** The session id a start's first stream line or its JSON body names, for its Location. */
 function startedSession(lineOrBody: object): string | undefined {

@@ -49,7 +49,7 @@ export function installErrorHandling(app: FastifyInstance): void {
       !app.config.debugPage && /^\/debug(\/|$)/.test(path)
         ? new GatewayError(
             'not_found',
-            'The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug (it shows every caller\'s conversations on this pod, so it is off by default).',
+            "The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug (it shows every caller's conversations on this pod, so it is off by default).",
           )
         : notFound(request.method, path);
     countRefusal(app.metrics, error);

@@ -14,8 +14,7 @@ import { answerLongCall } from './streaming.js';
  * `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated, then
  * `{"report": …}`; errors before the first turn are ordinary JSON errors.
  */
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
@@ -42,19 +41,21 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       hangUpNote: 'The turn was cancelled: the caller hung up before the run ended.',
       run: async ({ signal, emit }) => {
         const onTurn = emit && ((event: TurnEvent) => emit({ turn: event }));
-        return countRun(app.metrics, signal, () => runSuite(
-          {
-            registry: app.conversations,
-            engine: app.engine,
-            config: app.config,
-            caller,
-            access,
-            signal,
-            log: request.log,
-            ...(onTurn ? { onTurn } : {}),
-          },
-          suite,
-        ));
+        return countRun(app.metrics, signal, () =>
+          runSuite(
+            {
+              registry: app.conversations,
+              engine: app.engine,
+              config: app.config,
+              caller,
+              access,
+              signal,
+              log: request.log,
+              ...(onTurn ? { onTurn } : {}),
+            },
+            suite,
+          ),
+        );
       },
     });
   });

@@ -62,7 +62,10 @@ export async function answerLongCall<T extends object>(
       stream.end(`${JSON.stringify({ [o.finalKey]: body })}\n`);
       return reply;
     }
-    return reply.code(o.status).headers(o.headersFor?.(body) ?? {}).send(body);
+    return reply
+      .code(o.status)
+      .headers(o.headersFor?.(body) ?? {})
+      .send(body);
   } catch (err) {
     if (stream === undefined) throw err;
     if (!isGatewayError(err)) request.log.error({ err }, 'a streamed call failed');

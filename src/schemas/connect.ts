@@ -44,8 +44,7 @@ const nameSchema = (field: string) =>
 export const DEVICE_NAMESPACE = 'mcp:';
 
 /** `alice` → `mcp:alice`; `mcp:alice` stays; `client:bob` → `mcp:client:bob`. */
-export const forceDeviceNamespace = (ref: string): string =>
-  ref.startsWith(DEVICE_NAMESPACE) ? ref : `${DEVICE_NAMESPACE}${ref}`;
+export const forceDeviceNamespace = (ref: string): string => (ref.startsWith(DEVICE_NAMESPACE) ? ref : `${DEVICE_NAMESPACE}${ref}`);
 
 export const deviceRefSchema = nameSchema('device_ref')
   .refine((ref) => ref !== DEVICE_NAMESPACE, { error: 'device_ref must name a device after mcp:' })
@@ -75,44 +74,40 @@ const resolvedZone = (zone: string): string | undefined => {
     return undefined;
   }
 };
-export const timeZoneSchema = z
-  .string({ error: 'time_zone must be a string' })
-  .superRefine((zone, ctx) => {
-    if (zone.includes('`')) {
-      ctx.addIssue({ code: 'custom', message: 'time_zone must not contain ` : the engine receives it as a space' });
-      return;
-    }
-    const resolved = ZONE_CHARS.test(zone) && zone.length <= 64 ? resolvedZone(zone) : undefined;
-    if (resolved === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'time_zone must be an IANA time zone the runtime knows, such as Europe/Prague' });
-    } else if (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase()) {
-      // The engine matches zone names exactly; only the runtime here forgives the case.
-      ctx.addIssue({ code: 'custom', message: `time_zone must be written as ${resolved}` });
-    }
-  });
+export const timeZoneSchema = z.string({ error: 'time_zone must be a string' }).superRefine((zone, ctx) => {
+  if (zone.includes('`')) {
+    ctx.addIssue({ code: 'custom', message: 'time_zone must not contain ` : the engine receives it as a space' });
+    return;
+  }
+  const resolved = ZONE_CHARS.test(zone) && zone.length <= 64 ? resolvedZone(zone) : undefined;
+  if (resolved === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'time_zone must be an IANA time zone the runtime knows, such as Europe/Prague' });
+  } else if (resolved !== zone && resolved.toLowerCase() === zone.toLowerCase()) {
+    // The engine matches zone names exactly; only the runtime here forgives the case.
+    ctx.addIssue({ code: 'custom', message: `time_zone must be written as ${resolved}` });
+  }
+});
 
 const DURATION =
   /^([-+]?)P(?=\d|T\d)(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/;
-export const timeOffsetSchema = z
-  .string({ error: 'time_offset must be a string' })
-  .superRefine((offset, ctx) => {
-    const match = offset.length <= 64 ? DURATION.exec(offset) : null;
-    if (match === null) {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'time_offset must be a negative ISO-8601 duration such as -P10D (ten days ago) or -PT5H',
-      });
-      return;
-    }
-    const nonZero = match.slice(2).some((part) => part !== undefined && Number(part.replace(',', '.')) > 0);
-    if (match[1] !== '-' || !nonZero) {
-      ctx.addIssue({
-        code: 'custom',
-        message:
-          'time_offset must be negative, e.g. -P10D for ten days ago: the engine adds the offset to its own clock, so a positive one would date the session in the future',
-      });
-    }
-  });
+export const timeOffsetSchema = z.string({ error: 'time_offset must be a string' }).superRefine((offset, ctx) => {
+  const match = offset.length <= 64 ? DURATION.exec(offset) : null;
+  if (match === null) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'time_offset must be a negative ISO-8601 duration such as -P10D (ten days ago) or -PT5H',
+    });
+    return;
+  }
+  const nonZero = match.slice(2).some((part) => part !== undefined && Number(part.replace(',', '.')) > 0);
+  if (match[1] !== '-' || !nonZero) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'time_offset must be negative, e.g. -P10D for ten days ago: the engine adds the offset to its own clock, so a positive one would date the session in the future',
+    });
+  }
+});
 
 /** The connect fields: fixed when the conversation connects. */
 export const connectFields = {

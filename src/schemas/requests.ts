@@ -56,7 +56,8 @@ export const restoreBody = z.object(
 );
 
 function bodyError(issue: { code: string; input?: unknown; keys?: string[] }): string | undefined {
-  if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys && issue.keys.length > 1 ? 's' : ''}: ${issue.keys?.join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field${issue.keys && issue.keys.length > 1 ? 's' : ''}: ${issue.keys?.join(', ')}`;
   if (issue.code === 'invalid_type' && (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input))) {
     return 'the body must be a JSON object';
   }

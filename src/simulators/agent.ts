@@ -22,7 +22,10 @@ function ordinaryReply(line: string, paced = false): Json[] {
   return [
     ...(paced ? [text('Let me see…')] : []),
     ...(/order/i.test(line)
-      ? [command('tool-call', { name: 'lookup_order', result: 'started' }), command('tool-call', { name: 'lookup_order', result: 'completed' })]
+      ? [
+          command('tool-call', { name: 'lookup_order', result: 'started' }),
+          command('tool-call', { name: 'lookup_order', result: 'completed' }),
+        ]
       : []),
     ...(/size/i.test(line) ? [command('multimodal-interaction', { ref: 'size_chart' })] : []),
     text(`You said: ${line}`),

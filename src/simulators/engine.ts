@@ -130,9 +130,7 @@ interface Admitted {
 
 /** Percent-decodes with `+` as a space, keeping a malformed `%` sequence as it is. */
 function formDecode(s: string): string {
-  return s
-    .replace(/\+/g, ' ')
-    .replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
+  return s.replace(/\+/g, ' ').replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
 }
 
 /**

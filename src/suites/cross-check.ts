@@ -12,8 +12,7 @@ export const defaultName = (index: number): string => `conversation ${index + 1}
 const RESTORE_RULE =
   "must be true to restore: the engine's restore is delete-then-write, it clears the simulated user's memory before loading the snapshot";
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /**

@@ -12,8 +12,7 @@ export interface Observed {
 }
 
 const MAX_QUOTE = 200;
-export const quote = (text: string): string =>
-  JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}…` : text);
+export const quote = (text: string): string => JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}…` : text);
 const list = (items: string[]): string => (items.length === 0 ? 'none' : items.join(', '));
 
 type Check = (expected: never, seen: Observed) => { passed: boolean; evidence: string; actual: unknown };

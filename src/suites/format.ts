@@ -21,14 +21,21 @@ const MAX_NAME_CHARS = 200;
 
 /** The fields each level knows, for "did you mean" on an unknown one. */
 export const SUITE_FIELDS = [
-  'agent', 'name', 'description', 'locale', 'device_ref', 'time_zone', 'run_label', 'time_offset', 'memory', 'conversations',
+  'agent',
+  'name',
+  'description',
+  'locale',
+  'device_ref',
+  'time_zone',
+  'run_label',
+  'time_offset',
+  'memory',
+  'conversations',
 ] as const;
 export const MEMORY_FIELDS = ['restore', 'confirm', 'save', 'wait_ms'] as const;
 export const CONVERSATION_FIELDS = ['name', 'locale', 'device_ref', 'time_zone', 'time_offset', 'wait_ms', 'turns'] as const;
 export const TURN_FIELDS = ['line', 'expect'] as const;
-export const EXPECT_FIELDS = [
-  'text_matches', 'text_contains', 'tool', 'shown', 'not_shown', 'ended_by_agent', 'exit_within_ms',
-] as const;
+export const EXPECT_FIELDS = ['text_matches', 'text_contains', 'tool', 'shown', 'not_shown', 'ended_by_agent', 'exit_within_ms'] as const;
 
 export interface Expectations {
   text_matches?: string;
@@ -104,14 +111,15 @@ const patternSchema = z
   });
 
 const nonEmpty = (what = 'a string') =>
-  z
-    .string({ error: `must be ${what}` })
-    .refine((value) => value.trim() !== '', { error: 'must not be empty' });
+  z.string({ error: `must be ${what}` }).refine((value) => value.trim() !== '', { error: 'must not be empty' });
 
 const wordsSchema = z
-  .union([nonEmpty(), z.array(nonEmpty(), { error: 'must be a word or a list of words' }).min(1, { error: 'must list at least one word' })], {
-    error: 'must be a word or a list of words',
-  })
+  .union(
+    [nonEmpty(), z.array(nonEmpty(), { error: 'must be a word or a list of words' }).min(1, { error: 'must list at least one word' })],
+    {
+      error: 'must be a word or a list of words',
+    },
+  )
   .transform((words) => (typeof words === 'string' ? [words] : words));
 
 const expectSchema = z.strictObject({
@@ -203,7 +211,6 @@ function suiteShape(form: SuiteForm) {
 }
 
 type RawSuite = z.output<ReturnType<typeof suiteShape>>;
-
 
 function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>, deviceRef: string) => M): Suite<M> {
   const base = {
@@ -363,7 +370,9 @@ function parseWith<T>(schema: z.ZodType<T>, value: unknown): ParseResult<T> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return {
       ok: false,
-      problems: [{ field: 'the suite', path: [], rule: 'the suite must be an object (a mapping) with agent, conversations and the other fields' }],
+      problems: [
+        { field: 'the suite', path: [], rule: 'the suite must be an object (a mapping) with agent, conversations and the other fields' },
+      ],
     };
   }
   const result = schema.safeParse(value, { reportInput: true, error: fallbackRule });

@@ -11,14 +11,7 @@ import type { AgentAccess, Caller } from '../platform/authorizer.js';
 import { settingsFrom } from '../schemas/connect.js';
 import { conversationEndedEarly, evaluate, failTurn, skipTurn } from './expectations.js';
 import type { HttpMemory, Suite, SuiteConversation } from './format.js';
-import {
-  totalsOf,
-  type ConversationReport,
-  type MemoryReport,
-  type RunReport,
-  type TurnEvent,
-  type TurnReport,
-} from './report.js';
+import { totalsOf, type ConversationReport, type MemoryReport, type RunReport, type TurnEvent, type TurnReport } from './report.js';
 
 /**
  * Runs a suite: its conversations in parallel (up to the caller's conversation limit; those
@@ -44,9 +37,8 @@ export const RUN_NOTES = {
     "Every conversation of the run was closed with a plain socket close, never #exit: about 30 s later the engine runs each session's end-of-conversation work (post-session integrations, end-of-conversation evaluations), once per conversation.",
   usage: 'A run holds real engine sessions: they count towards usage like any other conversation.',
   aggregation:
-    'The engine aggregates a session into memory about 30 s after its connection closes, so a snapshot taken sooner may not hold this run\'s conversations yet; set memory.wait_ms (e.g. 35000) to wait for them.',
-  restoreClears:
-    "The restore was the engine's own delete-then-write: it cleared the simulated user's memory before loading the snapshot.",
+    "The engine aggregates a session into memory about 30 s after its connection closes, so a snapshot taken sooner may not hold this run's conversations yet; set memory.wait_ms (e.g. 35000) to wait for them.",
+  restoreClears: "The restore was the engine's own delete-then-write: it cleared the simulated user's memory before loading the snapshot.",
   warmUp:
     'The device had never connected, so the run first opened one engine session for it without sending a line (closed plainly) to create its engine user, which the restore needs.',
 };
@@ -77,7 +69,10 @@ export async function runSuite(ctx: RunContext, suite: Suite<HttpMemory>): Promi
   const runLabel = suite.runLabel ?? `run-${runId.slice(0, 8)}`;
   const startedAt = Date.now();
   const notes: string[] = [];
-  ctx.log?.info({ event: 'run_started', run_id: runId, run_label: runLabel, agent: access.agentKey, conversations: suite.conversations.length }, 'suite run started');
+  ctx.log?.info(
+    { event: 'run_started', run_id: runId, run_label: runLabel, agent: access.agentKey, conversations: suite.conversations.length },
+    'suite run started',
+  );
 
   const memory: MemoryReport | null =
     suite.memory === undefined ? null : { device_ref: suite.memory.deviceRef, restored: null, snapshot: null, error: null, notes: [] };
@@ -195,12 +190,7 @@ async function restoreMemory(ctx: RunContext, suite: Suite<HttpMemory>, runLabel
 
 const CLOSED_BY_RUN = 'The run closed the connection after the last turn (a plain close).';
 
-async function runConversation(
-  ctx: RunContext,
-  spec: SuiteConversation,
-  index: number,
-  runLabel: string,
-): Promise<ConversationReport> {
+async function runConversation(ctx: RunContext, spec: SuiteConversation, index: number, runLabel: string): Promise<ConversationReport> {
   const { registry, caller, access, signal } = ctx;
   const report: ConversationReport = {
     name: spec.name,
@@ -300,7 +290,10 @@ async function runConversation(
         record.notes.length > 0 ? `: ${record.notes.at(-1)}` : ''
       }`;
       expectations = failTurn(turn.expect, record.outcome, why, { outcome: record.outcome, duration_ms: record.durationMs });
-      skip = record.outcome === 'cancelled' && signal.aborted ? CANCELLED : `turn ${j + 1} did not end with its own exit (outcome ${record.outcome})`;
+      skip =
+        record.outcome === 'cancelled' && signal.aborted
+          ? CANCELLED
+          : `turn ${j + 1} did not end with its own exit (outcome ${record.outcome})`;
     }
     const done: TurnReport = {
       ...base,
@@ -329,9 +322,7 @@ async function runConversation(
       // Forgotten already (the remembered set is bounded): nothing left to close.
       if (!isGatewayError(err)) throw err;
     }
-    report.notes.push(
-      ...(conv.closeCause === 'caller' ? [CLOSED_BY_RUN] : closeNotes(conv).filter((n) => n !== END_OF_CONVERSATION_NOTE)),
-    );
+    report.notes.push(...(conv.closeCause === 'caller' ? [CLOSED_BY_RUN] : closeNotes(conv).filter((n) => n !== END_OF_CONVERSATION_NOTE)));
   }
   report.passed = report.turns.every((t) => t.status !== 'failed');
   report.duration_ms = Date.now() - started;

@@ -76,12 +76,13 @@ export function summaryLine(report: RunReport): string {
   const { conversations, turns, expectations } = report.totals;
   const parts = [
     `${conversations.total} conversation${conversations.total === 1 ? '' : 's'}${conversations.failed > 0 ? ` (${conversations.failed} failed)` : ''}`,
-    `${turns.total} turn${turns.total === 1 ? '' : 's'}${turns.failed + turns.skipped > 0 ? ` (${[
-      turns.failed > 0 ? `${turns.failed} failed` : '',
-      turns.skipped > 0 ? `${turns.skipped} skipped` : '',
-    ]
-      .filter(Boolean)
-      .join(', ')})` : ''}`,
+    `${turns.total} turn${turns.total === 1 ? '' : 's'}${
+      turns.failed + turns.skipped > 0
+        ? ` (${[turns.failed > 0 ? `${turns.failed} failed` : '', turns.skipped > 0 ? `${turns.skipped} skipped` : '']
+            .filter(Boolean)
+            .join(', ')})`
+        : ''
+    }`,
     `expectations: ${expectations.passed} passed, ${expectations.failed} failed${expectations.skipped > 0 ? `, ${expectations.skipped} not evaluated` : ''}`,
   ];
   const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
@@ -91,7 +92,9 @@ export function summaryLine(report: RunReport): string {
 export function renderReport(report: RunReport, title: string): string {
   const out: string[] = [`${title} — ${report.agent} · run label ${report.run_label}`];
   if (report.memory !== null && report.memory.restored !== null) {
-    out.push(`  memory of ${report.memory.device_ref}: restored ${report.memory.restored} unit${report.memory.restored === 1 ? '' : 's'} before the run`);
+    out.push(
+      `  memory of ${report.memory.device_ref}: restored ${report.memory.restored} unit${report.memory.restored === 1 ? '' : 's'} before the run`,
+    );
   }
   for (const conv of report.conversations) {
     const facts = [
@@ -103,7 +106,9 @@ export function renderReport(report: RunReport, title: string): string {
     for (const turn of conv.turns) out.push(...renderTurn(turn));
   }
   if (report.memory?.snapshot) {
-    out.push(`  memory of ${report.memory.device_ref} after the run: ${report.memory.snapshot.unit_count} unit${report.memory.snapshot.unit_count === 1 ? '' : 's'}`);
+    out.push(
+      `  memory of ${report.memory.device_ref} after the run: ${report.memory.snapshot.unit_count} unit${report.memory.snapshot.unit_count === 1 ? '' : 's'}`,
+    );
   }
   if (report.memory?.error) out.push(`  ${FAIL} memory after the run: ${report.memory.error.message}`);
   // The warm-up session, the restore's delete-then-write, a snapshot taken before aggregation: not said above.

@@ -34,7 +34,11 @@ async function bystanderUnaffected(t: Test): Promise<void> {
   bystanderTurns += 1;
   t.equal(answer.status, 200, 'bystander: its turn is answered');
   t.equal(answer.body.turn.outcome, 'exit', 'bystander: the turn ended with its exit');
-  t.match(answer.body.conversation, { connection: 'open', reconnected: false, turns: bystanderTurns }, 'bystander: same conversation, not reconnected');
+  t.match(
+    answer.body.conversation,
+    { connection: 'open', reconnected: false, turns: bystanderTurns },
+    'bystander: same conversation, not reconnected',
+  );
   const sockets = connectionsOf(s, bystander);
   t.equal(sockets.length, 1, 'bystander: still its one socket');
   t.equal(sockets[0]!.closedAt, undefined, 'bystander: the socket is open');
@@ -89,7 +93,10 @@ t.test('upgrade timeout: 502 within ENGINE_CONNECT_TIMEOUT_MS', async (t) => {
     t.equal(answer.status, 502);
     t.equal(answer.body.error, 'engine_unavailable');
     t.match(answer.body.message, new RegExp(`within ${CONNECT_TIMEOUT_MS} ms`));
-    t.ok(answer.ms >= CONNECT_TIMEOUT_MS - 50 && answer.ms < CONNECT_TIMEOUT_MS + SLACK_MS, `answered at the connect timeout (${answer.ms} ms)`);
+    t.ok(
+      answer.ms >= CONNECT_TIMEOUT_MS - 50 && answer.ms < CONNECT_TIMEOUT_MS + SLACK_MS,
+      `answered at the connect timeout (${answer.ms} ms)`,
+    );
   }
   figures.faults += answers.length;
   await nothingHeld(t, 1);
@@ -114,7 +121,11 @@ t.test('5xx at the upgrade: 502 engine_unavailable naming the status', async (t)
 t.test('socket dropped between turns: closed as engine_closed, the next turn reconnects', async (t) => {
   const { sessionId } = await s.open('coach', { device_ref: 'dropped', locale: 'de-DE' });
   await s.call('POST', turnPath(sessionId), { body: { line: 'first' } });
-  t.equal(s.engine.dropSockets((c) => c.sessionId === sessionId), 1, 'the engine drops the idle socket (no close frame)');
+  t.equal(
+    s.engine.dropSockets((c) => c.sessionId === sessionId),
+    1,
+    'the engine drops the idle socket (no close frame)',
+  );
   figures.faults += 1;
   await eventually(() => s.app.conversations.stats.open === 1);
   const view = await s.call('GET', convPath(sessionId));
@@ -124,9 +135,23 @@ t.test('socket dropped between turns: closed as engine_closed, the next turn rec
 
   const next = await s.call('POST', turnPath(sessionId), { body: { line: 'planning?' } });
   t.equal(next.status, 200);
-  t.match(next.body.conversation, { reconnected: true, planning_lost: true, connection: 'open', turns: 3, locale: 'de-DE', device_ref: 'mcp:dropped' });
-  t.ok(next.body.notes.some((n: string) => /kept its messages but not the earlier turns' planning/.test(n)), 'the note says planning was lost');
-  t.match(next.body.turn.text, /planning: 0 turns on this socket, 2 lines in this session/, 'the engine kept the messages, not the planning');
+  t.match(next.body.conversation, {
+    reconnected: true,
+    planning_lost: true,
+    connection: 'open',
+    turns: 3,
+    locale: 'de-DE',
+    device_ref: 'mcp:dropped',
+  });
+  t.ok(
+    next.body.notes.some((n: string) => /kept its messages but not the earlier turns' planning/.test(n)),
+    'the note says planning was lost',
+  );
+  t.match(
+    next.body.turn.text,
+    /planning: 0 turns on this socket, 2 lines in this session/,
+    'the engine kept the messages, not the planning',
+  );
   const sockets = connectionsOf(s, sessionId);
   t.equal(sockets.length, 2);
   t.match(sockets[1], { resumed: true, query: { sessionId, locale: 'de-DE', deviceId: 'mcp:dropped', testMode: 'true' } });
@@ -173,7 +198,10 @@ t.test('a malformed frame is skipped with a note, the conversation goes on', asy
   t.equal(answer.body.turn.outcome, 'exit');
   t.equal(answer.body.conversation.connection, 'open');
   t.ok(answer.body.notes.includes('The engine sent a frame that is not a JSON element; it was skipped.'));
-  t.ok(answer.body.turn.elements.every((e: unknown) => typeof e === 'object' && e !== null), 'only elements are returned');
+  t.ok(
+    answer.body.turn.elements.every((e: unknown) => typeof e === 'object' && e !== null),
+    'only elements are returned',
+  );
   const next = await s.call('POST', turnPath(sessionId), { body: { line: 'and now?' } });
   t.match(next.body, { turn: { outcome: 'exit' }, conversation: { connection: 'open', reconnected: false } });
   t.equal(connectionsOf(s, sessionId).length, 1, 'over the same socket');
@@ -192,14 +220,19 @@ t.test('a frame over ENGINE_MAX_FRAME_BYTES: engine_error naming the limit, the 
   t.equal(answer.body.turn.outcome, 'engine_error');
   t.equal(answer.body.conversation.connection, 'closed');
   t.ok(
-    answer.body.notes.some((n: string) => n.includes(`larger than the configured limit of ${MAX_FRAME_BYTES} bytes (ENGINE_MAX_FRAME_BYTES)`)),
+    answer.body.notes.some((n: string) =>
+      n.includes(`larger than the configured limit of ${MAX_FRAME_BYTES} bytes (ENGINE_MAX_FRAME_BYTES)`),
+    ),
     'the note names the limit',
   );
   t.ok(
     answer.body.notes.some((n: string) => /^The gateway closed the engine socket with code 1009 before the turn's exit element/.test(n)),
     'the note says the gateway closed it with 1009',
   );
-  t.notOk(answer.body.notes.some((n: string) => /1006/.test(n)), 'not the 1006 the engine side reports');
+  t.notOk(
+    answer.body.notes.some((n: string) => /1006/.test(n)),
+    'not the 1006 the engine side reports',
+  );
   t.ok(JSON.stringify(answer.body).length < MAX_FRAME_BYTES * 2, 'the huge frame is not in the answer');
   await eventually(() => socket.closedAt !== undefined);
   t.equal(socket.closeCode, 1009, 'the socket closed (1009: message too big)');
@@ -211,7 +244,10 @@ t.test('the engine closes with 1011 mid-turn, or reports an error then closes', 
   const closed = await faultyTurn(t, 'sim:close-1011');
   t.equal(closed.answer.body.turn.outcome, 'engine_closed');
   t.equal(closed.answer.body.conversation.connection, 'closed');
-  t.ok(closed.answer.body.notes.some((n: string) => /closed with code 1011/.test(n)), 'the note names the code');
+  t.ok(
+    closed.answer.body.notes.some((n: string) => /closed with code 1011/.test(n)),
+    'the note names the code',
+  );
   t.match(closed.socket, { closeCode: 1011, closedBy: 'engine' });
 
   const failed = await faultyTurn(t, 'sim:error');
@@ -245,10 +281,20 @@ t.test('an engine that accepts and never sends the session element: 502, no plac
   await nothingHeld(t, 1);
   const silent = s.engine.record.connections.filter((c) => c.status === 101 && c.sessionId === undefined);
   t.equal(silent.length, 4, 'the engine saw the four silent sockets');
-  t.ok(silent.every((c) => c.closedAt !== undefined), 'and every one of them was closed');
-  t.match((await s.call('GET', convPath(closed))).body, { connection: 'closed', close_cause: 'caller' }, 'the remembered one stays as it was');
+  t.ok(
+    silent.every((c) => c.closedAt !== undefined),
+    'and every one of them was closed',
+  );
+  t.match(
+    (await s.call('GET', convPath(closed))).body,
+    { connection: 'closed', close_cause: 'caller' },
+    'the remembered one stays as it was',
+  );
   const list = await s.call('GET', '/v1/conversations');
-  t.ok(list.body.conversations.every((c: { session_id: string | null }) => c.session_id !== null), 'no half-open conversation is listed');
+  t.ok(
+    list.body.conversations.every((c: { session_id: string | null }) => c.session_id !== null),
+    'no half-open conversation is listed',
+  );
   await bystanderUnaffected(t);
 });
 

@@ -49,7 +49,13 @@ async function send(req: Sent): Promise<Answer> {
 }
 
 /** Answers about the input itself; they must name the field they refuse. */
-const REFUSALS = new Set(['invalid_request', 'confirmation_required', 'conversation_settings_fixed', 'body_too_large', 'unsupported_media_type']);
+const REFUSALS = new Set([
+  'invalid_request',
+  'confirmation_required',
+  'conversation_settings_fixed',
+  'body_too_large',
+  'unsupported_media_type',
+]);
 const BODY_LEVEL = new Set(['body_too_large', 'unsupported_media_type']);
 
 const engineState = () => ({
@@ -72,7 +78,8 @@ async function hostile(req: Sent, field: string): Promise<{ answer: Answer; prob
     figures.badInput5xx += 1;
     problems.push(`answered ${answer.status}: ${answer.text.slice(0, 200)}`);
   } else if (answer.status >= 400) {
-    if (typeof b?.error !== 'string' || typeof b?.message !== 'string') problems.push(`a ${answer.status} that is not JSON {error, message}: ${answer.text.slice(0, 200)}`);
+    if (typeof b?.error !== 'string' || typeof b?.message !== 'string')
+      problems.push(`a ${answer.status} that is not JSON {error, message}: ${answer.text.slice(0, 200)}`);
     else if (answer.status === 431) {
       // Node's own limit on the request line, before any route: see its test below.
     } else if (!(b.error in errorStatus) || errorStatus[b.error as keyof typeof errorStatus] !== answer.status) {
@@ -106,7 +113,17 @@ let checked = 0;
 
 // ------------------------------------------------------------------ what the engine may see
 
-const CONTRACT_PARAMS = new Set(['inputFormat', 'outputFormat', 'locale', 'deviceId', 'testMode', 'timeZone', 'runLabel', 'timeOffset', 'sessionId']);
+const CONTRACT_PARAMS = new Set([
+  'inputFormat',
+  'outputFormat',
+  'locale',
+  'deviceId',
+  'testMode',
+  'timeZone',
+  'runLabel',
+  'timeOffset',
+  'sessionId',
+]);
 const NAME = /^[\p{L}\p{Nd}._:@-]+$/u;
 const LANGUAGE_TAG = /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/;
 const NEGATIVE_DURATION = /^-P(?=\d|T\d)(?:\d+Y)?(?:\d+M)?(?:\d+W)?(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:[.,]\d+)?S)?)?$/;
@@ -182,9 +199,16 @@ function exactlyAsValidated(body: Record<string, unknown>, answer: Answer): stri
   };
   const problems: string[] = [];
   for (const [name, value] of Object.entries(expected)) {
-    if (c.query[name] !== value) problems.push(`${name} at the engine is ${JSON.stringify(c.query[name])}, validated ${JSON.stringify(value)}`);
+    if (c.query[name] !== value)
+      problems.push(`${name} at the engine is ${JSON.stringify(c.query[name])}, validated ${JSON.stringify(value)}`);
   }
-  const answered = { deviceId: conv.device_ref, locale: conv.locale, timeZone: conv.time_zone ?? undefined, runLabel: conv.run_label ?? undefined, timeOffset: conv.time_offset ?? undefined };
+  const answered = {
+    deviceId: conv.device_ref,
+    locale: conv.locale,
+    timeZone: conv.time_zone ?? undefined,
+    runLabel: conv.run_label ?? undefined,
+    timeOffset: conv.time_offset ?? undefined,
+  };
   for (const [name, value] of Object.entries(answered)) {
     if (c.query[name] !== value) problems.push(`${name} answered ${JSON.stringify(value)}, sent ${JSON.stringify(c.query[name])}`);
   }
@@ -362,12 +386,18 @@ const PATH_ROUTES: Array<{ field: string; make: (seg: string) => Sent }> = [
   { field: 'agent', make: (a) => ({ method: 'GET', path: `/v1/agents/${a}/conversations/${UUID_OK}` }) },
   { field: 'agent', make: (a) => ({ method: 'DELETE', path: `/v1/agents/${a}/conversations/${UUID_OK}` }) },
   { field: 'agent', make: (a) => ({ method: 'GET', path: `/v1/agents/${a}/memory/never-connected` }) },
-  { field: 'agent', make: (a) => ({ method: 'PUT', path: `/v1/agents/${a}/memory/never-connected`, body: '{"confirm":true,"snapshot":{"units":[]}}' }) },
+  {
+    field: 'agent',
+    make: (a) => ({ method: 'PUT', path: `/v1/agents/${a}/memory/never-connected`, body: '{"confirm":true,"snapshot":{"units":[]}}' }),
+  },
   { field: 'session_id', make: (id) => ({ method: 'POST', path: `/v1/agents/coach/conversations/${id}/turns`, body: '{"line":"hi"}' }) },
   { field: 'session_id', make: (id) => ({ method: 'GET', path: `/v1/agents/coach/conversations/${id}` }) },
   { field: 'session_id', make: (id) => ({ method: 'DELETE', path: `/v1/agents/coach/conversations/${id}` }) },
   { field: 'device_ref', make: (d) => ({ method: 'GET', path: `/v1/agents/coach/memory/${d}` }) },
-  { field: 'device_ref', make: (d) => ({ method: 'PUT', path: `/v1/agents/coach/memory/${d}`, body: '{"confirm":true,"snapshot":{"units":[]}}' }) },
+  {
+    field: 'device_ref',
+    make: (d) => ({ method: 'PUT', path: `/v1/agents/coach/memory/${d}`, body: '{"confirm":true,"snapshot":{"units":[]}}' }),
+  },
 ];
 
 // ------------------------------------------------------------------ tests
@@ -417,9 +447,13 @@ t.test('body fields of start and turn: every hostile value, every field', async 
       const turn = await hostile({ method: 'POST', path: turnPath, body: JSON.stringify(turnBody) }, field);
       if (reason !== undefined && turn.answer.status < 400) turn.problems.push(`accepted ${reason}`);
       if (turn.answer.status === 200) {
-        const sent = s.engine.record.connections.filter((c) => c.sessionId === target).at(-1)!.frames.at(-1);
+        const sent = s.engine.record.connections
+          .filter((c) => c.sessionId === target)
+          .at(-1)!
+          .frames.at(-1);
         const line = turnBody.line as string;
-        if (sent !== (line.trim() === '#intro' ? '#intro' : line)) turn.problems.push(`frame ${JSON.stringify(sent)}, validated ${JSON.stringify(line)}`);
+        if (sent !== (line.trim() === '#intro' ? '#intro' : line))
+          turn.problems.push(`frame ${JSON.stringify(sent)}, validated ${JSON.stringify(line)}`);
       }
       check(t, `turn ${field}=${JSON.stringify(value).slice(0, 40)}`, turn.problems);
     }
@@ -428,11 +462,20 @@ t.test('body fields of start and turn: every hostile value, every field', async 
 });
 
 t.test('the line rules, one by one, always 400 naming line', async (t) => {
-  const lines = [...EXIT_VARIANTS, ...LINE_BREAKS.map((b) => `a${b}b`), ...CONTROLS.map((c) => `a${c}b`), '', ' ', '\ud800', 'x'.repeat(4001)];
+  const lines = [
+    ...EXIT_VARIANTS,
+    ...LINE_BREAKS.map((b) => `a${b}b`),
+    ...CONTROLS.map((c) => `a${c}b`),
+    '',
+    ' ',
+    '\ud800',
+    'x'.repeat(4001),
+  ];
   for (const line of lines) {
     for (const path of ['/v1/agents/coach/conversations', turnPath]) {
       const { answer, problems } = await hostile({ method: 'POST', path, body: JSON.stringify({ line }) }, 'line');
-      if (answer.status !== 400 || answer.body?.details?.problems?.[0]?.field !== 'line') problems.push(`answered ${answer.status}: ${answer.text.slice(0, 120)}`);
+      if (answer.status !== 400 || answer.body?.details?.problems?.[0]?.field !== 'line')
+        problems.push(`answered ${answer.status}: ${answer.text.slice(0, 120)}`);
       check(t, `line ${JSON.stringify(line).slice(0, 40)} at ${path.includes('turns') ? 'turn' : 'start'}`, problems);
     }
   }
@@ -471,16 +514,30 @@ t.test('bodies as a whole: not JSON, too large, arrays, nulls, scalars, extra fi
     ['json-ish type', '{"line":"hi"}', 'application/jsonx'],
   ];
   const routes: Array<[string, (body: string, type?: string) => Sent, boolean]> = [
-    ['start', (body, type) => ({ method: 'POST', path: '/v1/agents/coach/conversations', body, ...(type ? { contentType: type } : {}) }), true],
+    [
+      'start',
+      (body, type) => ({ method: 'POST', path: '/v1/agents/coach/conversations', body, ...(type ? { contentType: type } : {}) }),
+      true,
+    ],
     ['turn', (body, type) => ({ method: 'POST', path: turnPath, body, ...(type ? { contentType: type } : {}) }), true],
-    ['restore', (body, type) => ({ method: 'PUT', path: '/v1/agents/coach/memory/never-connected', body, ...(type ? { contentType: type } : {}) }), false],
+    [
+      'restore',
+      (body, type) => ({ method: 'PUT', path: '/v1/agents/coach/memory/never-connected', body, ...(type ? { contentType: type } : {}) }),
+      false,
+    ],
   ];
   for (const [route, make, strict] of routes) {
     for (const [label, body, type, named] of bodies) {
       const { answer, problems } = await hostile(make(body, type), route === 'restore' ? '' : (named ?? 'body'));
       const isField = /^(extra|session smuggled|__proto__|constructor|duplicate)/.test(label);
       if (answer.status < 400 && (strict || !isField)) problems.push(`accepted (${answer.status})`);
-      if (answer.status === 400 && answer.body?.error === 'invalid_request' && isField && strict && !/unknown field|valid JSON|line may start/.test(answer.body.message)) {
+      if (
+        answer.status === 400 &&
+        answer.body?.error === 'invalid_request' &&
+        isField &&
+        strict &&
+        !/unknown field|valid JSON|line may start/.test(answer.body.message)
+      ) {
         problems.push(`refused for another reason: ${answer.body.message}`);
       }
       if (label === 'too large' && answer.status !== 413) problems.push(`too large answered ${answer.status}`);
@@ -497,32 +554,78 @@ t.test('restore: confirm and snapshot, every hostile value', async (t) => {
     if (answer.body?.error !== 'confirmation_required') problems.push(`answered ${answer.status} ${answer.body?.error}`);
     check(t, `confirm=${JSON.stringify(value)?.slice(0, 40)}`, problems);
   }
-  const snapshots: unknown[] = [...NOT_STRINGS, ...STRINGS.slice(0, 20), undefined, { units: null }, { units: {} }, { units: 'x' }, { units: [1] }, { units: [null] }, { units: [[]] }, { units: ['x'] }, { units: [{}, 2] }];
+  const snapshots: unknown[] = [
+    ...NOT_STRINGS,
+    ...STRINGS.slice(0, 20),
+    undefined,
+    { units: null },
+    { units: {} },
+    { units: 'x' },
+    { units: [1] },
+    { units: [null] },
+    { units: [[]] },
+    { units: ['x'] },
+    { units: [{}, 2] },
+  ];
   for (const value of snapshots) {
     const body = JSON.stringify({ confirm: true, snapshot: value });
     const { answer, problems } = await hostile({ method: 'PUT', path: '/v1/agents/coach/memory/never-connected', body }, 'snapshot');
     if (answer.status !== 400) problems.push(`answered ${answer.status}`);
     check(t, `snapshot=${JSON.stringify(value)?.slice(0, 40)}`, problems);
   }
-  t.ok(s.engine.record.memoryRequests.every((r) => r.method !== 'POST'), 'no restore reached the engine');
+  t.ok(
+    s.engine.record.memoryRequests.every((r) => r.method !== 'POST'),
+    'no restore reached the engine',
+  );
 });
 
 // ------------------------------------------------------------------ property-based
 
 const nastyChar = fc.oneof(
-  fc.constantFrom(...LINE_BREAKS, ...CONTROLS, ...HIDDEN_PREFIXES.filter((p) => p !== ''), '#', '&', '=', '+', '%', '`', '?', '/', ':', '@', '.', '_', '-', ' ', 'é', '😀', '\ufffd'),
+  fc.constantFrom(
+    ...LINE_BREAKS,
+    ...CONTROLS,
+    ...HIDDEN_PREFIXES.filter((p) => p !== ''),
+    '#',
+    '&',
+    '=',
+    '+',
+    '%',
+    '`',
+    '?',
+    '/',
+    ':',
+    '@',
+    '.',
+    '_',
+    '-',
+    ' ',
+    'é',
+    '😀',
+    '\ufffd',
+  ),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
   fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
   fc.constantFrom('a', 'b', 'z', '0', '7', 'intro', 'exit', 'ready:key=', 'testMode=false', '%26', '%3D', 'mcp:'),
 );
-const nastyString = fc.oneof(fc.array(nastyChar, { maxLength: 12 }).map((a) => a.join('')), fc.constantFrom(...STRINGS));
+const nastyString = fc.oneof(
+  fc.array(nastyChar, { maxLength: 12 }).map((a) => a.join('')),
+  fc.constantFrom(...STRINGS),
+);
 const valid = {
-  line: fc.oneof(fc.string({ minLength: 1, maxLength: 30 }).filter((l) => l.trim() !== '' && !l.trim().startsWith('#')), fc.constant('#intro')),
+  line: fc.oneof(
+    fc.string({ minLength: 1, maxLength: 30 }).filter((l) => l.trim() !== '' && !l.trim().startsWith('#')),
+    fc.constant('#intro'),
+  ),
   locale: fc.constantFrom('en-US', 'de_DE', 'cs-CZ', 'zh-Hant-TW', 'fr'),
   device_ref: fc.stringMatching(/^[a-z0-9._:@-]{1,16}$/).filter((d) => d !== 'mcp:'),
   time_zone: fc.constantFrom(null, 'UTC', 'Europe/Prague', 'US/Eastern', 'Etc/GMT+1', 'America/Argentina/Buenos_Aires'),
   run_label: fc.oneof(fc.constant(null), fc.stringMatching(/^[A-Za-z0-9._:@-]{1,16}$/)),
-  time_offset: fc.oneof(fc.constant(null), fc.integer({ min: 1, max: 999 }).map((d) => `-P${d}D`), fc.integer({ min: 1, max: 99 }).map((h) => `-PT${h}H`)),
+  time_offset: fc.oneof(
+    fc.constant(null),
+    fc.integer({ min: 1, max: 999 }).map((d) => `-P${d}D`),
+    fc.integer({ min: 1, max: 99 }).map((h) => `-PT${h}H`),
+  ),
 };
 /** Mostly valid values, so that many bodies pass and are checked at the engine; the rest hostile. */
 const anyOf = (good: fc.Arbitrary<unknown>) =>
@@ -538,7 +641,10 @@ const fields = {
 const bodyArb = fc.oneof(
   { arbitrary: fc.record(fields, { requiredKeys: [] }), weight: 4 },
   {
-    arbitrary: fc.record({ ...fields, testMode: fc.jsonValue({ maxDepth: 1 }), extra: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }),
+    arbitrary: fc.record(
+      { ...fields, testMode: fc.jsonValue({ maxDepth: 1 }), extra: fc.jsonValue({ maxDepth: 1 }) },
+      { requiredKeys: [] },
+    ),
     weight: 1,
   },
 );
@@ -559,7 +665,10 @@ t.test('property: random start bodies keep every rule', async (t) => {
   let accepted = 0;
   await fc.assert(
     fc.asyncProperty(bodyArb, async (body) => {
-      const { answer, problems } = await hostile({ method: 'POST', path: '/v1/agents/coach/conversations', body: JSON.stringify(body) }, '');
+      const { answer, problems } = await hostile(
+        { method: 'POST', path: '/v1/agents/coach/conversations', body: JSON.stringify(body) },
+        '',
+      );
       if (answer.status === 400 && !namedIn(body, answer.body.message)) problems.push(`no field named: ${answer.body.message}`);
       const reason = mustRefuse(body);
       if (reason !== undefined && answer.status < 400) problems.push(`accepted ${reason}`);
@@ -577,7 +686,9 @@ t.test('property: random start bodies keep every rule', async (t) => {
 t.test('property: random lines on a live conversation keep every rule', async (t) => {
   const lineArb = fc.oneof(
     nastyString,
-    fc.tuple(fc.constantFrom(...HIDDEN_PREFIXES), fc.constantFrom('#', '＃', '#intro', '#exit', '#ready:key='), nastyString).map((p) => p.join('')),
+    fc
+      .tuple(fc.constantFrom(...HIDDEN_PREFIXES), fc.constantFrom('#', '＃', '#intro', '#exit', '#ready:key='), nastyString)
+      .map((p) => p.join('')),
     fc.string({ unit: 'binary', maxLength: 40 }),
   );
   let sentLines = 0;
@@ -588,8 +699,12 @@ t.test('property: random lines on a live conversation keep every rule', async (t
       if (reason !== undefined && answer.status < 400) problems.push(`accepted ${reason}`);
       if (answer.status === 200) {
         sentLines += 1;
-        const sent = s.engine.record.connections.filter((c) => c.sessionId === target).at(-1)!.frames.at(-1);
-        if (sent !== (line.trim() === '#intro' ? '#intro' : line)) problems.push(`frame ${JSON.stringify(sent)}, validated ${JSON.stringify(line)}`);
+        const sent = s.engine.record.connections
+          .filter((c) => c.sessionId === target)
+          .at(-1)!
+          .frames.at(-1);
+        if (sent !== (line.trim() === '#intro' ? '#intro' : line))
+          problems.push(`frame ${JSON.stringify(sent)}, validated ${JSON.stringify(line)}`);
       }
       if (problems.length > 0) throw new Error(problems.join('; '));
     }),
@@ -602,7 +717,12 @@ t.test('property: random path segments for agent, session_id and device_ref', as
   const segmentArb = fc.oneof(
     fc.string({ unit: 'binary', minLength: 1, maxLength: 30 }).map(encodeSegment),
     fc.array(nastyChar, { minLength: 1, maxLength: 12 }).map((a) => encodeSegment(a.join(''))),
-    fc.array(fc.constantFrom('%', '%2', '%zz', '%E0', '%A4', '%26', '%23', 'a', '.', '+', '=', '&', ';', ',', '~', '!', '$', "'", '(', '*'), { minLength: 1, maxLength: 8 }).map((a) => a.join('')),
+    fc
+      .array(
+        fc.constantFrom('%', '%2', '%zz', '%E0', '%A4', '%26', '%23', 'a', '.', '+', '=', '&', ';', ',', '~', '!', '$', "'", '(', '*'),
+        { minLength: 1, maxLength: 8 },
+      )
+      .map((a) => a.join('')),
   );
   const routes = PATH_ROUTES.filter((_, i) => [0, 4, 7, 9].includes(i));
   for (const route of routes) {
@@ -622,7 +742,9 @@ t.test('property: random raw bodies never get a 5xx', async (t) => {
   const rawArb = fc.oneof(
     fc.string({ unit: 'binary', maxLength: 60 }),
     fc.json({ maxDepth: 3 }),
-    fc.tuple(fc.json({ maxDepth: 2 }), fc.nat(), fc.string({ unit: 'binary', maxLength: 3 })).map(([json, at, junk]) => json.slice(0, at % (json.length + 1)) + junk + json.slice(at % (json.length + 1))),
+    fc
+      .tuple(fc.json({ maxDepth: 2 }), fc.nat(), fc.string({ unit: 'binary', maxLength: 3 }))
+      .map(([json, at, junk]) => json.slice(0, at % (json.length + 1)) + junk + json.slice(at % (json.length + 1))),
   );
   for (const path of ['/v1/agents/coach/conversations', turnPath, '/v1/agents/coach/memory/never-connected']) {
     await fc.assert(
@@ -645,7 +767,11 @@ t.test('property: random raw bodies never get a 5xx', async (t) => {
 t.test('over everything that reached the engine: the rules held', async (t) => {
   const connections = s.engine.record.connections;
   const problems = connections.flatMap((c) => connectionProblems(c).map((p) => `connection ${c.id}: ${p}`));
-  t.same(problems, [], `${connections.length} engine connections, ${connections.reduce((n, c) => n + c.frames.length, 0)} frames: no rule broken`);
+  t.same(
+    problems,
+    [],
+    `${connections.length} engine connections, ${connections.reduce((n, c) => n + c.frames.length, 0)} frames: no rule broken`,
+  );
   t.equal(s.app.conversations.stats.busy, 0);
   t.comment(`${figures.inputs} hostile inputs, ${checked} judged clean, ${figures.badInput5xx} answered 5xx`);
   t.equal(figures.badInput5xx, 0, 'no hostile input got a 5xx');

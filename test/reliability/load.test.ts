@@ -77,17 +77,33 @@ t.test('200 concurrent conversations, five turns each: all answered, one socket 
   clearInterval(sample);
   const calls = results.flatMap((r) => r.statuses);
   t.equal(calls.length, CONVERSATIONS * (TURNS + 1), 'every call was made');
-  t.ok(calls.every((status, i) => status === (i % (TURNS + 1) === 0 ? 201 : 200)), 'every start 201, every turn 200');
-  t.same(results.flatMap((r) => r.mixups), [], 'every turn got its own answer, never another conversation\'s');
-  t.ok(results.every((r) => r.reconnects.every((x) => x === false)), 'no turn reconnected');
+  t.ok(
+    calls.every((status, i) => status === (i % (TURNS + 1) === 0 ? 201 : 200)),
+    'every start 201, every turn 200',
+  );
+  t.same(
+    results.flatMap((r) => r.mixups),
+    [],
+    "every turn got its own answer, never another conversation's",
+  );
+  t.ok(
+    results.every((r) => r.reconnects.every((x) => x === false)),
+    'no turn reconnected',
+  );
   const sessions = new Set(results.map((r) => r.sessionId));
   t.equal(sessions.size, CONVERSATIONS, 'distinct sessions');
   const sockets = s.engine.record.connections;
   t.equal(sockets.length, CONVERSATIONS, 'one socket per conversation, opened once');
-  t.ok(sockets.every((c) => c.status === 101 && c.frames.length === TURNS + 1 && c.closedAt === undefined), 'every socket carried all its turns and is open');
+  t.ok(
+    sockets.every((c) => c.status === 101 && c.frames.length === TURNS + 1 && c.closedAt === undefined),
+    'every socket carried all its turns and is open',
+  );
   t.equal(s.app.conversations.stats.open, CONVERSATIONS);
   t.equal(s.engine.openSockets(), CONVERSATIONS);
-  t.ok(peakEngine <= CONVERSATIONS && peakRegistry <= CONVERSATIONS, `never above the pod limit (engine ${peakEngine}, registry ${peakRegistry})`);
+  t.ok(
+    peakEngine <= CONVERSATIONS && peakRegistry <= CONVERSATIONS,
+    `never above the pod limit (engine ${peakEngine}, registry ${peakRegistry})`,
+  );
   t.equal(s.app.conversations.stats.busy, 0);
   const metrics = (await s.call('GET', '/metrics')).text;
   t.match(metrics, new RegExp(`agent_test_gateway_open_conversations ${CONVERSATIONS}\\b`));
@@ -97,17 +113,28 @@ t.test('200 concurrent conversations, five turns each: all answered, one socket 
   const deletes = await Promise.all(
     results.map((r, i) => s.call('DELETE', `/v1/agents/coach/conversations/${r.sessionId}`, { token: TOKENS[i % TOKENS.length]! })),
   );
-  t.ok(deletes.every((d) => d.status === 204), 'every conversation closed on request');
+  t.ok(
+    deletes.every((d) => d.status === 204),
+    'every conversation closed on request',
+  );
   const { leaked } = await settleStack(s, figures);
   t.equal(leaked, 0, 'no socket leaked');
-  t.ok(s.engine.record.connections.every((c) => c.closeCode === 1000), 'every socket closed plainly (1000)');
+  t.ok(
+    s.engine.record.connections.every((c) => c.closeCode === 1000),
+    'every socket closed plainly (1000)',
+  );
 });
 
 t.test('racing requests never take a caller or the pod above its limit', async (t) => {
   const PER_CALLER = 3;
   const PER_POD = 7;
   const s = await startStack(t, {
-    env: { MAX_CONVERSATIONS_PER_CALLER: String(PER_CALLER), MAX_CONVERSATIONS_PER_POD: String(PER_POD), TURN_BUDGET_MS: '300', LOG_LEVEL: 'warn' },
+    env: {
+      MAX_CONVERSATIONS_PER_CALLER: String(PER_CALLER),
+      MAX_CONVERSATIONS_PER_POD: String(PER_POD),
+      TURN_BUDGET_MS: '300',
+      LOG_LEVEL: 'warn',
+    },
   });
   const { peak, stop } = sampler(s);
   const statuses = new Map<number, number>();
@@ -117,7 +144,10 @@ t.test('racing requests never take a caller or the pod above its limit', async (
     Array.from({ length: 360 }, async (_, i) => {
       const token = TOKENS[i % TOKENS.length]!;
       const device = `${token.split('-')[0]}-${i}`;
-      const opened = await s.call('POST', '/v1/agents/coach/conversations', { token, body: { device_ref: device, line: `sim:delay:${(i % 5) * 5}` } });
+      const opened = await s.call('POST', '/v1/agents/coach/conversations', {
+        token,
+        body: { device_ref: device, line: `sim:delay:${(i % 5) * 5}` },
+      });
       count(opened.status);
       if (opened.status !== 201) return;
       const line = lines[i % lines.length]!;
@@ -129,7 +159,10 @@ t.test('racing requests never take a caller or the pod above its limit', async (
   stop();
   const seen = Object.fromEntries(statuses);
   t.comment(`statuses ${JSON.stringify(seen)}; ${peak.samples} samples`);
-  t.ok([...statuses.keys()].every((status) => [200, 201, 204, 429, 503].includes(status)), `only 200/201/204/429/503 (${JSON.stringify(seen)})`);
+  t.ok(
+    [...statuses.keys()].every((status) => [200, 201, 204, 429, 503].includes(status)),
+    `only 200/201/204/429/503 (${JSON.stringify(seen)})`,
+  );
   t.ok((statuses.get(201) ?? 0) > 0 && (statuses.get(429) ?? 0) + (statuses.get(503) ?? 0) > 0, 'some were admitted, some refused');
   t.ok(peak.registry <= PER_POD, `registry: never above ${PER_POD} on the pod (peak ${peak.registry})`);
   t.ok(peak.engine <= PER_POD, `engine: never above ${PER_POD} open sockets (peak ${peak.engine})`);

@@ -74,9 +74,16 @@ async function underFault(
   t.ok(slowest < expect.withinMs, `every call answered in time (slowest ${slowest} ms < ${expect.withinMs} ms)`);
   const c = counts();
   t.equal(c[expect.endpoint], 1, `${WAITERS} calls cost one ${expect.endpoint} request (${JSON.stringify(c)})`);
-  t.ok(Object.values(c).every((n) => n <= 1), 'and no endpoint was asked twice');
+  t.ok(
+    Object.values(c).every((n) => n <= 1),
+    'and no endpoint was asked twice',
+  );
   t.equal(s.engine.record.connections.length, sockets, 'no socket was opened');
-  t.equal(s.engine.record.connections.reduce((n, conn) => n + conn.frames.length, 0), frames, 'no line reached the engine');
+  t.equal(
+    s.engine.record.connections.reduce((n, conn) => n + conn.frames.length, 0),
+    frames,
+    'no line reached the engine',
+  );
   t.equal(s.app.conversations.stats.busy, 0, 'no turn is left waiting');
   await recovered(t);
 }
@@ -85,50 +92,73 @@ async function underFault(
 async function recovered(t: Test): Promise<void> {
   const sockets = s.engine.record.connections.length;
   const turns = await Promise.all(open.map(({ sessionId }) => s.call('POST', turnPath(sessionId), { body: { line: 'after' } })));
-  t.ok(turns.every((a) => a.status === 200 && a.body.conversation.reconnected === false), 'the open conversations go on, not reconnected');
+  t.ok(
+    turns.every((a) => a.status === 200 && a.body.conversation.reconnected === false),
+    'the open conversations go on, not reconnected',
+  );
   t.equal(s.engine.record.connections.length, sockets, 'over their own sockets');
 }
 
 t.test('platform times out on the identity look-up', (t) =>
-  underFault(t, { hang: true, match: ENDPOINTS.me }, {
-    endpoint: 'me',
-    message: new RegExp(`did not answer /api/v1/users/me within ${PLATFORM_TIMEOUT_MS} ms`),
-    withinMs: PLATFORM_TIMEOUT_MS + 1000,
-  }),
+  underFault(
+    t,
+    { hang: true, match: ENDPOINTS.me },
+    {
+      endpoint: 'me',
+      message: new RegExp(`did not answer /api/v1/users/me within ${PLATFORM_TIMEOUT_MS} ms`),
+      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+    },
+  ),
 );
 
 t.test('platform times out on the last hop of the authorization', (t) =>
-  underFault(t, { hang: true, match: ENDPOINTS.project }, {
-    endpoint: 'project',
-    message: new RegExp(`did not answer /api/v1/project/\\{id\\} within ${PLATFORM_TIMEOUT_MS} ms`),
-    withinMs: PLATFORM_TIMEOUT_MS + 1000,
-  }),
+  underFault(
+    t,
+    { hang: true, match: ENDPOINTS.project },
+    {
+      endpoint: 'project',
+      message: new RegExp(`did not answer /api/v1/project/\\{id\\} within ${PLATFORM_TIMEOUT_MS} ms`),
+      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+    },
+  ),
 );
 
 for (const status of [500, 502, 503]) {
   t.test(`platform answers ${status}, slowly`, (t) =>
-    underFault(t, { status, delayMs: 200, match: ENDPOINTS.revisions }, {
-      endpoint: 'revisions',
-      message: new RegExp(`answered /api/v1/agents/\\{ref\\}/revisions with HTTP ${status}`),
-      withinMs: PLATFORM_TIMEOUT_MS + 1000,
-    }),
+    underFault(
+      t,
+      { status, delayMs: 200, match: ENDPOINTS.revisions },
+      {
+        endpoint: 'revisions',
+        message: new RegExp(`answered /api/v1/agents/\\{ref\\}/revisions with HTTP ${status}`),
+        withinMs: PLATFORM_TIMEOUT_MS + 1000,
+      },
+    ),
   );
 }
 
 t.test('platform answers malformed JSON, slowly', (t) =>
-  underFault(t, { malformed: true, delayMs: 200, match: ENDPOINTS.agent }, {
-    endpoint: 'agent',
-    message: /answered \/api\/v1\/agents\/\{id\} with a body that is not JSON/,
-    withinMs: PLATFORM_TIMEOUT_MS + 1000,
-  }),
+  underFault(
+    t,
+    { malformed: true, delayMs: 200, match: ENDPOINTS.agent },
+    {
+      endpoint: 'agent',
+      message: /answered \/api\/v1\/agents\/\{id\} with a body that is not JSON/,
+      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+    },
+  ),
 );
 
 t.test('platform slower than its timeout on one hop', (t) =>
-  underFault(t, { delayMs: PLATFORM_TIMEOUT_MS * 3, match: ENDPOINTS.context }, {
-    endpoint: 'context',
-    message: new RegExp(`did not answer /api/v1/project/\\{id\\}/context within ${PLATFORM_TIMEOUT_MS} ms`),
-    withinMs: PLATFORM_TIMEOUT_MS + 1000,
-  }),
+  underFault(
+    t,
+    { delayMs: PLATFORM_TIMEOUT_MS * 3, match: ENDPOINTS.context },
+    {
+      endpoint: 'context',
+      message: new RegExp(`did not answer /api/v1/project/\\{id\\}/context within ${PLATFORM_TIMEOUT_MS} ms`),
+      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+    },
+  ),
 );
 
 t.test('platform slow but within its timeout on every hop: all answered, five requests in all', async (t) => {
@@ -156,7 +186,9 @@ t.test('a platform fault for one caller is not answered to another', async (t) =
   s.platform.reset();
   // bob's identity look-up hangs; the fault is lifted before another caller asks for its own.
   s.platform.faults = { hang: true, match: ENDPOINTS.me };
-  const bobCall = s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: {} }).then((a) => ({ ...a, at: Date.now() }));
+  const bobCall = s
+    .call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: {} })
+    .then((a) => ({ ...a, at: Date.now() }));
   await eventually(() => s.platform.count(ENDPOINTS.me) === 1);
   s.platform.faults = {};
   const other = await s.call('POST', '/v1/agents/coach/conversations', { token: 'tenant-token', body: {} });

@@ -15,7 +15,9 @@ async function turnsRunning(s: Server, lineOf: (i: number) => string) {
   const opened = await Promise.all(Array.from({ length: TURNS }, () => s.call('POST', '/v1/agents/coach/conversations')));
   if (!opened.every((o) => o.status === 201)) throw new Error(`could not open ${TURNS} conversations`);
   const running = opened.map((o, i) =>
-    s.call('POST', `/v1/agents/coach/conversations/${o.body.session_id}/turns`, { line: lineOf(i) }).then((answer) => ({ ...answer, at: Date.now() })),
+    s
+      .call('POST', `/v1/agents/coach/conversations/${o.body.session_id}/turns`, { line: lineOf(i) })
+      .then((answer) => ({ ...answer, at: Date.now() })),
   );
   await eventually(() => s.engine.record.connections.filter((c) => c.frames.length === 2).length === TURNS, 5000);
   return running;
@@ -44,9 +46,18 @@ t.test(`SIGTERM with ${TURNS} turns running: results or clear cut-offs, 1001 clo
   t.ok(exitedAfter < GRACE_MS + 1000, `exited at the end of the grace (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
   const finished = answers.filter((_, i) => short(i));
   const cut = answers.filter((_, i) => !short(i));
-  t.ok(answers.every((a) => a.status === 200), 'every running turn was answered');
-  t.ok(finished.every((a) => a.body.turn.outcome === 'exit' && /You said: sim:delay/.test(a.body.turn.text)), `${finished.length} turns that fit in the grace got their full result`);
-  t.ok(finished.every((a) => a.at - sent < GRACE_MS), 'as soon as they ended, not at the end of the grace');
+  t.ok(
+    answers.every((a) => a.status === 200),
+    'every running turn was answered',
+  );
+  t.ok(
+    finished.every((a) => a.body.turn.outcome === 'exit' && /You said: sim:delay/.test(a.body.turn.text)),
+    `${finished.length} turns that fit in the grace got their full result`,
+  );
+  t.ok(
+    finished.every((a) => a.at - sent < GRACE_MS),
+    'as soon as they ended, not at the end of the grace',
+  );
   t.ok(
     cut.every(
       (a) =>
@@ -57,7 +68,10 @@ t.test(`SIGTERM with ${TURNS} turns running: results or clear cut-offs, 1001 clo
     ),
     `${cut.length} turns still running at the end of the grace were cut off: outcome cancelled, with the notes why`,
   );
-  t.ok(cut.every((a) => a.at - sent >= GRACE_MS - 100), 'and only at the end of the grace');
+  t.ok(
+    cut.every((a) => a.at - sent >= GRACE_MS - 100),
+    'and only at the end of the grace',
+  );
   await eventually(() => s.engine.openSockets() === 0, 3000).catch(() => {});
   figures.socketsLeaked += s.engine.openSockets();
   figures.conversations += s.engine.record.connections.filter((c) => c.status === 101).length;
@@ -67,7 +81,10 @@ t.test(`SIGTERM with ${TURNS} turns running: results or clear cut-offs, 1001 clo
     ['1001 by client'],
     'every socket closed plainly by the gateway with 1001 going away',
   );
-  t.ok(s.engine.record.connections.every((c) => !c.frames.includes('#exit')), 'never #exit');
+  t.ok(
+    s.engine.record.connections.every((c) => !c.frames.includes('#exit')),
+    'never #exit',
+  );
   t.match(s.output(), /"msg":"stopped"/);
 });
 
@@ -82,13 +99,19 @@ t.test(`SIGTERM with ${TURNS} short turns running: exit as soon as they end, not
   const exitedAfter = Date.now() - sent;
   figures.faults += 1;
   t.equal(code, 0, 'exit 0');
-  t.ok(answers.every((a) => a.status === 200 && a.body.turn.outcome === 'exit'), 'every turn got its full result');
+  t.ok(
+    answers.every((a) => a.status === 200 && a.body.turn.outcome === 'exit'),
+    'every turn got its full result',
+  );
   t.ok(exitedAfter < 300 + TURNS * 10 + 2000, `exited once they had ended (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
   await eventually(() => s.engine.openSockets() === 0, 3000).catch(() => {});
   figures.socketsLeaked += s.engine.openSockets();
   figures.conversations += s.engine.record.connections.filter((c) => c.status === 101).length;
   t.equal(s.engine.openSockets(), 0);
-  t.ok(s.engine.record.connections.every((c) => c.closeCode === 1001 && c.closedBy === 'client'), 'every socket closed with 1001');
+  t.ok(
+    s.engine.record.connections.every((c) => c.closeCode === 1001 && c.closedBy === 'client'),
+    'every socket closed with 1001',
+  );
 });
 
 t.test('figures', async (t) => {

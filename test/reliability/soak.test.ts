@@ -122,7 +122,10 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
   clearInterval(sample);
   const seen = Object.fromEntries(statuses);
   t.comment(`${SOAK} conversations in ${took} ms: ${JSON.stringify(seen)}`);
-  t.ok([...statuses.keys()].every((status) => [200, 201, 204].includes(status)), `only 200/201/204 (${JSON.stringify(seen)})`);
+  t.ok(
+    [...statuses.keys()].every((status) => [200, 201, 204].includes(status)),
+    `only 200/201/204 (${JSON.stringify(seen)})`,
+  );
   t.equal(statuses.get(201), SOAK, 'every conversation opened');
 
   await eventually(() => s.engine.openSockets() === 0 && s.app.conversations.stats.open === 0, 5000);
@@ -137,29 +140,53 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
   t.match(metrics, /\nagent_test_gateway_open_conversations 0\n/, 'the open-conversations gauge is 0');
   t.match(metrics, /\nagent_test_gateway_busy_conversations 0\n/, 'the busy gauge is 0');
   t.match(metrics, new RegExp(`\\nagent_test_gateway_remembered_conversations ${REMEMBERED_MAX}\\n`));
-  const closes: Record<string, number> = Object.fromEntries([...metrics.matchAll(/agent_test_gateway_conversation_closes_total\{cause="([a-z_]+)"\} (\d+)/g)].map((m) => [m[1], Number(m[2])]));
+  const closes: Record<string, number> = Object.fromEntries(
+    [...metrics.matchAll(/agent_test_gateway_conversation_closes_total\{cause="([a-z_]+)"\} (\d+)/g)].map((m) => [m[1], Number(m[2])]),
+  );
   t.comment(`closes by cause: ${JSON.stringify(closes)}`);
-  const connects = [...metrics.matchAll(/agent_test_gateway_engine_connects_total\{result="ok",kind="[a-z]+"\} (\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  const connects = [...metrics.matchAll(/agent_test_gateway_engine_connects_total\{result="ok",kind="[a-z]+"\} (\d+)/g)].reduce(
+    (n, m) => n + Number(m[1]),
+    0,
+  );
   const closed = Object.values(closes).reduce((n, c) => n + c, 0);
   t.ok(connects >= WARMUP + SOAK, `${connects} sockets opened for ${WARMUP + SOAK} conversations (a turn after an idle close reconnects)`);
   t.equal(closed, connects, 'every socket opened was closed exactly once');
   t.equal(closes.caller! + closes.agent_ended! + closes.turn_failed! + closes.idle!, closed, 'by one of the four causes');
   t.ok(closes.idle! > 0 && closes.agent_ended! > 0 && closes.turn_failed! > 0, 'each way of closing happened');
-  t.ok(s.engine.record.connections.every((c) => c.closedBy === 'engine' || c.closeCode === 1000), 'the gateway closed every socket plainly (1000)');
-  t.ok(s.engine.record.connections.every((c) => !c.frames.some((f) => f.startsWith('#') && f !== '#intro')), 'never #exit');
+  t.ok(
+    s.engine.record.connections.every((c) => c.closedBy === 'engine' || c.closeCode === 1000),
+    'the gateway closed every socket plainly (1000)',
+  );
+  t.ok(
+    s.engine.record.connections.every((c) => !c.frames.some((f) => f.startsWith('#') && f !== '#intro')),
+    'never #exit',
+  );
 
   s.engine.reset();
   s.logs.length = 0;
   const after = await collect();
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   const perConversation = Math.round((after - baseline) / SOAK);
-  t.comment(`heap (gc ${gc ? 'forced' : 'not available'}): baseline ${mb(baseline)} MB, after ${mb(after)} MB, ${perConversation} bytes per conversation`);
-  t.ok(after - baseline < HEAP_BOUND_MB * 1024 * 1024, `heap back near its baseline (+${mb(after - baseline)} MB, bound ${HEAP_BOUND_MB} MB; the simulator keeps every session)`);
+  t.comment(
+    `heap (gc ${gc ? 'forced' : 'not available'}): baseline ${mb(baseline)} MB, after ${mb(after)} MB, ${perConversation} bytes per conversation`,
+  );
+  t.ok(
+    after - baseline < HEAP_BOUND_MB * 1024 * 1024,
+    `heap back near its baseline (+${mb(after - baseline)} MB, bound ${HEAP_BOUND_MB} MB; the simulator keeps every session)`,
+  );
   if (gc) {
     const remembered = new Set(s.app.conversations.all());
     const alive = sampled.conversations.map((w) => w.deref()).filter((c): c is Conversation => c !== undefined);
-    t.same(alive.filter((c) => !remembered.has(c)).length, 0, `every watched conversation no longer remembered was collected (${sampled.conversations.length} watched, ${alive.length} still remembered)`);
-    t.equal(sampled.sockets.filter((w) => w.deref() !== undefined).length, 0, `every watched engine socket was collected (${sampled.sockets.length} watched)`);
+    t.same(
+      alive.filter((c) => !remembered.has(c)).length,
+      0,
+      `every watched conversation no longer remembered was collected (${sampled.conversations.length} watched, ${alive.length} still remembered)`,
+    );
+    t.equal(
+      sampled.sockets.filter((w) => w.deref() !== undefined).length,
+      0,
+      `every watched engine socket was collected (${sampled.sockets.length} watched)`,
+    );
   } else {
     t.comment('gc is not available: the collection of watched objects is not checked, only the heap bound');
   }

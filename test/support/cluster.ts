@@ -69,9 +69,10 @@ export async function startNginx(podPorts: number[]): Promise<Nginx> {
       proxy_buffering off;
       proxy_read_timeout 30s;
     }`;
-  const writeConfig = () => writeFileSync(
-    join(dir, 'nginx.conf'),
-    `daemon off;
+  const writeConfig = () =>
+    writeFileSync(
+      join(dir, 'nginx.conf'),
+      `daemon off;
 worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -89,12 +90,14 @@ http {
   server { listen 127.0.0.1:${roundRobin}; ${location('round_robin')} }
 }
 `,
-  );
+    );
   writeConfig();
   const child = spawn('/usr/sbin/nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const workers = (): string[] =>
-    readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').split(' ').filter((pid) => pid.trim() !== '');
+    readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')
+      .split(' ')
+      .filter((pid) => pid.trim() !== '');
   const until = Date.now() + 10_000;
   for (;;) {
     try {

@@ -18,7 +18,12 @@ export interface Pods {
   engine: EngineSimulator;
   apps: FastifyInstance[];
   urls: string[];
-  call(pod: number, method: string, path: string, o?: { token?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Answer>;
+  call(
+    pod: number,
+    method: string,
+    path: string,
+    o?: { token?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Answer>;
   open(pod: number, token?: string, body?: Record<string, unknown>): Promise<string>;
 }
 
