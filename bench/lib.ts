@@ -10,8 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Pool, request } from 'undici';
 import WebSocket from 'ws';
+import { DEVICE_NAMESPACE, settingsFrom } from '../src/domain/vocabulary.js';
 import { socketUrl } from '../src/engine/socket-url.js';
-import { DEVICE_NAMESPACE, settingsFrom } from '../src/schemas/connect.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const AGENT = 'coach';

@@ -3,6 +3,7 @@
 // handling and logger as the real gateway; no registry: connect, run the turn, close.
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
+import { type AgentRef, type ConnectSettings, DEVICE_NAMESPACE, settingsFrom } from '../src/domain/vocabulary.js';
 import { loggerOptions } from '../src/app.js';
 import { createEngineAdapter } from '../src/engine/adapter.js';
 import { summarize } from '../src/engine/elements.js';
@@ -12,8 +13,8 @@ import { createMetrics } from '../src/ops/metrics.js';
 import { createAuthorizer } from '../src/platform/authorizer.js';
 import { createPlatformClient } from '../src/platform/client.js';
 import { installErrorHandling } from '../src/routes/errors.js';
-import { DEVICE_NAMESPACE, INTRO, settingsFrom, type ConnectSettings } from '../src/schemas/connect.js';
-import { agentParams, conversationParams, parse, startBody, turnBody, type AgentRef } from '../src/schemas/requests.js';
+import { INTRO } from '../src/schemas/connect.js';
+import { agentParams, conversationParams, parse, startBody, turnBody } from '../src/schemas/requests.js';
 import { exitWhenParentGoes } from './child.js';
 
 const config = loadConfig();

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { ConversationRegistry } from './conversations/registry.js';
+import { ConversationService } from './conversations/service.js';
 import { createEngineAdapter, type EngineAdapter } from './engine/adapter.js';
 import type { Config } from './ops/config.js';
 import { observeRequests } from './ops/http-metrics.js';
@@ -24,6 +25,8 @@ declare module 'fastify' {
     platform: PlatformClient;
     authorizer: Authorizer;
     conversations: ConversationRegistry;
+    /** Conversation calls for every front: here, or on the sibling pod holding the conversation. */
+    conversationService: ConversationService;
   }
 }
 
@@ -94,7 +97,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   installErrorHandling(app);
   observeRequests(app);
-  await installPeers(app);
+  const forwarder = await installPeers(app);
+  app.decorate('conversationService', new ConversationService({ registry: app.conversations, ...(forwarder ? { forwarder } : {}) }));
   await app.register(opsRoutes);
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);

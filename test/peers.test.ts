@@ -61,7 +61,7 @@ t.test('peer list: the pod itself is skipped; DNS resolves with its own port and
     },
     9001,
     silentLog,
-    (n) => counts.push(n),
+    (peers) => counts.push(peers.length),
   );
   t.same(
     list.peers.map((p) => p.address),
@@ -149,7 +149,7 @@ t.test('three pods act as one', async (t) => {
     t.equal(pods.engine.record.connections.length, 1, 'one engine socket');
     const metrics = await (await request(`${pods.urls[1]}/metrics`)).body.text();
     t.match(metrics, /agent_test_gateway_peer_forwarded_calls_total\{outcome="answered"\} [1-9]/);
-    t.match(metrics, /agent_test_gateway_peer_lookup_duration_seconds_count\{result="held"\} [1-9]/);
+    t.match(metrics, /agent_test_gateway_peer_lookup_duration_seconds_count\{result="held"\} 0/, 'the notice named the holder: no lookup');
     t.match(metrics, /agent_test_gateway_peer_ownership_notices_received_total [1-9]/);
     t.match(metrics, /agent_test_gateway_peers 2/);
     t.match(metrics, /agent_test_gateway_peer_lookup_duration_seconds_count\{result="error"\} 0/);
@@ -232,6 +232,50 @@ t.test('three pods act as one', async (t) => {
     t.equal(again.body.conversation.planning_lost, true);
     t.equal(again.body.conversation.locale, 'de-DE', 'first-turn settings from the peer that remembers it');
     t.equal(again.body.conversation.device_ref, 'mcp:peer-user');
+  });
+
+  await t.test('the holder moved: a stale memory of it costs one more lookup, never a wrong answer', async (t) => {
+    const id = await pods.open(1);
+    await eventually(() => pods.apps.every((app) => app.conversations.ownership(id) !== undefined));
+    t.equal((await pods.call(1, 'DELETE', convPath(id))).status, 204, 'closed on pod 1');
+    const reconnected = await pods.call(2, 'POST', turnPath(id), { body: { line: 'planning?' } });
+    t.equal(reconnected.body.conversation.reconnected, true, 'reconnected on pod 2');
+    await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${new URL(pods.urls[2]!).port}`);
+    // Pod 1's notice of its own connect arrives late (notices are fire-and-forget): pod 0 now believes pod 1 holds it.
+    const owner = pods.apps[0]!.conversations.ownership(id)!.owner;
+    const late = await request(`${pods.urls[0]}/internal/peer/notices`, {
+      method: 'POST',
+      headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        session_id: id,
+        caller_id: owner.callerId,
+        agent: owner.agent,
+        settings: {
+          device_ref: owner.settings.deviceRef,
+          locale: owner.settings.locale,
+          time_zone: null,
+          run_label: null,
+          time_offset: null,
+        },
+        turns: 0,
+        created_at: owner.createdAt,
+        holder_port: Number(new URL(pods.urls[1]!).port),
+      }),
+    });
+    t.equal(late.statusCode, 204);
+    t.equal(pods.apps[0]!.peers!.rememberedHolder(id)?.address, `127.0.0.1:${new URL(pods.urls[1]!).port}`, 'pod 0 remembers pod 1');
+    const connections = pods.engine.record.connections.length;
+
+    const answer = await pods.call(0, 'POST', turnPath(id), { body: { line: 'planning?' } });
+    t.equal(answer.status, 200);
+    t.equal(answer.body.conversation.reconnected, false, 'ran on the holder, pod 2');
+    t.match(planning(answer), /^planning: 1 turns on this socket/, "pod 2's socket kept its planning");
+    t.equal(pods.engine.record.connections.length, connections, 'no socket opened');
+    t.equal(pods.apps[2]!.conversations.ownership(id)?.held, true, 'pod 2 still holds it');
+    t.equal(pods.apps[1]!.conversations.ownership(id)?.held, false, 'pod 1 did not reconnect it');
+    t.equal(pods.apps[0]!.peers!.rememberedHolder(id)?.address, `127.0.0.1:${new URL(pods.urls[2]!).port}`, 'pod 0 now remembers pod 2');
+    const metrics = await (await request(`${pods.urls[0]}/metrics`)).body.text();
+    t.match(metrics, /agent_test_gateway_peer_forwarded_calls_total\{outcome="moved"\} 1/);
   });
 
   await t.test('a sibling that reconnected a conversation this pod holds: this pod closes its socket once idle', async (t) => {

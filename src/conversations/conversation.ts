@@ -1,6 +1,5 @@
+import type { CloseCause, ConnectSettings } from '../domain/vocabulary.js';
 import type { EngineSocket, TurnRecord } from '../engine/socket.js';
-import type { CloseCause } from '../ops/metrics.js';
-import type { ConnectSettings } from '../schemas/connect.js';
 
 /**
  * A conversation: one engine session held by one caller for one agent. Its states are explicit

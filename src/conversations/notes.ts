@@ -1,4 +1,4 @@
-import type { CloseCause } from '../ops/metrics.js';
+import type { CloseCause } from '../domain/vocabulary.js';
 import type { Conversation } from './conversation.js';
 
 /** The plain sentences results and views carry about a conversation's connection. */

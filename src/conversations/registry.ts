@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import {
+  type AgentAccess,
+  type Caller,
+  type CloseCause,
+  conflictingSettings,
+  type ConnectInput,
+  DEVICE_NAMESPACE,
+  settingsFrom,
+  settingsView,
+} from '../domain/vocabulary.js';
 import type { EngineAdapter } from '../engine/adapter.js';
 import type { Element } from '../engine/elements.js';
 import type { EngineSocket, TurnRecord } from '../engine/socket.js';
 import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
-import type { CloseCause, Metrics } from '../ops/metrics.js';
-import type { AgentAccess, Caller } from '../platform/authorizer.js';
-import { conflictingSettings, DEVICE_NAMESPACE, settingsFrom, settingsView, type ConnectInput } from '../schemas/connect.js';
+import type { Metrics } from '../ops/metrics.js';
 import { causeOf, Conversation, leastRecentlyUsedIdle, type ConversationState } from './conversation.js';
 
 /**

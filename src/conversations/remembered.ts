@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ConnectSettings } from '../schemas/connect.js';
+import type { ConnectSettings } from '../domain/vocabulary.js';
 import { Conversation } from './conversation.js';
 
 /** Who owns a conversation and how it connected: what the pods of a release tell each other. */

@@ -1,8 +1,8 @@
+import type { ConnectResult, ConnectSettings } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
 import { createJsonClient, UpstreamError } from '../http/json-client.js';
 import type { Config } from '../ops/config.js';
-import type { ConnectResult, Metrics } from '../ops/metrics.js';
-import type { ConnectSettings } from '../schemas/connect.js';
+import type { Metrics } from '../ops/metrics.js';
 import { openEngineSocket, type EngineSocket } from './socket.js';
 import { socketUrl } from './socket-url.js';
 

@@ -1,4 +1,4 @@
-import type { ConnectSettings } from '../schemas/connect.js';
+import type { ConnectSettings } from '../domain/vocabulary.js';
 
 /**
  * The pipeline socket URL (docs/engine-contract.md, "The engine's pipeline socket").

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
+import type { TurnOutcome } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
-import type { TurnOutcome } from '../ops/metrics.js';
 import { endsSession, engineError, isExit, isSession, parseElement, type Element } from './elements.js';
 
 /**

@@ -1,18 +1,18 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
 import { GatewayError } from '../errors.js';
-import type { Caller } from '../platform/authorizer.js';
 import { INTRO } from '../schemas/connect.js';
-import { agentSchema, sessionIdSchema, startBody, type AgentRef } from '../schemas/requests.js';
-import type { TurnResultView } from '../routes/views.js';
+import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
+import type { TurnResultView } from '../conversations/views.js';
 import { conversationListOutput, conversationOutput, turnResultOutput } from './outputs.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
 
 /**
  * test_agent, end_conversation, list_conversations: the conversation routes as tools. They go
- * through the same `conversationCalls` as REST, so a conversation held on a sibling pod runs on
+ * through the same `conversationService` as REST, so a conversation held on a sibling pod runs on
  * its socket there, and ownership is decided as for any call.
  */
 const callContext = (caller: Caller, agent: AgentRef, sessionId = '') => ({
@@ -65,7 +65,7 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
           signal: extra.signal,
           ...(onElement ? { onElement } : {}),
         };
-        const view = session_id === undefined ? await app.conversationCalls.start(call) : await app.conversationCalls.turn(call);
+        const view = session_id === undefined ? await app.conversationService.start(call) : await app.conversationService.turn(call);
         return success(view, renderTurn(view));
       }),
   );
@@ -85,8 +85,8 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
         const caller = callerOf(extra);
         await app.authorizer.authorizeViewer(caller, agent);
         const call = callContext(caller, agent, session_id);
-        await app.conversationCalls.close(call);
-        const view = await app.conversationCalls.get(call);
+        await app.conversationService.close(call);
+        const view = await app.conversationService.get(call);
         return success(
           view,
           `Conversation ${view.session_id} with ${view.agent} is closed after ${view.turns} turn(s). ${view.notes.join(' ')}`,
@@ -105,7 +105,7 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
     (extra) =>
       guarded(app.log, async () => {
         const caller = callerOf(extra);
-        const conversations = await app.conversationCalls.list(caller);
+        const conversations = await app.conversationService.list(caller);
         const lines = conversations.map(
           (c) =>
             `- ${c.session_id} ${c.agent}: ${c.connection}, ${c.turns} turn(s), device ${c.device_ref}${c.close_cause ? `, closed (${c.close_cause})` : ''}`,

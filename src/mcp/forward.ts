@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { mcpSessionIdSchema } from '../peers/routes.js';
+import { mcpSessionIdSchema } from '../schemas/requests.js';
 
 /**
  * MCP sessions live on the pod that answered `initialize`. Behind routing that is not sticky, a
@@ -34,7 +34,7 @@ export function mcpForwarder(app: FastifyInstance, path: string): McpForwarder |
   if (peers === null) return undefined;
   /** True when the request was answered (by the holder, or the caller hung up); false when no peer holds the session. */
   return async (request, reply, mcpSessionId) => {
-    if (app.conversationCalls.isForwarded(request.headers) || !mcpSessionIdSchema.safeParse(mcpSessionId).success) return false;
+    if (peers.isForwarded(request.headers) || !mcpSessionIdSchema.safeParse(mcpSessionId).success) return false;
     const holder = await peers.mcpSessionHolder(mcpSessionId);
     if (holder === undefined) return false;
 

@@ -1,5 +1,5 @@
+import { TURN_OUTCOMES } from '../domain/vocabulary.js';
 import { z } from 'zod';
-import { TURN_OUTCOMES } from '../ops/metrics.js';
 
 /**
  * The tools' output schemas: the REST API's own shapes (openapi.yaml TurnResult, Conversation,

@@ -4,9 +4,8 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../domain/vocabulary.js';
 import { isGatewayError } from '../errors.js';
-import type { Caller } from '../platform/authorizer.js';
-import { authenticate } from '../routes/access.js';
 import { mcpForwarder } from './forward.js';
 import { CALLER_ID } from './results.js';
 import { createMcpServer } from './server.js';
@@ -59,7 +58,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   /** The caller, or a 401 pointing MCP clients at the metadata so they can run their OAuth flow. */
   async function callerOr401(request: FastifyRequest, reply: FastifyReply): Promise<Caller | undefined> {
     try {
-      return await authenticate(app, request);
+      return await app.authorizer.authenticate(request.headers.authorization);
     } catch (err) {
       if (!isGatewayError(err) || err.code !== 'unauthenticated') throw err;
       await reply

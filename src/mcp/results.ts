@@ -1,8 +1,8 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Caller } from '../domain/vocabulary.js';
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { Caller } from '../platform/authorizer.js';
 
 /**
  * What every tool shares: the caller of the HTTP request that carried the call, a result as

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseEngineIdentity, type EngineIdentity } from '../engine/identity.js';
-import { peerConfig, peerEnvFields, type PeerConfig } from '../peers/config.js';
+import { peerConfig, peerEnvFields, type PeerConfig } from './peer-config.js';
 
 const httpUrl = (name: string) =>
   z

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CLOSE_CAUSES, CONNECT_RESULTS, EVICTION_LIMITS, TURN_OUTCOMES } from '../domain/vocabulary.js';
 import { errorStatus, type ErrorCode } from '../errors.js';
 import type { Config } from './config.js';
 
@@ -12,29 +13,6 @@ import type { Config } from './config.js';
  * describes each one.
  */
 export const PREFIX = 'agent_test_gateway_';
-
-export const CLOSE_CAUSES = [
-  'idle',
-  'turn_failed',
-  'cancelled',
-  'agent_ended',
-  'caller',
-  'evicted',
-  'engine_closed',
-  'shutdown',
-  'moved',
-] as const;
-export type CloseCause = (typeof CLOSE_CAUSES)[number];
-
-export const TURN_OUTCOMES = ['exit', 'timeout', 'engine_closed', 'engine_error', 'cancelled'] as const;
-export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
-
-/** How an engine socket's admission ended: the session element, then the first turn not refused. */
-export const CONNECT_RESULTS = ['ok', 'unrecognised', 'not_enabled', 'refused', 'unavailable'] as const;
-export type ConnectResult = (typeof CONNECT_RESULTS)[number];
-export type ConnectKind = 'new' | 'reconnect';
-export type EvictionLimit = 'caller' | 'pod';
-const LIMITS = ['caller', 'pod'] as const;
 
 export const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
 export const RUN_RESULTS = ['passed', 'failed', 'cancelled', 'error'] as const;
@@ -205,7 +183,7 @@ export function createMetrics(config: MetricsConfig) {
   for (const outcome of TURN_OUTCOMES) metrics.turnDuration.zero({ outcome });
   for (const reason of REFUSAL_REASONS) metrics.refusals.inc({ reason }, 0);
   for (const cause of CLOSE_CAUSES) metrics.closes.inc({ cause }, 0);
-  for (const limit of LIMITS) metrics.evictions.inc({ limit }, 0);
+  for (const limit of EVICTION_LIMITS) metrics.evictions.inc({ limit }, 0);
   for (const result of ['hit', 'miss', 'coalesced']) metrics.authCache.inc({ result }, 0);
   for (const result of CONNECT_RESULTS) for (const kind of ['new', 'reconnect']) metrics.engineConnects.inc({ result, kind }, 0);
   for (const operation of MEMORY_OPERATIONS) for (const result of ['ok', 'error']) metrics.memoryCalls.inc({ operation, result }, 0);

@@ -1,35 +1,38 @@
-import { Agent, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { Peer } from './peer-list.js';
 import { PEER_HEADER } from './secret.js';
 
 /**
- * HTTP to the other pods, on one keep-alive agent: the internal peer routes (bounded by
- * PEER_TIMEOUT_MS) and forwarded calls (bounded by the longest a call may take on the holder).
- * Every request carries the shared secret.
+ * HTTP to the other pods, over one keep-alive pool per sibling (closed when it leaves the peer
+ * list): the internal peer routes (bounded by PEER_TIMEOUT_MS) and forwarded calls (bounded by
+ * the longest a call may take on the holder). Every request carries the shared secret.
  */
 export interface ForwardRequest {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
   authorization: string;
   accept?: string;
-  body?: unknown;
+  /** The JSON body, already encoded. */
+  body?: string;
+  /** Asked of the holder: it answers 421 instead of running the call when it no longer holds the conversation. */
+  asHolder?: boolean;
   signal?: AbortSignal;
 }
 
+/** Sent with a call forwarded to the pod believed to hold its conversation (see `asHolder`). */
+export const AS_HOLDER_HEADER = 'x-agent-test-gateway-as-holder';
+
 export class PeerClient {
-  readonly #agent: Agent;
+  readonly #pools = new Map<string, Pool>();
   readonly #secret: string;
   readonly #timeoutMs: number;
+  readonly #callTimeoutMs: number;
+  #closed = false;
 
   constructor(opts: { secret: string; timeoutMs: number; callTimeoutMs: number }) {
     this.#secret = opts.secret;
     this.#timeoutMs = opts.timeoutMs;
-    this.#agent = new Agent({
-      keepAliveTimeout: 30_000,
-      connectTimeout: opts.timeoutMs,
-      headersTimeout: opts.callTimeoutMs,
-      bodyTimeout: opts.callTimeoutMs,
-    });
+    this.#callTimeoutMs = opts.callTimeoutMs;
   }
 
   /** An internal peer route's JSON answer; throws when the peer does not answer in time (PEER_TIMEOUT_MS unless given). */
@@ -40,8 +43,7 @@ export class PeerClient {
     body?: unknown,
     timeoutMs = this.#timeoutMs,
   ): Promise<{ status: number; body: unknown }> {
-    const res = await this.#agent.request({
-      origin: peer.origin,
+    const res = await this.#pool(peer).request({
       method,
       path,
       headers: { [PEER_HEADER]: this.#secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -54,17 +56,15 @@ export class PeerClient {
 
   /** The same call on the pod that holds the conversation, marked so that it is never forwarded again. */
   forward(peer: Peer, req: ForwardRequest): Promise<Dispatcher.ResponseData> {
-    return this.#agent.request({
-      origin: peer.origin,
+    const headers: Record<string, string> = { authorization: req.authorization, [PEER_HEADER]: this.#secret };
+    if (req.accept !== undefined) headers.accept = req.accept;
+    if (req.body !== undefined) headers['content-type'] = 'application/json';
+    if (req.asHolder === true) headers[AS_HOLDER_HEADER] = '1';
+    return this.#pool(peer).request({
       method: req.method,
       path: req.path,
-      headers: {
-        authorization: req.authorization,
-        [PEER_HEADER]: this.#secret,
-        ...(req.accept === undefined ? {} : { accept: req.accept }),
-        ...(req.body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
+      headers,
+      ...(req.body === undefined ? {} : { body: req.body }),
       ...(req.signal === undefined ? {} : { signal: req.signal }),
     });
   }
@@ -78,8 +78,7 @@ export class PeerClient {
     peer: Peer,
     req: { method: 'GET' | 'POST' | 'DELETE'; path: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
   ): Promise<Dispatcher.ResponseData> {
-    return this.#agent.request({
-      origin: peer.origin,
+    return this.#pool(peer).request({
       method: req.method,
       path: req.path,
       headers: { ...req.headers, [PEER_HEADER]: this.#secret },
@@ -89,8 +88,33 @@ export class PeerClient {
     });
   }
 
+  /** A sibling left the peer list: its connections end (requests still out on them fail). */
+  drop(address: string): void {
+    const pool = this.#pools.get(address);
+    this.#pools.delete(address);
+    void pool?.destroy().catch(() => undefined);
+  }
+
   /** Ends every request still out (a notice to a hanging sibling must not hold the shutdown). */
-  close(): Promise<void> {
-    return this.#agent.destroy();
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.destroy()));
+  }
+
+  #pool(peer: Peer): Pool {
+    let pool = this.#pools.get(peer.address);
+    if (pool === undefined) {
+      if (this.#closed) throw new Error('the peer client is closed');
+      pool = new Pool(peer.origin, {
+        keepAliveTimeout: 30_000,
+        connectTimeout: this.#timeoutMs,
+        headersTimeout: this.#callTimeoutMs,
+        bodyTimeout: this.#callTimeoutMs,
+      });
+      this.#pools.set(peer.address, pool);
+    }
+    return pool;
   }
 }

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { ConversationCalls } from './calls.js';
-import { ADVISED_SECRET_CHARS } from './config.js';
+import type { Forwarder } from '../conversations/forwarder.js';
+import { ADVISED_SECRET_CHARS } from '../ops/peer-config.js';
+import { AS_HOLDER_HEADER } from './client.js';
+import { PeerForwarder } from './forwarder.js';
 import { createPeerMetrics } from './metrics.js';
 import { Peers } from './peers.js';
 import { peerRoutes } from './routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Conversation calls for every front: here, or on the sibling pod holding the conversation. */
-    conversationCalls: ConversationCalls;
     /** The other pods of the release; null on a single pod. */
     peers: Peers | null;
   }
@@ -16,16 +16,16 @@ declare module 'fastify' {
 
 /**
  * Makes the pods of a release act as one (PEERS / PEER_DNS / PEER_SECRET): peer metrics, the
- * peer list, ownership notices on every connect, the internal routes. Without peers configured
- * only `conversationCalls` is added (and `peers` is null), and every call runs on this pod.
+ * peer list, ownership notices on every connect, the internal routes, and the forwarder the
+ * conversation service sends calls to siblings with. Without peers configured `peers` is null
+ * and there is no forwarder: every call runs on this pod.
  */
-export async function installPeers(app: FastifyInstance): Promise<void> {
+export async function installPeers(app: FastifyInstance): Promise<Forwarder | undefined> {
   const { config, conversations: registry } = app;
   const metrics = createPeerMetrics(app.metrics.registry);
   if (config.peers === undefined) {
-    app.decorate('conversationCalls', new ConversationCalls({ registry }));
     app.decorate('peers', null);
-    return;
+    return undefined;
   }
   if (config.peers.secret.length < ADVISED_SECRET_CHARS) {
     app.log.warn(
@@ -34,10 +34,25 @@ export async function installPeers(app: FastifyInstance): Promise<void> {
   }
   // A forwarded call may take as long as any call on the holder: a whole turn, after signing in and connecting.
   const callTimeoutMs = config.turnBudgetMs + config.engineConnectTimeoutMs + config.platformTimeoutMs + 10_000;
-  const peers = new Peers({ config: config.peers, ownPort: config.port, callTimeoutMs, metrics, log: app.log });
+  const peers = new Peers({
+    config: config.peers,
+    ownPort: config.port,
+    callTimeoutMs,
+    holdersMax: config.rememberedConversationsMax,
+    metrics,
+    log: app.log,
+  });
   registry.onConnected((conv) => peers.announce(conv));
-  app.decorate('conversationCalls', new ConversationCalls({ registry, peers: { peers, metrics, secret: config.peers.secret } }));
   app.decorate('peers', peers);
   app.addHook('onClose', () => peers.close());
-  await app.register(peerRoutes({ registry, metrics, secret: config.peers.secret, peers }));
+  // A call sent to this pod as the holder, which no longer holds the conversation: 421, so the
+  // sibling asks again rather than this pod reconnecting it while another holds it.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.headers[AS_HOLDER_HEADER] === undefined || !peers.isForwarded(request.headers)) return;
+    const sessionId = (request.params as { session_id?: unknown } | undefined)?.session_id;
+    if (typeof sessionId !== 'string' || registry.ownership(sessionId.toLowerCase())?.held === true) return;
+    return reply.code(421).send();
+  });
+  await app.register(peerRoutes({ registry, metrics, peers }));
+  return new PeerForwarder({ peers, metrics });
 }

@@ -9,10 +9,11 @@ export type LookupResult = (typeof LOOKUP_RESULTS)[number];
 
 /**
  * answered: the holder answered (any status); fallback: it had gone or was shutting down, so this
- * pod ran the call; failed: an answer broke off (also counted as answered); cancelled: the
- * caller hung up.
+ * pod ran the call (or, when the holder was only remembered, asked the siblings again); moved:
+ * the remembered holder no longer held the conversation, so the siblings were asked again;
+ * failed: an answer broke off (also counted as answered); cancelled: the caller hung up.
  */
-export const FORWARD_OUTCOMES = ['answered', 'fallback', 'failed', 'cancelled'] as const;
+export const FORWARD_OUTCOMES = ['answered', 'fallback', 'moved', 'failed', 'cancelled'] as const;
 export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number];
 
 export const NOTICE_RESULTS = ['sent', 'failed', 'dropped'] as const;
@@ -29,7 +30,7 @@ export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gatew
     }),
     forwarded: new Counter({
       name: `${prefix}peer_forwarded_calls_total`,
-      help: 'Calls forwarded to the peer holding the conversation, by outcome (answered, fallback: run here after all, failed: the answer broke off, cancelled: the caller hung up).',
+      help: 'Calls forwarded to the peer holding the conversation, by outcome (answered, fallback: run here after all, moved: the remembered holder no longer held it, failed: the answer broke off, cancelled: the caller hung up).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),

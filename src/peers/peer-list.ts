@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PeerAddress, PeerConfig } from './config.js';
+import type { PeerAddress, PeerConfig } from '../ops/peer-config.js';
 
 /**
  * The other pods of the release: the static list and the DNS name's records, without this pod
@@ -14,6 +14,8 @@ export interface Peer {
   /** `host:port`, `[v6]:port` for IPv6: the key and the base of the peer's URL. */
   address: string;
   origin: string;
+  host: string;
+  port: number;
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', 'localhost.localdomain']);
@@ -28,20 +30,20 @@ function ownHosts(): Set<string> {
 
 function toPeer({ host, port }: PeerAddress): Peer {
   const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  return { address, origin: `http://${address}` };
+  return { address, origin: `http://${address}`, host, port };
 }
 
 export class PeerList {
   readonly #config: PeerConfig;
   readonly #ownPort: number;
   readonly #log: FastifyBaseLogger;
-  readonly #onChange: (count: number) => void;
+  readonly #onChange: (peers: readonly Peer[]) => void;
   readonly #own = ownHosts();
   #resolved: PeerAddress[] = [];
   #peers: Peer[] = [];
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(config: PeerConfig, ownPort: number, log: FastifyBaseLogger, onChange: (count: number) => void) {
+  constructor(config: PeerConfig, ownPort: number, log: FastifyBaseLogger, onChange: (peers: readonly Peer[]) => void) {
     this.#config = config;
     this.#ownPort = ownPort;
     this.#log = log;
@@ -94,6 +96,6 @@ export class PeerList {
     if (this.#peers.map((p) => p.address).join(',') !== before) {
       this.#log.info({ event: 'peers_changed', peers: this.#peers.length }, 'peers changed');
     }
-    this.#onChange(this.#peers.length);
+    this.#onChange(this.#peers);
   }
 }

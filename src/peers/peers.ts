@@ -1,18 +1,16 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Conversation } from '../conversations/conversation.js';
 import { ownershipOf, type Ownership } from '../conversations/remembered.js';
-import type { PeerConfig } from './config.js';
+import type { PeerConfig } from '../ops/peer-config.js';
 import { PeerClient } from './client.js';
 import type { LookupResult, PeerMetrics } from './metrics.js';
 import { BoundedQueue } from './notices.js';
 import { PeerList, type Peer } from './peer-list.js';
+import { PEER_HEADER, secretCheck } from './secret.js';
 import { ownershipFromWire, ownershipToWire } from './wire.js';
 
-/**
- * The other pods of the release, as this pod uses them: who holds or knows a session (asked in
- * parallel, bounded by PEER_TIMEOUT_MS: a peer that does not answer in time does not know),
- * ownership notices (fire-and-forget), and the conversations a caller has on each of them.
- */
+/** The internal peer routes (./routes.ts). */
 export const PEER_PATHS = {
   session: (sessionId: string) => `/internal/peer/sessions/${sessionId}`,
   notices: '/internal/peer/notices',
@@ -35,47 +33,107 @@ const NOTICE_BACKLOG = 1_000;
 /** Nobody waits for a notice, so a busy sibling gets longer than a lookup's PEER_TIMEOUT_MS to take it. */
 const NOTICE_TIMEOUT_MS = 5_000;
 
+/**
+ * The other pods of the release, as this pod uses them: who holds or knows a session (asked in
+ * parallel, bounded by PEER_TIMEOUT_MS: a peer that does not answer in time does not know),
+ * ownership notices (fire-and-forget), and the conversations a caller has on each of them. It
+ * remembers which sibling holds a session (from lookups and notices), so that the calls of a
+ * conversation held elsewhere go there without asking every sibling each time; the memory is
+ * dropped on a miss and when the sibling leaves the list.
+ */
 export class Peers {
   readonly client: PeerClient;
   readonly #list: PeerList;
+  /** Session id → the sibling last known to hold it. */
+  readonly #holders: LRUCache<string, Peer>;
   readonly #metrics: PeerMetrics;
   readonly #log: FastifyBaseLogger;
   readonly #notices = new Map<string, BoundedQueue>();
+  readonly #ownPort: number;
+  /** The siblings' addresses at the last change of the list. */
+  #known = new Set<string>();
+  readonly #fromPeer: (header: string | string[] | undefined) => boolean;
   /** Whether this pod holds an MCP session: the MCP endpoint tells, once it is installed. */
   #holdsMcpSession: (mcpSessionId: string) => boolean = () => false;
 
-  constructor(deps: { config: PeerConfig; ownPort: number; callTimeoutMs: number; metrics: PeerMetrics; log: FastifyBaseLogger }) {
+  constructor(deps: {
+    config: PeerConfig;
+    ownPort: number;
+    callTimeoutMs: number;
+    /** How many sessions' holders are remembered at most. */
+    holdersMax: number;
+    metrics: PeerMetrics;
+    log: FastifyBaseLogger;
+  }) {
     this.#metrics = deps.metrics;
     this.#log = deps.log;
+    this.#ownPort = deps.ownPort;
+    this.#fromPeer = secretCheck(deps.config.secret);
+    this.#holders = new LRUCache({ max: deps.holdersMax });
     this.client = new PeerClient({ secret: deps.config.secret, timeoutMs: deps.config.timeoutMs, callTimeoutMs: deps.callTimeoutMs });
-    this.#list = new PeerList(deps.config, deps.ownPort, deps.log, (count) => deps.metrics.peers.set(count));
+    this.#list = new PeerList(deps.config, deps.ownPort, deps.log, (peers) => this.#listChanged(peers));
   }
 
   get list(): readonly Peer[] {
     return this.#list.peers;
   }
 
-  /** Asks every peer at once; settles at the first holder, or when all answered or timed out. */
+  /** Whether an HTTP call's headers mark it as forwarded by a sibling (with the release's secret). */
+  isForwarded(headers: Record<string, string | string[] | undefined>): boolean {
+    return this.#fromPeer(headers[PEER_HEADER]);
+  }
+
+  /**
+   * Asks every peer at once; settles at the first holder, or when all answered or timed out. The
+   * holder found is remembered; none found, the memory of one is dropped.
+   */
   whereabouts(sessionId: string): Promise<Whereabouts> {
     const peers = this.#list.peers;
     const found: Whereabouts = {};
     return new Promise((resolve) => {
       let left = peers.length;
-      if (left === 0) resolve(found);
+      const settle = () => {
+        if (found.holder === undefined) this.#holders.delete(sessionId);
+        else this.#holders.set(sessionId, found.holder.peer);
+        resolve(found);
+      };
+      if (left === 0) settle();
       for (const peer of peers) {
         void this.#ask(peer, sessionId).then((answer) => {
           if (answer?.state === 'held' && found.holder === undefined) {
             found.holder = { peer, owner: answer.owner };
-            resolve(found);
+            settle();
           } else if (answer !== undefined) {
             found.known ??= answer.owner;
             if (answer.state === 'closed') found.closer ??= peer;
           }
           left -= 1;
-          if (left === 0) resolve(found);
+          if (left === 0 && found.holder === undefined) settle();
         });
       }
     });
+  }
+
+  /** The sibling last known to hold a session: it may have closed or lost it since. */
+  rememberedHolder(sessionId: string): Peer | undefined {
+    return this.#holders.get(sessionId);
+  }
+
+  /** A call to the remembered holder missed (it no longer holds the session, or did not answer). */
+  forgetHolder(sessionId: string, peer: Peer): void {
+    if (this.#holders.peek(sessionId)?.address === peer.address) this.#holders.delete(sessionId);
+  }
+
+  /**
+   * A sibling's ownership notice: it holds the session now. The sibling is the peer at the
+   * notice's source address and the port it names; one this pod cannot tell leaves no memory, so
+   * the next call asks.
+   */
+  heardHolder(sessionId: string, from: { ip: string; port: number | undefined }): void {
+    const ip = from.ip.replace(/^::ffff:/, '').toLowerCase();
+    const peer = this.#list.peers.find((p) => p.port === from.port && p.host.toLowerCase() === ip);
+    if (peer === undefined) this.#holders.delete(sessionId);
+    else this.#holders.set(sessionId, peer);
   }
 
   /** The MCP endpoint answers the peers' MCP session lookups with this. */
@@ -99,7 +157,7 @@ export class Peers {
 
   /** Tells every peer who owns a conversation that just connected here; never awaited. */
   announce(conv: Conversation): void {
-    const notice = ownershipToWire(ownershipOf(conv, conv.sessionId!));
+    const notice = { ...ownershipToWire(ownershipOf(conv, conv.sessionId!)), holder_port: this.#ownPort };
     for (const peer of this.#list.peers) {
       let queue = this.#notices.get(peer.address);
       if (queue === undefined) {
@@ -137,6 +195,14 @@ export class Peers {
   async close(): Promise<void> {
     this.#list.close();
     await this.client.close();
+  }
+
+  #listChanged(peers: readonly Peer[]): void {
+    this.#metrics.peers.set(peers.length);
+    const staying = new Set(peers.map((p) => p.address));
+    for (const address of this.#known) if (!staying.has(address)) this.client.drop(address);
+    this.#known = staying;
+    for (const [sessionId, peer] of this.#holders.entries()) if (!staying.has(peer.address)) this.#holders.delete(sessionId);
   }
 
   async #ask(peer: Peer, sessionId: string): Promise<{ state: 'held' | 'closed' | 'known'; owner: Ownership } | undefined> {

@@ -1,26 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { ConversationRegistry } from '../conversations/registry.js';
+import { conversationView } from '../conversations/views.js';
 import { GatewayError } from '../errors.js';
-import { conversationView } from '../routes/views.js';
-import { parse, sessionIdSchema } from '../schemas/requests.js';
+import { mcpSessionIdSchema, parse, sessionIdSchema } from '../schemas/requests.js';
 import type { PeerMetrics } from './metrics.js';
 import type { Peers } from './peers.js';
-import { PEER_HEADER, secretCheck } from './secret.js';
 import { ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
-
-/** An Mcp-Session-Id as the MCP transport allows it: visible ASCII. */
-export const mcpSessionIdSchema = z.string().regex(/^[\x21-\x7E]{1,256}$/, 'visible ASCII, at most 256 characters');
 
 /**
  * The routes sibling pods call: lookups (conversations, MCP sessions), ownership notices, a caller's conversations. Only with
  * the release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
  */
-export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; secret: string; peers: Peers }) {
-  const fromPeer = secretCheck(deps.secret);
+export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; peers: Peers }) {
   return async (app: FastifyInstance): Promise<void> => {
     app.addHook('onRequest', async (request) => {
-      if (!fromPeer(request.headers[PEER_HEADER])) {
+      if (!deps.peers.isForwarded(request.headers)) {
         throw new GatewayError('unauthenticated', 'Peer routes answer only the pods of this release (the peer secret).');
       }
     });
@@ -45,6 +40,8 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
           'An ownership notice needs session_id, caller_id, agent, settings, turns and created_at.',
         );
       deps.metrics.noticesReceived.inc();
+      const port = (request.body as { holder_port?: unknown }).holder_port;
+      deps.peers.heardHolder(owner.sessionId, { ip: request.ip, port: typeof port === 'number' ? port : undefined });
       deps.registry.remember(owner);
       return reply.code(204).send();
     });

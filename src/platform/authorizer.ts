@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { AgentRef } from '../schemas/requests.js';
 import type { PlatformClient, Revision, Role } from './client.js';
 import { CoalescingCache } from './coalescing-cache.js';
 
@@ -11,22 +11,6 @@ import { CoalescingCache } from './coalescing-cache.js';
  * a claim read from the token), and whether it may run an agent (Viewer or better on the
  * agent's project, a tenant role falling through) and which revision that means.
  */
-export interface Caller {
-  /** The platform user id: the owner of conversations. */
-  id: string;
-  /** Forwarded to the platform only. */
-  readonly token: string;
-}
-
-export interface AgentAccess {
-  /** The engine key without `agent:`, e.g. `coach` or `coach.7`. */
-  agentKey: string;
-  revision: number;
-  projectId: string;
-  /** The project is closed to anonymous sessions: the engine test identity signs in. */
-  signIn: boolean;
-}
-
 export interface Authorizer {
   authenticate(authorization: string | undefined): Promise<Caller>;
   /** Viewer or better on the agent's project, and a revision the engine may run. */

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
-import type { AgentAccess, Caller } from '../platform/authorizer.js';
-import type { AgentRef } from '../schemas/requests.js';
 
 /**
  * Every /v1 route needs a bearer token. Its mere presence is checked before the input (so a

@@ -1,17 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
 import { GatewayError } from '../errors.js';
-import type { CallContext, TurnCall } from '../peers/calls.js';
-import type { Caller } from '../platform/authorizer.js';
+import type { CallContext, TurnCall } from '../conversations/service.js';
 import { INTRO } from '../schemas/connect.js';
-import { agentParams, conversationParams, parse, startBody, turnBody, type AgentRef } from '../schemas/requests.js';
+import { agentParams, conversationParams, parse, startBody, turnBody } from '../schemas/requests.js';
 import { authenticate, authorizeAgent, authorizeViewer, requireToken } from './access.js';
 import { answerLongCall } from './streaming.js';
-import type { TurnResultView } from './views.js';
+import type { TurnResultView } from '../conversations/views.js';
 
 /**
- * The live test conversation routes: route (validate, authorize) → registry (find or open the
- * conversation, run the turn over its socket) → route (shape the result).
+ * The live test conversation routes: route (validate, authorize) → conversation service (run the
+ * call here or on the pod holding the conversation; the registry finds or opens it and runs the
+ * turn over its socket; the service shapes the result) → route (answer as JSON or NDJSON).
  */
 export async function conversationRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
@@ -21,7 +22,7 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     const { line = INTRO, ...connect } = parse(startBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
     return answerTurn(request, reply, 201, line, (turn) =>
-      app.conversationCalls.start({ ...callOf(request, caller, agent), access, connect, ...turn }),
+      app.conversationService.start({ ...callOf(request, caller, agent), access, connect, ...turn }),
     );
   });
 
@@ -30,27 +31,27 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     const { line, ...connect } = parse(turnBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
     return answerTurn(request, reply, 200, line, (turn) =>
-      app.conversationCalls.turn({ ...callOf(request, caller, agent, session_id), access, connect, ...turn }),
+      app.conversationService.turn({ ...callOf(request, caller, agent, session_id), access, connect, ...turn }),
     );
   });
 
   app.get('/v1/agents/:agent/conversations/:session_id', async (request) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
     const caller = await authorizeViewer(app, request, agent);
-    return app.conversationCalls.get(callOf(request, caller, agent, session_id));
+    return app.conversationService.get(callOf(request, caller, agent, session_id));
   });
 
   app.delete('/v1/agents/:agent/conversations/:session_id', { onRequest: refuseBody }, async (request, reply) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
     const caller = await authorizeViewer(app, request, agent);
-    const note = await app.conversationCalls.close(callOf(request, caller, agent, session_id));
+    const note = await app.conversationService.close(callOf(request, caller, agent, session_id));
     // 204 has no body: the note travels in a header, and a later GET shows it too.
     return reply.code(204).header('x-conversation-note', note).send();
   });
 
   app.get('/v1/conversations', async (request) => {
     const caller = await authenticate(app, request);
-    return { conversations: await app.conversationCalls.list(caller) };
+    return { conversations: await app.conversationService.list(caller) };
   });
 
   /** Who calls, for which conversation: what a call needs to run here or on the pod holding it. */
@@ -59,7 +60,7 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     authorization: request.headers.authorization!,
     agent,
     sessionId,
-    forwarded: app.conversationCalls.isForwarded(request.headers),
+    forwarded: app.peers?.isForwarded(request.headers) === true,
   });
 }
 
@@ -92,19 +93,24 @@ function answerTurn(
   reply: FastifyReply,
   status: 200 | 201,
   line: string,
-  run: (turn: Pick<TurnCall, 'line' | 'signal' | 'onElement'>) => Promise<TurnResultView>,
+  run: (turn: Pick<TurnCall, 'line' | 'signal' | 'onElement' | 'relayElementLine'>) => Promise<TurnResultView>,
 ): Promise<FastifyReply> {
   return answerLongCall(request, reply, {
     status,
     finalKey: 'result',
     hangUpNote: 'The turn was cancelled: the caller hung up before it ended.',
-    headersFor: (lineOrBody): Record<string, string> => {
-      const sessionId = status === 201 ? startedSession(lineOrBody) : undefined;
-      return sessionId === undefined ? {} : { location: locationOf(request, sessionId) };
-    },
-    run: async ({ signal, emit }) => {
+    // A start's Location names its session; a turn's answer has no header of its own.
+    ...(status === 201
+      ? {
+          headersFor: (lineOrBody: object): Record<string, string> => {
+            const sessionId = startedSession(lineOrBody);
+            return sessionId === undefined ? {} : { location: locationOf(request, sessionId) };
+          },
+        }
+      : {}),
+    run: async ({ signal, emit, relay }) => {
       const onElement = emit && ((element: Element) => emit({ element }));
-      return run({ line, signal, ...(onElement ? { onElement } : {}) });
+      return run({ line, signal, ...(onElement ? { onElement } : {}), ...(relay ? { relayElementLine: relay } : {}) });
     },
   });
 }

@@ -20,6 +20,8 @@ export interface LongCall {
   signal: AbortSignal;
   /** Streams one line; undefined when the caller asked for plain JSON. */
   emit: ((line: Record<string, unknown>) => void) | undefined;
+  /** With `emit`: streams one line already encoded (a sibling's, passed on as it came), without its newline. */
+  relay: ((encoded: string) => void) | undefined;
 }
 
 export interface LongCallOptions<T extends object> {
@@ -44,20 +46,21 @@ export async function answerLongCall<T extends object>(
   reply.raw.on('close', onClose);
 
   let stream: PassThrough | undefined;
-  const emit = wantsStream(request)
-    ? (line: Record<string, unknown>) => {
-        if (stream === undefined) {
-          stream = new PassThrough();
-          reply.code(o.status).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
-          reply.headers(o.headersFor?.(line) ?? {});
-          void reply.send(stream);
-        }
-        stream.write(`${JSON.stringify(line)}\n`);
-      }
-    : undefined;
+  const write = (encoded: string, line: () => object): void => {
+    if (stream === undefined) {
+      stream = new PassThrough();
+      reply.code(o.status).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
+      if (o.headersFor !== undefined) reply.headers(o.headersFor(line()));
+      void reply.send(stream);
+    }
+    stream.write(`${encoded}\n`);
+  };
+  const streamed = wantsStream(request);
+  const emit = streamed ? (line: Record<string, unknown>) => write(JSON.stringify(line), () => line) : undefined;
+  const relay = streamed ? (encoded: string) => write(encoded, () => JSON.parse(encoded) as object) : undefined;
 
   try {
-    const body = await o.run({ signal: hangUp.signal, emit });
+    const body = await o.run({ signal: hangUp.signal, emit, relay });
     if (stream !== undefined) {
       stream.end(`${JSON.stringify({ [o.finalKey]: body })}\n`);
       return reply;

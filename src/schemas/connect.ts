@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEVICE_NAMESPACE } from '../domain/vocabulary.js';
 
 /**
  * Caller input rules (openapi.yaml, start and turn bodies). Every rule message names its field, and a value
@@ -40,8 +41,6 @@ const nameSchema = (field: string) =>
     .min(1, { error: `${field} must not be empty` })
     .refine((name) => withinChars(name, MAX_NAME_CHARS), { error: `${field} must be at most ${MAX_NAME_CHARS} characters` })
     .regex(NAME_CHARS, { error: `${field} ${NAME_RULE}` });
-
-export const DEVICE_NAMESPACE = 'mcp:';
 
 /** `alice` → `mcp:alice`; `mcp:alice` stays; `client:bob` → `mcp:client:bob`. */
 export const forceDeviceNamespace = (ref: string): string => (ref.startsWith(DEVICE_NAMESPACE) ? ref : `${DEVICE_NAMESPACE}${ref}`);
@@ -117,51 +116,3 @@ export const connectFields = {
   run_label: nameSchema('run_label').nullish(),
   time_offset: timeOffsetSchema.nullish(),
 };
-
-export type ConnectInput = {
-  locale?: string | undefined;
-  device_ref?: string | undefined;
-  time_zone?: string | null | undefined;
-  run_label?: string | null | undefined;
-  time_offset?: string | null | undefined;
-};
-
-/** What the engine is told at connect time; the same for the whole conversation. */
-export interface ConnectSettings {
-  deviceRef: string;
-  locale: string;
-  timeZone: string | null;
-  runLabel: string | null;
-  timeOffset: string | null;
-}
-
-export const DEFAULT_LOCALE = 'en-US';
-
-export const settingsFrom = (input: ConnectInput, freshDevice: () => string): ConnectSettings => ({
-  deviceRef: input.device_ref ?? freshDevice(),
-  locale: input.locale ?? DEFAULT_LOCALE,
-  timeZone: input.time_zone ?? null,
-  runLabel: input.run_label ?? null,
-  timeOffset: input.time_offset ?? null,
-});
-
-/** The settings in the API's own words (snake_case), as results and errors show them. */
-export const settingsView = (settings: ConnectSettings) => ({
-  device_ref: settings.deviceRef,
-  locale: settings.locale,
-  time_zone: settings.timeZone,
-  run_label: settings.runLabel,
-  time_offset: settings.timeOffset,
-});
-
-/** The connect fields a later call asks for that differ from the conversation's own. */
-export function conflictingSettings(fixed: ConnectSettings, input: ConnectInput): string[] {
-  const asked: Array<[string, string | null | undefined, string | null]> = [
-    ['locale', input.locale, fixed.locale],
-    ['device_ref', input.device_ref, fixed.deviceRef],
-    ['time_zone', input.time_zone, fixed.timeZone],
-    ['run_label', input.run_label, fixed.runLabel],
-    ['time_offset', input.time_offset, fixed.timeOffset],
-  ];
-  return asked.filter(([, value, own]) => value !== undefined && value !== own).map(([field]) => field);
-}

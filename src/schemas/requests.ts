@@ -1,13 +1,7 @@
 import { z } from 'zod';
+import type { AgentRef } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
 import { connectFields, deviceRefSchema, lineSchema } from './connect.js';
-
-/** `{agent}` in a path: `ref` or `ref.N`. The engine key is the same text. */
-export interface AgentRef {
-  ref: string;
-  revision: number | null;
-  key: string;
-}
 
 const AGENT = /^([A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*)*)(?:\.([1-9][0-9]{0,8}))?$/;
 export const agentSchema = z
@@ -32,6 +26,9 @@ export const sessionIdSchema = z
     error: 'session_id must be the engine session id, a UUID',
   })
   .transform((id) => id.toLowerCase());
+
+/** An Mcp-Session-Id as the MCP transport allows it: visible ASCII. */
+export const mcpSessionIdSchema = z.string().regex(/^[\x21-\x7E]{1,256}$/, 'visible ASCII, at most 256 characters');
 
 export const agentParams = z.object({ agent: agentSchema });
 export const conversationParams = z.object({ agent: agentSchema, session_id: sessionIdSchema });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { connectFields, lineSchema, withinChars, type ConnectInput } from '../schemas/connect.js';
-import { agentSchema, type AgentRef } from '../schemas/requests.js';
+import type { AgentRef, ConnectInput } from '../domain/vocabulary.js';
+import { connectFields, lineSchema, withinChars } from '../schemas/connect.js';
+import { agentSchema } from '../schemas/requests.js';
 import { ALWAYS, crossCheck, defaultName } from './cross-check.js';
 
 /**

@@ -1,6 +1,6 @@
+import type { AgentRef } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
 import type { Metrics, RunResult } from '../ops/metrics.js';
-import type { AgentRef } from '../schemas/requests.js';
 import { parseHttpSuite, type HttpMemory, type Suite } from './format.js';
 import type { RunReport } from './report.js';
 

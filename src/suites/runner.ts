@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { type AgentAccess, type Caller, settingsFrom } from '../domain/vocabulary.js';
 import type { Conversation } from '../conversations/conversation.js';
 import { closeNotes, END_OF_CONVERSATION_NOTE, type ConversationRegistry, type TurnResult } from '../conversations/registry.js';
 import type { EngineAdapter } from '../engine/adapter.js';
@@ -7,8 +8,6 @@ import { summarize } from '../engine/elements.js';
 import { isGatewayError } from '../errors.js';
 import { snapshotMemory } from '../memory/snapshots.js';
 import type { Config } from '../ops/config.js';
-import type { AgentAccess, Caller } from '../platform/authorizer.js';
-import { settingsFrom } from '../schemas/connect.js';
 import { conversationEndedEarly, evaluate, failTurn, skipTurn } from './expectations.js';
 import type { HttpMemory, Suite, SuiteConversation } from './format.js';
 import { totalsOf, type ConversationReport, type MemoryReport, type RunReport, type TurnEvent, type TurnReport } from './report.js';

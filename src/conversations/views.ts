@@ -1,7 +1,8 @@
-import type { Conversation } from '../conversations/conversation.js';
-import { closeNotes, type TurnResult } from '../conversations/registry.js';
+import { settingsView } from '../domain/vocabulary.js';
+import type { Conversation } from './conversation.js';
+import { closeNotes } from './notes.js';
+import type { TurnResult } from './registry.js';
 import { summarize } from '../engine/elements.js';
-import { settingsView } from '../schemas/connect.js';
 
 /** The API's shapes of a conversation and a turn (openapi.yaml: Conversation, TurnResult). */
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
