@@ -66,3 +66,22 @@ export class GatewayError extends Error {
 }
 
 export const isGatewayError = (err: unknown): err is GatewayError => err instanceof GatewayError;
+
+/** One broken input rule: the field (a dotted path, or the part: body, path, query) and the rule it breaks. */
+export interface Problem {
+  field: string;
+  rule: string;
+}
+
+/**
+ * 400 invalid_request for input that breaks one or more rules: the first rule is the message,
+ * every problem is in `details.problems`. `outcome` says what did not happen (by default, that
+ * nothing was sent to the engine).
+ */
+export function invalidRequest(problems: [Problem, ...Problem[]], outcome = 'nothing was sent to the engine'): GatewayError {
+  return new GatewayError('invalid_request', `${problems[0].rule}; ${outcome}`, { problems });
+}
+
+/** 503 shutting_down: this pod drains; `what` is the call to retry elsewhere. */
+export const shuttingDown = (what = 'retry on another pod'): GatewayError =>
+  new GatewayError('shutting_down', `This gateway pod is shutting down; ${what}.`);

@@ -2,44 +2,153 @@ import type { CloseCause, ConnectSettings } from '../domain/vocabulary.js';
 import type { EngineSocket, TurnRecord } from '../engine/socket.js';
 
 /**
- * A conversation: one engine session held by one caller for one agent. Its states are explicit
- * and only the registry moves it between them:
- *   connecting → idle ⇄ busy → closed, and closed → connecting again on a reconnect.
+ * A conversation's states:
+ *   connecting → busy ⇄ idle → closed, connecting → closed, and closed → connecting again on a reconnect.
  */
 export type ConversationState = 'connecting' | 'idle' | 'busy' | 'closed';
 
+const NEXT: Record<ConversationState, readonly ConversationState[]> = {
+  connecting: ['connecting', 'busy', 'closed'],
+  busy: ['idle', 'closed'],
+  idle: ['busy', 'closed'],
+  closed: ['connecting'],
+};
+
+/**
+ * A conversation: one engine session held by one caller for one agent. Everyone reads it; only
+ * the registry moves it, through the transitions below (a state change that is not one throws),
+ * so its fields are never written from outside.
+ */
 export class Conversation {
-  /** The engine session id; unknown until the first connect's session element arrives. */
-  sessionId: string | undefined;
   readonly callerId: string;
   /** The agent as called: `coach` or `coach.7`; the engine key without `agent:`. */
   readonly agent: string;
   readonly settings: ConnectSettings;
   readonly createdAt: number;
-  state: ConversationState = 'connecting';
-  socket: EngineSocket | undefined;
-  turns = 0;
-  lastTurnAt: number | undefined;
-  /** Last time a turn started or ended: the order in which idle conversations are evicted. */
-  lastUsedAt = Date.now();
-  closeCause: CloseCause | undefined;
-  closedAt: number | undefined;
-  endedByAgent = false;
-  /** A sibling pod holds it (an ownership notice): this pod does not, or no longer after this turn. */
-  heldElsewhere = false;
-  idleTimer: NodeJS.Timeout | undefined;
+  #sessionId: string | undefined;
+  #state: ConversationState = 'connecting';
+  #socket: EngineSocket | undefined;
+  #turns = 0;
+  #lastTurnAt: number | undefined;
+  #lastUsedAt = Date.now();
+  #closeCause: CloseCause | undefined;
+  #closedAt: number | undefined;
+  #endedByAgent = false;
+  #heldElsewhere = false;
+  #idleTimer: NodeJS.Timeout | undefined;
 
   constructor(init: { callerId: string; agent: string; settings: ConnectSettings; sessionId?: string; createdAt?: number }) {
     this.createdAt = init.createdAt ?? Date.now();
     this.callerId = init.callerId;
     this.agent = init.agent;
     this.settings = init.settings;
-    this.sessionId = init.sessionId;
+    this.#sessionId = init.sessionId;
+  }
+
+  /** A conversation a sibling pod holds (its ownership notice): closed here, with the turns it had. */
+  static heldElsewhere(init: {
+    sessionId: string;
+    callerId: string;
+    agent: string;
+    settings: ConnectSettings;
+    turns: number;
+    createdAt: number;
+  }): Conversation {
+    const conv = new Conversation(init);
+    conv.#state = 'closed';
+    conv.#turns = init.turns;
+    conv.#heldElsewhere = true;
+    return conv;
+  }
+
+  /** The engine session id; unknown until the first connect's session element arrives. */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  get state(): ConversationState {
+    return this.#state;
+  }
+
+  /** The engine socket while the conversation holds one. */
+  get socket(): EngineSocket | undefined {
+    return this.#socket;
+  }
+
+  get turns(): number {
+    return this.#turns;
+  }
+
+  get lastTurnAt(): number | undefined {
+    return this.#lastTurnAt;
+  }
+
+  /** Last time a turn started or ended: the order in which idle conversations are evicted. */
+  get lastUsedAt(): number {
+    return this.#lastUsedAt;
+  }
+
+  get closeCause(): CloseCause | undefined {
+    return this.#closeCause;
+  }
+
+  get closedAt(): number | undefined {
+    return this.#closedAt;
+  }
+
+  get endedByAgent(): boolean {
+    return this.#endedByAgent;
+  }
+
+  /** A sibling pod holds it (an ownership notice): this pod does not, or no longer after this turn. */
+  get heldElsewhere(): boolean {
+    return this.#heldElsewhere;
   }
 
   idleSeconds(now = Date.now()): number {
-    if (this.state === 'busy' || this.state === 'connecting') return 0;
-    return Math.max(0, Math.round((now - this.lastUsedAt) / 1000));
+    if (this.#state === 'busy' || this.#state === 'connecting') return 0;
+    return Math.max(0, Math.round((now - this.#lastUsedAt) / 1000));
+  }
+
+  /** The one state change; `idle` closes the conversation after its idle time unless it moves on first. */
+  moveTo(state: ConversationState, idle?: { afterMs: number; close: () => void }): void {
+    if (!NEXT[this.#state].includes(state)) throw new Error(`a conversation does not go from ${this.#state} to ${state}`);
+    if (this.#state === 'idle') clearTimeout(this.#idleTimer);
+    if (state === 'idle' && idle !== undefined) {
+      this.#idleTimer = setTimeout(idle.close, idle.afterMs);
+      this.#idleTimer.unref();
+    }
+    if (state === 'busy' || state === 'idle') this.#lastUsedAt = Date.now();
+    this.#state = state;
+  }
+
+  /** Its socket is open (a start or a reconnect): it is held here, and whatever closed it before is over. */
+  connected(socket: EngineSocket): void {
+    this.#socket = socket;
+    this.#sessionId = socket.sessionId;
+    this.#closeCause = undefined;
+    this.#closedAt = undefined;
+    this.#heldElsewhere = false;
+  }
+
+  turnEnded(record: TurnRecord): void {
+    this.#turns += 1;
+    this.#lastTurnAt = Date.now();
+    this.#endedByAgent = record.endedByAgent;
+  }
+
+  /** A sibling reconnected it while a turn runs here: this pod lets it go once the turn has ended. */
+  movedElsewhere(): void {
+    this.#heldElsewhere = true;
+  }
+
+  /** Closed (after `moveTo('closed')`): answers the socket to close, which it no longer holds. */
+  closedBy(cause: CloseCause): EngineSocket | undefined {
+    const socket = this.#socket;
+    this.#closeCause = cause;
+    this.#closedAt = Date.now();
+    this.#socket = undefined;
+    return socket;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { CloseCause } from '../domain/vocabulary.js';
+import type { TurnRecord } from '../engine/socket.js';
 import type { Conversation } from './conversation.js';
 
 /** The plain sentences results and views carry about a conversation's connection. */
@@ -35,5 +36,16 @@ const PREVIOUSLY = {
   unknown: 'this pod did not hold it: another pod or a restart',
 } as const;
 
-export const reconnectNote = (sessionId: string, previously: keyof typeof PREVIOUSLY): string =>
+/** Where the conversation was before a turn reconnected it. */
+export type Previously = keyof typeof PREVIOUSLY;
+
+const reconnectNote = (sessionId: string, previously: Previously): string =>
   `This turn opened a new socket to the existing engine session ${sessionId} (${PREVIOUSLY[previously]}): the engine kept its messages but not the earlier turns' planning.`;
+
+/** A turn's notes: the engine's, then (first) a reconnect's, then (last) how its conversation closed, if it did. */
+export function turnNotes(conv: Conversation, record: TurnRecord, reconnectedFrom: Previously | undefined): string[] {
+  const notes = [...record.notes];
+  if (reconnectedFrom !== undefined) notes.unshift(reconnectNote(conv.sessionId!, reconnectedFrom));
+  if (conv.state === 'closed') notes.push(...closeNotes(conv).filter((n) => !notes.includes(n)));
+  return notes;
+}

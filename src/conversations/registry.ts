@@ -1,28 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import {
-  type AgentAccess,
-  type Caller,
-  type CloseCause,
   conflictingSettings,
-  type ConnectInput,
   DEVICE_NAMESPACE,
   settingsFrom,
   settingsView,
+  type AgentAccess,
+  type Caller,
+  type CloseCause,
+  type ConnectInput,
+  type EvictionLimit,
 } from '../domain/vocabulary.js';
 import type { EngineAdapter } from '../engine/adapter.js';
 import type { Element } from '../engine/elements.js';
-import type { EngineSocket, TurnRecord } from '../engine/socket.js';
-import { GatewayError } from '../errors.js';
+import type { TurnRecord } from '../engine/socket.js';
+import { GatewayError, shuttingDown } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
-import { causeOf, Conversation, leastRecentlyUsedIdle, type ConversationState } from './conversation.js';
+import { Admission } from './admission.js';
+import { causeOf, Conversation, type ConversationState } from './conversation.js';
+import { turnNotes, type Previously } from './notes.js';
+import { ownershipOf, RememberedConversations, type Ownership } from './remembered.js';
 
-/**
- * The pod-local pool of engine sockets and the in-memory registry of conversations. Every state
- * transition of a conversation happens here, synchronously between awaits, so limits, ownership
- * and "is a turn running?" have one answer even when requests race.
- */
 export interface TurnRequest {
   line: string;
   signal?: AbortSignal;
@@ -37,23 +36,21 @@ export interface TurnResult {
   notes: string[];
 }
 
-import { closeNotes, reconnectNote } from './notes.js';
-import { ownershipOf, RememberedConversations, type Ownership } from './remembered.js';
-
-export { closeNotes, END_OF_CONVERSATION_NOTE } from './notes.js';
-
+/**
+ * The pod-local pool of engine sockets and the in-memory registry of conversations. Every state
+ * transition of a conversation happens here, synchronously between awaits, so limits, ownership
+ * and "is a turn running?" have one answer even when requests race. The places for sockets are
+ * counted by ./admission.ts, the conversations it holds no socket for are remembered by
+ * ./remembered.ts, and the sentences a result carries come from ./notes.ts.
+ */
 export class ConversationRegistry {
   readonly #config: Config;
   readonly #engine: EngineAdapter;
   readonly #metrics: Metrics;
   readonly #log: FastifyBaseLogger;
-  /** Conversations holding (or opening) a socket. */
-  readonly #open = new Set<Conversation>();
-  readonly #byCaller = new Map<string, Set<Conversation>>();
+  readonly #admission: Admission;
   /** Open conversations whose session id is known, and reconnects under way. */
   readonly #live = new Map<string, Conversation>();
-  /** Sockets the gateway closed whose close handshake is not over, with their caller: they still count. */
-  readonly #closing = new Map<EngineSocket, string>();
   /** Closed conversations: still refused to others, and reconnected with their first settings. */
   readonly #remembered: RememberedConversations;
   readonly #connected: Array<(conv: Conversation) => void> = [];
@@ -66,10 +63,11 @@ export class ConversationRegistry {
     this.#metrics = deps.metrics;
     this.#log = deps.log;
     this.#remembered = new RememberedConversations(deps.config.rememberedConversationsMax, deps.config.rememberedConversationsTtlMs);
+    this.#admission = new Admission(deps.config, (conv, limit) => this.#evict(conv, limit));
   }
 
   get stats(): { open: number; busy: number; remembered: number; draining: boolean } {
-    return { open: this.#open.size, busy: this.#busy, remembered: this.#remembered.size, draining: this.#draining };
+    return { open: this.#admission.size, busy: this.#busy, remembered: this.#remembered.size, draining: this.#draining };
   }
 
   /** Called whenever a conversation connects here (a start or a reconnect): the peers are told. */
@@ -99,7 +97,7 @@ export class ConversationRegistry {
   remember(owner: Ownership): void {
     const live = this.#live.get(owner.sessionId);
     if (live !== undefined && live.state !== 'idle') {
-      live.heldElsewhere = true;
+      live.movedElsewhere();
       return;
     }
     if (live !== undefined) this.#close(live, 'moved', false);
@@ -171,7 +169,7 @@ export class ConversationRegistry {
 
   /** Every conversation on the pod, open and remembered (for the debug page). */
   all(): Conversation[] {
-    const open = [...this.#open].filter((c) => c.sessionId !== undefined);
+    const open = this.#admission.conversations().filter((c) => c.sessionId !== undefined);
     return [...open, ...this.#remembered.closedHere()].sort((a, b) => b.createdAt - a.createdAt);
   }
 
@@ -186,18 +184,15 @@ export class ConversationRegistry {
     while (this.#busyOrConnecting() && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
     }
-    for (const conv of [...this.#open]) this.#close(conv, 'shutdown');
+    for (const conv of this.#admission.conversations()) this.#close(conv, 'shutdown');
   }
 
   #busyOrConnecting(): boolean {
-    for (const conv of this.#open) if (conv.state !== 'idle') return true;
-    return false;
+    return this.#admission.conversations().some((conv) => conv.state !== 'idle');
   }
 
   #refuseWhileDraining(): void {
-    if (this.#draining) {
-      throw new GatewayError('shutting_down', 'This gateway pod is shutting down; retry on another pod.');
-    }
+    if (this.#draining) throw shuttingDown();
   }
 
   #checkOwner(conv: Conversation, caller: Caller, agentKey: string): void {
@@ -225,67 +220,18 @@ export class ConversationRegistry {
   /** Reserves a place for a new socket, evicting the least recently used idle conversation if needed. */
   #admit(conv: Conversation): void {
     this.#refuseWhileDraining();
-    const mine = this.#byCaller.get(conv.callerId) ?? new Set<Conversation>();
-    if (mine.size >= this.#config.maxConversationsPerCaller) {
-      const victim = leastRecentlyUsedIdle(mine);
-      if (victim === undefined) {
-        throw new GatewayError(
-          'caller_conversation_limit',
-          `You already have ${mine.size} open conversations with a turn running or connecting (the limit is ${this.#config.maxConversationsPerCaller}); close one (DELETE) or wait for a turn to end.`,
-        );
-      }
-      this.#evict(victim, 'caller');
-    }
-    if (this.#open.size >= this.#config.maxConversationsPerPod) {
-      const victim = leastRecentlyUsedIdle(this.#open);
-      if (victim === undefined) {
-        throw new GatewayError(
-          'pod_conversation_limit',
-          `This pod holds ${this.#open.size} conversations, all busy (the limit is ${this.#config.maxConversationsPerPod}); retry shortly.`,
-        );
-      }
-      this.#evict(victim, 'pod');
-    }
+    this.#admission.makeRoom(conv.callerId);
     this.#setState(conv, 'connecting');
-    this.#open.add(conv);
-    this.#byCaller.set(conv.callerId, mine.add(conv));
+    this.#admission.enter(conv);
     if (conv.sessionId !== undefined) this.#live.set(conv.sessionId, conv);
     this.#publish();
-  }
-
-  /**
-   * The limits count engine sockets, not only conversations: a socket closed a moment ago keeps
-   * its place until its close handshake is over; one that outlasts the connect timeout is ended.
-   */
-  async #roomForSocket(conv: Conversation): Promise<void> {
-    const deadline = Date.now() + this.#config.engineConnectTimeoutMs;
-    for (;;) {
-      const closingMine = [...this.#closing].filter(([, callerId]) => callerId === conv.callerId).map(([socket]) => socket);
-      const blocking =
-        (this.#byCaller.get(conv.callerId)?.size ?? 0) + closingMine.length > this.#config.maxConversationsPerCaller
-          ? closingMine
-          : this.#open.size + this.#closing.size > this.#config.maxConversationsPerPod
-            ? [...this.#closing.keys()]
-            : [];
-      if (blocking.length === 0) return;
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        for (const socket of blocking) socket.terminate();
-        await Promise.all(blocking.map((socket) => socket.whenEnded()));
-      } else {
-        await firstOrAfter(
-          blocking.map((socket) => socket.whenEnded()),
-          left,
-        );
-      }
-    }
   }
 
   async #connect(conv: Conversation, access: AgentAccess): Promise<void> {
     const reconnect = conv.sessionId;
     let socket;
     try {
-      await this.#roomForSocket(conv);
+      await this.#admission.roomForSocket(conv);
       socket = await this.#engine.connect({
         agentKey: access.agentKey,
         settings: conv.settings,
@@ -299,13 +245,9 @@ export class ConversationRegistry {
     if (conv.state !== 'connecting') {
       // Shut down while connecting.
       socket.close(1001, 'going away');
-      throw new GatewayError('shutting_down', 'This gateway pod is shutting down; retry on another pod.');
+      throw shuttingDown();
     }
-    conv.socket = socket;
-    conv.sessionId = socket.sessionId;
-    conv.closeCause = undefined;
-    conv.closedAt = undefined;
-    conv.heldElsewhere = false;
+    conv.connected(socket);
     this.#live.set(socket.sessionId, conv);
     this.#remembered.delete(socket.sessionId);
     socket.onClose(() => this.#close(conv, conv.endedByAgent ? 'agent_ended' : 'engine_closed'));
@@ -316,12 +258,7 @@ export class ConversationRegistry {
     for (const listener of this.#connected) listener(conv);
   }
 
-  async #runTurn(
-    conv: Conversation,
-    turn: TurnRequest,
-    reconnected: boolean,
-    previously?: Parameters<typeof reconnectNote>[1],
-  ): Promise<TurnResult> {
+  async #runTurn(conv: Conversation, turn: TurnRequest, reconnected: boolean, previously: Previously = 'unknown'): Promise<TurnResult> {
     const socket = conv.socket!;
     this.#setState(conv, 'busy');
     const record = await socket.runTurn(turn.line, {
@@ -339,22 +276,17 @@ export class ConversationRegistry {
       this.#close(conv, 'turn_failed', false);
       throw record.refusal;
     }
-    conv.turns += 1;
-    conv.lastTurnAt = Date.now();
-    conv.endedByAgent = record.endedByAgent;
+    conv.turnEnded(record);
     if (conv.state === 'busy') {
       if (record.outcome === 'exit' && !record.endedByAgent) this.#setState(conv, 'idle');
       else this.#close(conv, causeOf(record));
     }
     // A sibling reconnected it during this turn.
     if (conv.heldElsewhere && conv.state === 'idle') this.remember(ownershipOf(conv, conv.sessionId!));
-    const notes = [...record.notes];
-    if (reconnected) notes.unshift(reconnectNote(conv.sessionId!, previously ?? 'unknown'));
-    if (conv.state === 'closed') notes.push(...closeNotes(conv).filter((n) => !notes.includes(n)));
-    return { conversation: conv, record, reconnected, notes };
+    return { conversation: conv, record, reconnected, notes: turnNotes(conv, record, reconnected ? previously : undefined) };
   }
 
-  #evict(conv: Conversation, limit: 'caller' | 'pod'): void {
+  #evict(conv: Conversation, limit: EvictionLimit): void {
     this.#metrics.evictions.inc({ limit });
     this.#log.info({ event: 'conversation_evicted', session_id: conv.sessionId, limit }, 'conversation evicted');
     this.#close(conv, 'evicted');
@@ -364,17 +296,12 @@ export class ConversationRegistry {
   #close(conv: Conversation, cause: CloseCause, remember = true): void {
     if (conv.state === 'closed') return;
     this.#setState(conv, 'closed');
-    conv.closeCause = cause;
-    conv.closedAt = Date.now();
-    this.#forget(conv);
-    const socket = conv.socket;
+    const socket = conv.closedBy(cause);
+    this.#forget(conv, socket);
     if (socket !== undefined) {
-      this.#closing.set(socket, conv.callerId);
-      void socket.whenEnded().then(() => this.#closing.delete(socket));
       if (cause === 'shutdown') socket.close(1001, 'going away');
       else socket.close(1000);
     }
-    conv.socket = undefined;
     if (remember && conv.sessionId !== undefined) this.#remembered.set(conv.sessionId, conv);
     this.#metrics.closes.inc({ cause });
     this.#log.info({ event: 'conversation_closed', session_id: conv.sessionId, cause }, 'conversation closed');
@@ -388,39 +315,20 @@ export class ConversationRegistry {
     this.#publish();
   }
 
-  #forget(conv: Conversation): void {
-    this.#open.delete(conv);
-    const mine = this.#byCaller.get(conv.callerId);
-    mine?.delete(conv);
-    if (mine?.size === 0) this.#byCaller.delete(conv.callerId);
+  #forget(conv: Conversation, closing?: Parameters<Admission['leave']>[1]): void {
+    this.#admission.leave(conv, closing);
     if (conv.sessionId !== undefined && this.#live.get(conv.sessionId) === conv) this.#live.delete(conv.sessionId);
   }
 
   #setState(conv: Conversation, state: ConversationState): void {
     if (conv.state === 'busy') this.#busy -= 1;
     if (state === 'busy') this.#busy += 1;
-    if (conv.state === 'idle') clearTimeout(conv.idleTimer);
-    if (state === 'idle') {
-      conv.idleTimer = setTimeout(() => this.#close(conv, 'idle'), this.#config.idleCloseMs);
-      conv.idleTimer.unref();
-    }
-    if (state === 'busy' || state === 'idle') conv.lastUsedAt = Date.now();
-    conv.state = state;
+    conv.moveTo(state, state === 'idle' ? { afterMs: this.#config.idleCloseMs, close: () => this.#close(conv, 'idle') } : undefined);
     this.#metrics.busyConversations.set(this.#busy);
   }
 
   #publish(): void {
-    this.#metrics.openConversations.set(this.#open.size);
+    this.#metrics.openConversations.set(this.#admission.size);
     this.#metrics.rememberedConversations.set(this.#remembered.size);
   }
-}
-
-function firstOrAfter(promises: Array<Promise<void>>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void Promise.race(promises).then(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }

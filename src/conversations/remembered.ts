@@ -52,11 +52,7 @@ export class RememberedConversations {
 
   /** A sibling's ownership notice: a closed conversation this pod never held. */
   fromNotice(owner: Ownership): void {
-    const conv = new Conversation({ ...owner });
-    conv.state = 'closed';
-    conv.turns = owner.turns;
-    conv.heldElsewhere = true;
-    this.#cache.set(owner.sessionId, conv);
+    this.#cache.set(owner.sessionId, Conversation.heldElsewhere(owner));
   }
 
   /** The conversations this pod closed itself (a notice's are listed by the pod that held them). */

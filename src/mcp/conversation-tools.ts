@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
-import { GatewayError } from '../errors.js';
+import { invalidRequest } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
 import type { TurnResultView } from '../conversations/views.js';
@@ -51,7 +51,7 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
         const { agent, line, session_id, ...connect } = args;
         if (session_id !== undefined && line === undefined) {
           const rule = 'line is required to continue a conversation (with session_id)';
-          throw new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field: 'line', rule }] });
+          throw invalidRequest([{ field: 'line', rule }]);
         }
         const caller = callerOf(extra);
         const access = await app.authorizer.authorize(caller, agent);

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
+import { invalidRequest, shuttingDown } from '../errors.js';
 import { agentSchema } from '../schemas/requests.js';
 import type { RunReport, TurnEvent } from '../suites/report.js';
 import { countRun, suiteToRun } from '../suites/request.js';
@@ -21,7 +21,7 @@ function suiteData(suite: string | Record<string, unknown>): unknown {
     return parseYaml(suite, { maxAliasCount: 100 });
   } catch (err) {
     const rule = `suite must be valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`;
-    throw new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field: 'suite', rule }] });
+    throw invalidRequest([{ field: 'suite', rule }]);
   }
 }
 
@@ -50,7 +50,7 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
         const data = suiteData(args.suite);
         const { suite, agent } = suiteToRun(data, args.agent);
         if (app.conversations.stats.draining) {
-          throw new GatewayError('shutting_down', 'This gateway pod is shutting down; retry the run on another pod.');
+          throw shuttingDown('retry the run on another pod');
         }
         const caller = callerOf(extra);
         const access = await app.authorizer.authorize(caller, agent);

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError, invalidRequest, isGatewayError } from '../errors.js';
 import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
 
 /**
@@ -82,7 +82,7 @@ function badPathParameter(
   const rule = tooLong
     ? `${field} is too long: over ${maxParamLength} characters in the path`
     : `${field} must be valid percent-encoded UTF-8`;
-  return new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field, rule }] });
+  return invalidRequest([{ field, rule }]);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { GatewayError } from '../errors.js';
+import { GatewayError, shuttingDown } from '../errors.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
 import { agentParams, parse } from '../schemas/requests.js';
 import type { TurnEvent } from '../suites/report.js';
@@ -30,7 +30,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     }
     const { suite } = suiteToRun(body, agent);
     if (app.conversations.stats.draining) {
-      throw new GatewayError('shutting_down', 'This gateway pod is shutting down; retry the run on another pod.');
+      throw shuttingDown('retry the run on another pod');
     }
     const { caller, access } = await authorizeAgent(app, request, agent);
 

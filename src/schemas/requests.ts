@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AgentRef } from '../domain/vocabulary.js';
-import { GatewayError } from '../errors.js';
+import { invalidRequest } from '../errors.js';
 import { connectFields, deviceRefSchema, lineSchema } from './connect.js';
 
 const AGENT = /^([A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*)*)(?:\.([1-9][0-9]{0,8}))?$/;
@@ -65,10 +65,9 @@ function bodyError(issue: { code: string; input?: unknown; keys?: string[] }): s
 export function parse<S extends z.ZodType>(schema: S, value: unknown, part: 'body' | 'path' | 'query'): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => ({
+  const [first, ...rest] = result.error.issues.map((issue) => ({
     field: issue.path.length > 0 ? issue.path.join('.') : part,
     rule: issue.message,
   }));
-  const first = problems[0]!;
-  throw new GatewayError('invalid_request', `${first.rule}; nothing was sent to the engine`, { problems });
+  throw invalidRequest([first!, ...rest]);
 }
