@@ -3,8 +3,8 @@
 // handling and logger as the real gateway; no registry: connect, run the turn, close.
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import { type AgentRef, type ConnectSettings, DEVICE_NAMESPACE, settingsFrom } from '../src/domain/vocabulary.js';
 import { loggerOptions } from '../src/app.js';
+import { type AgentRef, type ConnectSettings, DEVICE_NAMESPACE, settingsFrom } from '../src/domain/vocabulary.js';
 import { createEngineAdapter } from '../src/engine/adapter.js';
 import { summarize } from '../src/engine/elements.js';
 import type { TurnRecord } from '../src/engine/socket.js';

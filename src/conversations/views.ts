@@ -1,12 +1,12 @@
 import { settingsView } from '../domain/vocabulary.js';
+import { summarize } from '../engine/elements.js';
 import type { Conversation } from './conversation.js';
 import { closeNotes } from './notes.js';
 import type { TurnResult } from './registry.js';
-import { summarize } from '../engine/elements.js';
 
-/** The API's shapes of a conversation and a turn (openapi.yaml: Conversation, TurnResult). */
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
+/** A conversation in the API's shape (openapi.yaml: Conversation). */
 export function conversationView(conv: Conversation, now = Date.now()) {
   return {
     session_id: conv.sessionId!,
@@ -26,6 +26,7 @@ export function conversationView(conv: Conversation, now = Date.now()) {
   };
 }
 
+/** A turn's result in the API's shape (openapi.yaml: TurnResult). */
 export function turnResultView(result: TurnResult, line: string) {
   const { conversation: conv, record } = result;
   const summary = summarize(record.elements);

@@ -3,8 +3,8 @@ import { GatewayError } from '../errors.js';
 import { createJsonClient, UpstreamError } from '../http/json-client.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
-import { openEngineSocket, type EngineSocket } from './socket.js';
 import { socketUrl } from './socket-url.js';
+import { openEngineSocket, type EngineSocket } from './socket.js';
 
 /**
  * The engine adapter: everything the service says to the engine, the pipeline socket and the

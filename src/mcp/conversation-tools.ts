@@ -1,12 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { TurnResultView } from '../conversations/views.js';
 import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
 import { invalidRequest } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
-import type { TurnResultView } from '../conversations/views.js';
 import { conversationListOutput, conversationOutput, turnResultOutput } from './outputs.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { settingsFrom, settingsView } from '../domain/vocabulary.js';
 import type { Ownership } from '../conversations/remembered.js';
+import { settingsFrom, settingsView } from '../domain/vocabulary.js';
 import { deviceRefSchema, localeSchema, timeOffsetSchema, timeZoneSchema } from '../schemas/connect.js';
 import { agentSchema, sessionIdSchema } from '../schemas/requests.js';
 

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CallContext, TurnCall } from '../conversations/service.js';
+import type { TurnResultView } from '../conversations/views.js';
 import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
 import { GatewayError } from '../errors.js';
-import type { CallContext, TurnCall } from '../conversations/service.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentParams, conversationParams, parse, startBody, turnBody } from '../schemas/requests.js';
 import { authenticate, authorizeAgent, authorizeViewer, requireToken } from './access.js';
 import { answerLongCall } from './streaming.js';
-import type { TurnResultView } from '../conversations/views.js';
 
 /**
  * The live test conversation routes: route (validate, authorize) → conversation service (run the

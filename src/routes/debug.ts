@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Conversation } from '../conversations/conversation.js';
-import { GatewayError } from '../errors.js';
 import { conversationView } from '../conversations/views.js';
+import { GatewayError } from '../errors.js';
 
 /**
  * The live debug page, for engineers reaching one pod through `kubectl port-forward`: every

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { type AgentAccess, type Caller, settingsFrom } from '../domain/vocabulary.js';
 import type { Conversation } from '../conversations/conversation.js';
 import { closeNotes, END_OF_CONVERSATION_NOTE } from '../conversations/notes.js';
 import type { ConversationRegistry, TurnResult } from '../conversations/registry.js';
+import { type AgentAccess, type Caller, settingsFrom } from '../domain/vocabulary.js';
 import type { EngineAdapter } from '../engine/adapter.js';
 import { summarize } from '../engine/elements.js';
 import { isGatewayError } from '../errors.js';
