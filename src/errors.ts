@@ -78,7 +78,7 @@ export interface Problem {
  * every problem is in `details.problems`. `outcome` says what did not happen (by default, that
  * nothing was sent to the engine).
  */
-export function invalidRequest(problems: [Problem, ...Problem[]], outcome = 'nothing was sent to the engine'): GatewayError {
+export function invalidRequest(problems: readonly [Problem, ...Problem[]], outcome = 'nothing was sent to the engine'): GatewayError {
   return new GatewayError('invalid_request', `${problems[0].rule}; ${outcome}`, { problems });
 }
 

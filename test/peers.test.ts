@@ -237,7 +237,11 @@ t.test('three pods act as one', async (t) => {
   await t.test('the holder moved: a stale memory of it costs one more lookup, never a wrong answer', async (t) => {
     const id = await pods.open(1);
     await eventually(() => pods.apps.every((app) => app.conversations.ownership(id) !== undefined));
+    const port = (pod: number) => new URL(pods.urls[pod]!).port;
+    await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${port(1)}`);
     t.equal((await pods.call(1, 'DELETE', convPath(id))).status, 204, 'closed on pod 1');
+    await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id) === undefined);
+    t.pass("pod 1's close notice: pod 0 forgets it as the holder");
     const reconnected = await pods.call(2, 'POST', turnPath(id), { body: { line: 'planning?' } });
     t.equal(reconnected.body.conversation.reconnected, true, 'reconnected on pod 2');
     await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${new URL(pods.urls[2]!).port}`);

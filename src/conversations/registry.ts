@@ -54,6 +54,7 @@ export class ConversationRegistry {
   /** Closed conversations: still refused to others, and reconnected with their first settings. */
   readonly #remembered: RememberedConversations;
   readonly #connected: Array<(conv: Conversation) => void> = [];
+  readonly #closed: Array<(sessionId: string) => void> = [];
   #busy = 0;
   #draining = false;
 
@@ -73,6 +74,11 @@ export class ConversationRegistry {
   /** Called whenever a conversation connects here (a start or a reconnect): the peers are told. */
   onConnected(listener: (conv: Conversation) => void): void {
     this.#connected.push(listener);
+  }
+
+  /** Called whenever a conversation this pod held closes: the peers are told. */
+  onClosed(listener: (sessionId: string) => void): void {
+    this.#closed.push(listener);
   }
 
   /**
@@ -306,6 +312,7 @@ export class ConversationRegistry {
     this.#metrics.closes.inc({ cause });
     this.#log.info({ event: 'conversation_closed', session_id: conv.sessionId, cause }, 'conversation closed');
     this.#publish();
+    if (conv.sessionId !== undefined) for (const listener of this.#closed) listener(conv.sessionId);
   }
 
   /** A connect that failed: give the place back; a remembered conversation stays as it was. */

@@ -43,6 +43,7 @@ export async function installPeers(app: FastifyInstance): Promise<Forwarder | un
     log: app.log,
   });
   registry.onConnected((conv) => peers.announce(conv));
+  registry.onClosed((sessionId) => peers.announceClosed(sessionId));
   app.decorate('peers', peers);
   app.addHook('onClose', () => peers.close());
   // A call sent to this pod as the holder, which no longer holds the conversation: 421, so the

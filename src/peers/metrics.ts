@@ -36,13 +36,13 @@ export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gatew
     }),
     noticesSent: new Counter({
       name: `${prefix}peer_ownership_notices_sent_total`,
-      help: 'Ownership notices to peers, by result (dropped: the bounded queue was full).',
+      help: 'Ownership notices (a connect or a close here) to peers, by result (dropped: the bounded queue was full).',
       labelNames: ['result'] as const,
       registers: [registry],
     }),
     noticesReceived: new Counter({
       name: `${prefix}peer_ownership_notices_received_total`,
-      help: 'Ownership notices received from peers.',
+      help: 'Ownership notices (a connect or a close there) received from peers.',
       registers: [registry],
     }),
     peers: new Gauge({

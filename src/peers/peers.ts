@@ -18,6 +18,12 @@ export const PEER_PATHS = {
   mcpSession: (mcpSessionId: string) => `/internal/peer/mcp-sessions/${encodeURIComponent(mcpSessionId)}`,
 };
 
+/** Where a notice came from: its source address, and the port its sender says it listens on. */
+export interface NoticeSource {
+  ip: string;
+  port: number | undefined;
+}
+
 export interface Whereabouts {
   /** A peer holds the socket: the call runs there. */
   holder?: { peer: Peer; owner: Ownership };
@@ -129,11 +135,22 @@ export class Peers {
    * notice's source address and the port it names; one this pod cannot tell leaves no memory, so
    * the next call asks.
    */
-  heardHolder(sessionId: string, from: { ip: string; port: number | undefined }): void {
-    const ip = from.ip.replace(/^::ffff:/, '').toLowerCase();
-    const peer = this.#list.peers.find((p) => p.port === from.port && p.host.toLowerCase() === ip);
+  heardHolder(sessionId: string, from: NoticeSource): void {
+    const peer = this.#peerAt(from);
     if (peer === undefined) this.#holders.delete(sessionId);
     else this.#holders.set(sessionId, peer);
+  }
+
+  /** A sibling's close notice: if it was the remembered holder, it no longer is. */
+  heardClosed(sessionId: string, from: NoticeSource): void {
+    const peer = this.#peerAt(from);
+    if (peer === undefined || this.#holders.peek(sessionId)?.address === peer.address) this.#holders.delete(sessionId);
+  }
+
+  /** The sibling that sent a notice: the peer at its source address and the port it names. */
+  #peerAt(from: NoticeSource): Peer | undefined {
+    const ip = from.ip.replace(/^::ffff:/, '').toLowerCase();
+    return this.#list.peers.find((p) => p.port === from.port && p.host.toLowerCase() === ip);
   }
 
   /** The MCP endpoint answers the peers' MCP session lookups with this. */
@@ -157,7 +174,15 @@ export class Peers {
 
   /** Tells every peer who owns a conversation that just connected here; never awaited. */
   announce(conv: Conversation): void {
-    const notice = { ...ownershipToWire(ownershipOf(conv, conv.sessionId!)), holder_port: this.#ownPort };
+    this.#tell({ ...ownershipToWire(ownershipOf(conv, conv.sessionId!)), holder_port: this.#ownPort });
+  }
+
+  /** Tells every peer that this pod no longer holds a conversation (it closed); never awaited. */
+  announceClosed(sessionId: string): void {
+    this.#tell({ session_id: sessionId, closed: true, holder_port: this.#ownPort });
+  }
+
+  #tell(notice: object): void {
     for (const peer of this.#list.peers) {
       let queue = this.#notices.get(peer.address);
       if (queue === undefined) {

@@ -6,10 +6,10 @@ import { GatewayError } from '../errors.js';
 import { mcpSessionIdSchema, parse, sessionIdSchema } from '../schemas/requests.js';
 import type { PeerMetrics } from './metrics.js';
 import type { Peers } from './peers.js';
-import { ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
+import { closeNoticeFromWire, ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
 
 /**
- * The routes sibling pods call: lookups (conversations, MCP sessions), ownership notices, a caller's conversations. Only with
+ * The routes sibling pods call: lookups (conversations, MCP sessions), ownership notices (connects and closes), a caller's conversations. Only with
  * the release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
  */
 export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; peers: Peers }) {
@@ -33,6 +33,14 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
     });
 
     app.post('/internal/peer/notices', async (request, reply) => {
+      const port = (request.body as { holder_port?: unknown } | null)?.holder_port;
+      const from = { ip: request.ip, port: typeof port === 'number' ? port : undefined };
+      const closed = closeNoticeFromWire(request.body);
+      if (closed !== undefined) {
+        deps.metrics.noticesReceived.inc();
+        deps.peers.heardClosed(closed, from);
+        return reply.code(204).send();
+      }
       const owner = ownershipFromWire(request.body);
       if (owner === undefined)
         throw new GatewayError(
@@ -40,8 +48,7 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
           'An ownership notice needs session_id, caller_id, agent, settings, turns and created_at.',
         );
       deps.metrics.noticesReceived.inc();
-      const port = (request.body as { holder_port?: unknown }).holder_port;
-      deps.peers.heardHolder(owner.sessionId, { ip: request.ip, port: typeof port === 'number' ? port : undefined });
+      deps.peers.heardHolder(owner.sessionId, from);
       deps.registry.remember(owner);
       return reply.code(204).send();
     });

@@ -49,6 +49,14 @@ export function ownershipFromWire(value: unknown): Ownership | undefined {
   };
 }
 
+const closeNoticeSchema = z.object({ session_id: sessionIdSchema, closed: z.literal(true) });
+
+/** The session a sibling's close notice names (it no longer holds it), or undefined when the body is not one. */
+export function closeNoticeFromWire(value: unknown): string | undefined {
+  const parsed = closeNoticeSchema.safeParse(value);
+  return parsed.success ? parsed.data.session_id : undefined;
+}
+
 /**
  * A lookup's answer: `held` (its socket is there), `closed` (it held it and closed it), `known`
  * (from an ownership notice), `unknown`.
