@@ -9,8 +9,9 @@ import type { Peers } from './peers.js';
 import { closeNoticeFromWire, ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
 
 /**
- * The routes sibling pods call: lookups (conversations, MCP sessions), ownership notices (connects and closes), a caller's conversations. Only with
- * the release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
+ * The routes sibling pods call: lookups (conversations, MCP sessions), ownership notices (connects
+ * and closes; each names the port its sender listens on), a caller's conversations. Only with the
+ * release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
  */
 export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; peers: Peers }) {
   return async (app: FastifyInstance): Promise<void> => {
