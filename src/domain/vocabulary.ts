@@ -73,7 +73,7 @@ export interface ConnectSettings {
   timeOffset: string | null;
 }
 
-export const DEFAULT_LOCALE = 'en-US';
+const DEFAULT_LOCALE = 'en-US';
 
 /** Every simulated device ref lives under this namespace. */
 export const DEVICE_NAMESPACE = 'mcp:';
