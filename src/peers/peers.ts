@@ -45,7 +45,7 @@ const NOTICE_TIMEOUT_MS = 5_000;
  * ownership notices (fire-and-forget), and the conversations a caller has on each of them. It
  * remembers which sibling holds a session (from lookups and notices), so that the calls of a
  * conversation held elsewhere go there without asking every sibling each time; the memory is
- * dropped on a miss and when the sibling leaves the list.
+ * dropped on the holder's close notice, on a miss, and when the sibling leaves the list.
  */
 export class Peers {
   readonly client: PeerClient;
