@@ -283,7 +283,7 @@ async function main(): Promise<void> {
   const pad = (s: string | number, n: number) => String(s).padStart(n);
   const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
   const cpu = (r: RunFigures) =>
-    ['client', 'gateway', 'sims'].map((k) => pad(r.cpu_us_per_turn[k] === undefined ? '-' : r.cpu_us_per_turn[k]!, 6)).join('');
+    ['client', 'gateway', 'sims'].map((k) => pad(r.cpu_us_per_turn[k] === undefined ? '-' : r.cpu_us_per_turn[k], 6)).join('');
   const out = [
     `agent-test-gateway bench — ${host.nproc} CPUs (${host.cpu}), node ${host.node}${CPU_PROF ? ' — PROFILED: figures distorted' : ''}${QUICK ? ' — QUICK' : ''}`,
     `load average before ${host.loadavg_before.join(' ')}, after ${host.loadavg_after.join(' ')}${host.loadavg_before[0]! > 1 ? ' — other work was running: figures are disturbed' : ''}`,

@@ -28,7 +28,7 @@ declare module 'fastify' {
 }
 
 /** Secrets are removed from log lines by path, structurally, not by remembering. */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   `req.headers["${PEER_HEADER}"]`,

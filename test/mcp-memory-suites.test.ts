@@ -7,7 +7,7 @@ import { mcpClient, textOf } from './support/mcp.js';
  * Memory and suites over MCP: a snapshot, a restore only when confirmed (through elicitation when
  * the client offers it, else `confirm: true`), and a suite run with a failing expectation.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 type Json = any;
 
 const restores = (s: Stack) => s.engine.record.memoryRequests.filter((r) => r.path === '/api/memory/restore').length;

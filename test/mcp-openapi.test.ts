@@ -7,7 +7,7 @@ import { startStack, type Answer } from './support/stack.js';
 import { mcpClient } from './support/mcp.js';
 
 /** The HTTP side of /mcp and its metadata, as the gateway answers it, against openapi.yaml. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 type Json = any;
 const doc: Json = parseYaml(readFileSync(new URL('../openapi.yaml', import.meta.url), 'utf8'));
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });

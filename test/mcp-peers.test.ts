@@ -9,7 +9,6 @@ import { textOf } from './support/mcp.js';
 import { freePort, PEER_SECRET, startHangingPeer, startPods, type Pods } from './support/peers.js';
 import { eventually, UUID } from './support/stack.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 /** An MCP client behind a round-robin balancer: request n goes to pod n mod the number of pods. */

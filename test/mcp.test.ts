@@ -7,7 +7,7 @@ import { mcpClient, textOf } from './support/mcp.js';
  * gateway and the simulators: the tools, a conversation over one engine socket, the # guard,
  * progress, ownership and the 401 that starts an MCP client's OAuth flow.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 type Json = any;
 const testAgentSchema = ({ tools }: { tools: Json[] }) => tools.find((tool) => tool.name === 'test_agent').inputSchema;
 

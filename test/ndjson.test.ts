@@ -11,7 +11,7 @@ import { eventually, startStack, UUID, type Stack } from './support/stack.js';
 interface Line {
   /** ms since the request was sent */
   at: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+
   record: any;
 }
 

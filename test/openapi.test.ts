@@ -29,11 +29,7 @@ function operation(route: string, method: Method): Json {
 }
 
 const errorCodes: string[] = doc.components.schemas.ErrorCode.enum;
-const mediaType = (header: unknown): string =>
-  String(header ?? '')
-    .split(';')[0]!
-    .trim()
-    .toLowerCase();
+const mediaType = (header: unknown): string => (typeof header === 'string' ? header : '').split(';')[0]!.trim().toLowerCase();
 
 /** Which declared (route, status) pairs and error codes the stack was made to answer. */
 const exercised = new Set<string>();

@@ -20,7 +20,7 @@ const convPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversat
 
 interface Answer {
   status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+
   body: any;
   headers: Record<string, string | string[] | undefined>;
 }

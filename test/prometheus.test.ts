@@ -51,8 +51,8 @@ interface RuleState {
 }
 
 interface Prometheus {
-  query(promql: string): Promise<Sample[]>;
-  rules(): Promise<RuleState[]>;
+  query: (promql: string) => Promise<Sample[]>;
+  rules: () => Promise<RuleState[]>;
 }
 
 async function startPrometheus(t: { teardown(fn: () => unknown): void }, target: string): Promise<Prometheus> {
@@ -203,7 +203,7 @@ t.test(
     const reasons = Object.fromEntries(byReason.map((x) => [x.metric.reason, Number(x.value[1])]));
     t.same(
       reasons,
-      Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, (refusals as Record<string, number>)[reason] ?? 0])),
+      Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, refusals[reason] ?? 0])),
       'refusals by reason = what was provoked, every other reason at 0',
     );
     const connects = Object.fromEntries(

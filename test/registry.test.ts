@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import WebSocket from 'ws';
 import { socketUrl } from '../src/engine/socket-url.js';
+import { frameText } from '../src/http/ws-frames.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 
 const turnPath = (sessionId: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${sessionId}/turns`;
@@ -175,7 +176,7 @@ t.test('limits hold under racing requests', async (t) => {
   const statuses = new Set(answers.map((a) => a.status));
   t.ok(
     [...statuses].every((status) => [201, 429, 503].includes(status)),
-    `only 201/429/503 (${[...statuses]})`,
+    `only 201/429/503 (${[...statuses].join(',')})`,
   );
   t.ok(peakCaller <= 3, `never more than 3 open for one caller (${peakCaller})`);
   t.ok(peakPod <= 5, `never more than 5 open on the pod (${peakPod})`);
@@ -221,7 +222,7 @@ t.test('a session this pod never held reconnects; an unknown one is 404', async 
   const settings = { deviceRef: 'mcp:dave', locale: 'en-US', timeZone: null, runLabel: null, timeOffset: null };
   const direct = new WebSocket(socketUrl(s.engine.url, 'coach', settings));
   const sessionId = await new Promise<string>((resolve) =>
-    direct.once('message', (data) => resolve(JSON.parse(data.toString()).sessionId)),
+    direct.once('message', (data) => resolve(JSON.parse(frameText(data)).sessionId)),
   );
   direct.close();
   const back = await s.call('POST', turnPath(sessionId), { body: { line: 'hello', device_ref: 'dave' } });

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { request } from 'undici';
 import WebSocket from 'ws';
+import { frameText } from '../src/http/ws-frames.js';
 import { startEngineSimulator, type EngineSimulator } from '../src/simulators/engine.js';
 import { startPlatformSimulator, type PlatformSimulator } from '../src/simulators/platform.js';
 import { demoWorld } from '../src/simulators/world.js';
@@ -21,7 +22,7 @@ class Client {
 
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      this.frames.push(data.toString());
+      this.frames.push(frameText(data));
       this.wake?.();
     });
     this.closed = new Promise((resolve) => ws.on('close', (code) => (resolve(code), this.wake?.())));

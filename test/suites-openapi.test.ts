@@ -12,7 +12,7 @@ import { startStack, type Answer } from './support/stack.js';
  * and content type, and the request schema agrees with the service on what a suite is.
  */
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 type Json = any;
 
 const doc: Json = parseYaml(readFileSync(`${ROOT}openapi.yaml`, 'utf8'));
@@ -39,7 +39,6 @@ const reportSchema = validator('/components/schemas/RunReport');
 const streamLineSchema = validator('/components/schemas/RunStreamLine');
 const errorSchema = validator('/components/schemas/Error');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Tap = { ok(value: any, ...rest: any[]): unknown };
 
 function conforms(tt: Tap, answer: Answer, what: string): void {

@@ -407,7 +407,7 @@ t.test('conversations run in parallel up to the caller limit, each closed with 1
   // record lags by the close handshake (a socket closed plainly counts until the engine's
   // close event), so it is checked for what it can show: every socket closed with 1000.
   const atConnect: number[] = [];
-  const connect = s.app.engine.connect;
+  const connect = s.app.engine.connect.bind(s.app.engine);
   s.app.engine.connect = (req) => {
     atConnect.push(s.app.conversations.stats.open);
     return connect(req);

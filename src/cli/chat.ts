@@ -193,7 +193,7 @@ class Chat {
         else if (typeof record.error === 'string') {
           end = {
             sessionId: this.#sessionId,
-            error: { status: res.statusCode, error: record.error, message: String(record.message ?? '') },
+            error: { status: res.statusCode, error: record.error, message: stringField(record.message) },
           };
         }
       }
@@ -216,7 +216,7 @@ class Chat {
 
   /** One element as it arrives: speech on its own line, markers for tools and shown elements. */
   #show(element: Element): void {
-    const p = isObject(element.params) ? (element.params as Json) : {};
+    const p = isObject(element.params) ? element.params : {};
     switch (element.type) {
       case 'session':
         if (typeof element.sessionId === 'string') this.#sessionId = element.sessionId.toLowerCase();
@@ -226,11 +226,11 @@ class Chat {
         if (text !== '') this.#say(`${this.#paint('bold', `${this.#opts.agent}>`)} ${text}`);
         return;
       }
-      case 'error':
-        this.#say(
-          this.#paint('red', `[engine error ${String(element.code ?? '')}${element.message ? `: ${String(element.message)}` : ''}]`),
-        );
+      case 'error': {
+        const message = stringField(element.message);
+        this.#say(this.#paint('red', `[engine error ${stringField(element.code)}${message ? `: ${message}` : ''}]`));
         return;
+      }
       case 'exit':
         if (element.sessionEnded === true) this.#say(this.#paint('dim', '[the agent ended the conversation]'));
         return;
@@ -255,8 +255,8 @@ class Chat {
   /** What the terminal should know beyond the speech: why the turn or the connection ended, reconnects. */
   #afterTurn(result: Json): void {
     if (typeof result.session_id === 'string') this.#sessionId = result.session_id;
-    const turn = isObject(result.turn) ? (result.turn as Json) : {};
-    const conversation = isObject(result.conversation) ? (result.conversation as Json) : {};
+    const turn = isObject(result.turn) ? result.turn : {};
+    const conversation = isObject(result.conversation) ? result.conversation : {};
     const notes = Array.isArray(result.notes) ? result.notes.filter((n): n is string => typeof n === 'string') : [];
     const unusual = turn.outcome !== 'exit' || conversation.connection === 'closed' || conversation.reconnected === true;
     if (unusual) for (const note of notes) this.#say(this.#paint('dim', `  note: ${note}`));
@@ -266,7 +266,7 @@ class Chat {
   }
 
   #ended(result: Json): boolean {
-    const conversation = isObject(result.conversation) ? (result.conversation as Json) : {};
+    const conversation = isObject(result.conversation) ? result.conversation : {};
     if (conversation.ended_by_agent !== true) return false;
     this.#say(this.#paint('dim', `Conversation ${this.#sessionId} ended by the agent.`));
     return true;
@@ -320,6 +320,8 @@ class Chat {
   }
 }
 
+/** A string field of an element or record, or '' when it is missing or not a string. */
+const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function elementsOf(result: Json): Element[] {

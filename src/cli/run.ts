@@ -205,7 +205,8 @@ async function post(
     }
     if (item.turn !== undefined) onTurn(item.turn as TurnEvent);
     else if (item.report !== undefined) report = item.report as RunReport;
-    else if (typeof item.error === 'string') failure = { status: 200, error: item.error, message: String(item.message ?? '') };
+    else if (typeof item.error === 'string')
+      failure = { status: 200, error: item.error, message: typeof item.message === 'string' ? item.message : '' };
   };
   try {
     for await (const line of ndjsonLines(res.body)) take(line);

@@ -5,7 +5,8 @@
  */
 export type Element = { type: string; [field: string]: unknown };
 
-export type EngineErrorCode = 'FORBIDDEN' | 'NOT_FOUND' | 'INTERNAL' | string;
+/** The engine's error code: FORBIDDEN, NOT_FOUND, INTERNAL, or one it adds later (kept as sent). */
+export type EngineErrorCode = string;
 
 /** Parses one frame; `undefined` for a frame that is not a JSON object with a string `type`. */
 export function parseElement(frame: string): Element | undefined {

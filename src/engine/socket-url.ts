@@ -8,7 +8,7 @@ import type { ConnectSettings } from '../schemas/connect.js';
  * values still carry no bare `&`, `=`, `+` or `%`, and the second pass yield the value exactly as
  * validated — so `Etc/GMT+1` stays `Etc/GMT+1` and no value can smuggle in `testMode=false`.
  */
-export const encodeForDoubleDecoding = (value: string): string => encodeURIComponent(encodeURIComponent(value));
+const encodeForDoubleDecoding = (value: string): string => encodeURIComponent(encodeURIComponent(value));
 
 export function socketUrl(engineUrl: string, agentKey: string, settings: ConnectSettings, sessionId?: string): string {
   const base = engineUrl.replace(/^http/i, 'ws');

@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { frameText } from '../http/ws-frames.js';
 import { GatewayError } from '../errors.js';
 import type { TurnOutcome } from '../ops/metrics.js';
 import { endsSession, engineError, isExit, isSession, parseElement, type Element } from './elements.js';
@@ -44,7 +45,7 @@ export interface SessionContext {
 }
 
 /** Maps an engine refusal to the API's error; the wire codes stay in this adapter. */
-export function refusalError(code: string, message: string, ctx: SessionContext): GatewayError | undefined {
+function refusalError(code: string, message: string, ctx: SessionContext): GatewayError | undefined {
   if (code === 'NOT_FOUND') {
     return new GatewayError('session_not_found', 'The engine does not know this session; start a new conversation instead.');
   }
@@ -162,7 +163,7 @@ export class EngineSocket {
   }
 
   #onFrame(data: WebSocket.RawData, isBinary: boolean): void {
-    const element = isBinary ? undefined : parseElement(data.toString());
+    const element = isBinary ? undefined : parseElement(frameText(data));
     const turn = this.#active;
     if (element === undefined) {
       const note = 'The engine sent a frame that is not a JSON element; it was skipped.';
@@ -275,7 +276,7 @@ export function openEngineSocket(
     ws.on('error', (err: Error & { code?: string }) => fail(unavailable(`could not be reached (${err.code ?? err.message})`)));
     ws.on('close', (code) => fail(unavailable(`closed the socket (code ${code}) before its session element`)));
     ws.on('message', (data, isBinary) => {
-      const element = isBinary ? undefined : parseElement(data.toString());
+      const element = isBinary ? undefined : parseElement(frameText(data));
       if (element === undefined) return;
       const failure = engineError(element);
       if (failure) {

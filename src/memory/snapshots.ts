@@ -10,7 +10,7 @@ export const RESTORE_CLEARS =
   "Restoring is the engine's own delete-then-write: it clears the user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
 
 /** The engine keeps one memory per simulated user, not per agent: `{agent}` only authorizes. */
-export const ACROSS_AGENTS =
+const ACROSS_AGENTS =
   "The memory is the simulated user's across every agent: the agent named in the call only authorized it, so the restore replaced this user's memory for all agents.";
 
 export async function snapshotMemory(engine: EngineAdapter, deviceRef: string) {

@@ -11,7 +11,7 @@ import type { Config } from './config.js';
  * reasons, route templates): never a session id, a ref, a device or a token. docs/operations.md
  * describes each one.
  */
-export const PREFIX = 'agent_test_gateway_';
+const PREFIX = 'agent_test_gateway_';
 
 export const CLOSE_CAUSES = [
   'idle',
@@ -32,11 +32,9 @@ export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 /** How an engine socket's admission ended: the session element, then the first turn not refused. */
 export const CONNECT_RESULTS = ['ok', 'unrecognised', 'not_enabled', 'refused', 'unavailable'] as const;
 export type ConnectResult = (typeof CONNECT_RESULTS)[number];
-export type ConnectKind = 'new' | 'reconnect';
-export type EvictionLimit = 'caller' | 'pod';
 const LIMITS = ['caller', 'pod'] as const;
 
-export const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
+const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
 export const RUN_RESULTS = ['passed', 'failed', 'cancelled', 'error'] as const;
 export type RunResult = (typeof RUN_RESULTS)[number];
 

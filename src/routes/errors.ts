@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
 
@@ -33,7 +33,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body.toString();
     if (text.trim() === '') return done(null, undefined);
-    parseJson(req, text, done);
+    // The default parser answers through `done`; it returns nothing to wait for.
+    void parseJson(req, text, done);
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
@@ -98,7 +99,7 @@ export function pathErrorHandler(maxParamLength: number) {
     // The router never got to match the path: ask it again with every unreadable segment made plain.
     const readable = segments.map((segment) => (unreadable(segment) ? 'x' : segment)).join('/');
     const error =
-      request.server.findRoute({ method: request.method as HTTPMethods, url: readable }) === null
+      request.server.findRoute({ method: request.method, url: readable }) === null
         ? notFound(request.method, path)
         : badPathParameter(segments, unreadable, tooLong, maxParamLength);
     countRefusal(request.server.metrics, error);

@@ -4,7 +4,7 @@ import { z } from 'zod';
  * Caller input rules (openapi.yaml, start and turn bodies). Every rule message names its field, and a value
  * that passes is sent to the engine exactly as returned here.
  */
-export const MAX_LINE_CHARS = 4000;
+const MAX_LINE_CHARS = 4000;
 const MAX_NAME_CHARS = 256;
 
 // Letters, digits and `. _ : @ -`: nothing that could mean something in a query or a path.
@@ -44,7 +44,7 @@ const nameSchema = (field: string) =>
 export const DEVICE_NAMESPACE = 'mcp:';
 
 /** `alice` → `mcp:alice`; `mcp:alice` stays; `client:bob` → `mcp:client:bob`. */
-export const forceDeviceNamespace = (ref: string): string => (ref.startsWith(DEVICE_NAMESPACE) ? ref : `${DEVICE_NAMESPACE}${ref}`);
+const forceDeviceNamespace = (ref: string): string => (ref.startsWith(DEVICE_NAMESPACE) ? ref : `${DEVICE_NAMESPACE}${ref}`);
 
 export const deviceRefSchema = nameSchema('device_ref')
   .refine((ref) => ref !== DEVICE_NAMESPACE, { error: 'device_ref must name a device after mcp:' })
@@ -135,7 +135,7 @@ export interface ConnectSettings {
   timeOffset: string | null;
 }
 
-export const DEFAULT_LOCALE = 'en-US';
+const DEFAULT_LOCALE = 'en-US';
 
 export const settingsFrom = (input: ConnectInput, freshDevice: () => string): ConnectSettings => ({
   deviceRef: input.device_ref ?? freshDevice(),

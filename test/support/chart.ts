@@ -11,7 +11,7 @@ export const templateText = (name: string): string => readFileSync(join(chartDir
  * A template's YAML with its actions taken out: a line holding only actions goes, an inline
  * action becomes TEMPLATED. Both branches of an if/else stay, so keys may repeat.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 export function skeleton(name: string): any {
   const lines = templateText(name)
     .split('\n')

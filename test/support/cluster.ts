@@ -20,14 +20,14 @@ export interface Pod {
   output(): string;
 }
 
-export function spawnPod(port: number, env: Record<string, string>): Pod {
+function spawnPod(port: number, env: Record<string, string>): Pod {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: childEnv({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { port, url: `http://127.0.0.1:${port}`, child, exited, output: () => output };
 }

@@ -11,7 +11,6 @@ import { parse as parseYaml } from 'yaml';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const OPENAPI_FILE = `${ROOT}openapi.yaml`;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
 export const doc: Json = parseYaml(readFileSync(OPENAPI_FILE, 'utf8'));

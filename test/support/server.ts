@@ -13,7 +13,7 @@ import { childEnv } from './stack.js';
 export interface Server {
   engine: EngineSimulator;
   url: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+
   call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }>;
   kill(signal: NodeJS.Signals): void;
   exited: Promise<number | null>;
@@ -38,8 +38,8 @@ export async function startServer(t: { teardown(fn: () => unknown): void }, env:
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   t.teardown(async () => {
     child.kill('SIGKILL');

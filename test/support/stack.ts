@@ -34,7 +34,7 @@ export interface CallOptions {
 export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+
   body: any;
   text: string;
 }
@@ -108,7 +108,7 @@ export async function callAt(base: string, method: string, path: string, o: Call
     ...(o.signal ? { signal: o.signal } : {}),
   });
   const text = await res.body.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
   } catch {
