@@ -3,14 +3,14 @@
 // with data, every rule healthy, and counts equal to what the workload did.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { request } from 'undici';
 import { REFUSAL_REASONS } from '../src/ops/metrics.js';
-import { eventually, startStack, type Answer, type Stack } from './support/stack.js';
+import { eventually, startStack, type Stack } from './support/stack.js';
+import { freePort, type Answer } from './support/http.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -27,14 +27,6 @@ const substitute = (expr: string) =>
     .replaceAll('$job', 'agent-test-gateway')
     .replaceAll('$namespace', '.*')
     .replaceAll('$instance', '.*');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Sample {
   metric: Record<string, string>;

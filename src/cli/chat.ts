@@ -1,9 +1,3 @@
-import { createInterface, type Interface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
-import { request } from 'undici';
-import { parseOptions, reconnectCommand, Usage, USAGE, type Options } from './chat-options.js';
-import { NDJSON, ndjsonLines } from '../http/ndjson.js';
-
 /**
  * `agent-test-gateway chat <agent>`: a conversation with an agent from a terminal, through a
  * running gateway (usually reached with `kubectl port-forward`). It opens the conversation with
@@ -13,6 +7,12 @@ import { NDJSON, ndjsonLines } from '../http/ndjson.js';
  *
  * The gateway decides what a line may be: a refused line is sent and its 400 message shown.
  */
+
+import { createInterface, type Interface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { request } from 'undici';
+import { parseOptions, reconnectCommand, Usage, USAGE, type Options } from './chat-options.js';
+import { NDJSON, ndjsonLines } from '../http/ndjson.js';
 
 export interface ChatIO {
   input: Readable;
@@ -118,7 +118,8 @@ class Chat {
         return opened.sessionId === undefined ? 1 : this.#close(1);
       }
       this.#afterTurn(opened.result);
-      this.#say(this.#paint('dim', `session ${this.#sessionId} · reconnect later with: ${reconnectCommand(this.#opts, this.#sessionId!)}`));
+      const reconnect = reconnectCommand(this.#opts, this.#sessionId!);
+      this.#say(this.#paint('dim', `session ${this.#sessionId} · reconnect later with: ${reconnect}`));
       if (this.#ended(opened.result)) return 0;
     } else {
       this.#say(`Session ${this.#sessionId} with ${agent}: your first line reconnects to it.`);

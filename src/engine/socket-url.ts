@@ -1,5 +1,3 @@
-import type { ConnectSettings } from '../schemas/connect.js';
-
 /**
  * The pipeline socket URL (docs/engine-contract.md, "The engine's pipeline socket").
  *
@@ -8,6 +6,9 @@ import type { ConnectSettings } from '../schemas/connect.js';
  * values still carry no bare `&`, `=`, `+` or `%`, and the second pass yield the value exactly as
  * validated — so `Etc/GMT+1` stays `Etc/GMT+1` and no value can smuggle in `testMode=false`.
  */
+
+import type { ConnectSettings } from '../schemas/connect.js';
+
 const encodeForDoubleDecoding = (value: string): string => encodeURIComponent(encodeURIComponent(value));
 
 export function socketUrl(engineUrl: string, agentKey: string, settings: ConnectSettings, sessionId?: string): string {

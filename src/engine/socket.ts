@@ -1,14 +1,15 @@
+/**
+ * One engine pipeline socket and its turn reader. A turn is one text frame out and elements in
+ * until the turn's own `exit` — the only reliable end of a turn, since the engine may speak
+ * again after `response-end` — or until the budget, the caller or the engine cuts it short.
+ */
+
 import WebSocket from 'ws';
 import { frameText } from '../http/ws-frames.js';
 import { GatewayError } from '../errors.js';
 import type { TurnOutcome } from '../ops/metrics.js';
 import { endsSession, engineError, isExit, isSession, parseElement, type Element } from './elements.js';
 
-/**
- * One engine pipeline socket and its turn reader. A turn is one text frame out and elements in
- * until the turn's own `exit` — the only reliable end of a turn, since the engine may speak
- * again after `response-end` — or until the budget, the caller or the engine cuts it short.
- */
 export interface TurnRecord {
   outcome: TurnOutcome;
   elements: Element[];
@@ -53,7 +54,8 @@ function refusalError(code: string, message: string, ctx: SessionContext): Gatew
   return ctx.signedIn
     ? new GatewayError(
         'identity_not_enabled',
-        `The engine knows the configured test identity but does not admit it to the project of agent:${ctx.agentKey}: it is not enabled for the project.`,
+        `The engine knows the configured test identity but does not admit it to the project of agent:${ctx.agentKey}: ` +
+          'it is not enabled for the project.',
       )
     : new GatewayError(
         'engine_refused',

@@ -1,3 +1,9 @@
+/**
+ * The project-role authorizer: who the caller is (the platform's user id for the token, never
+ * a claim read from the token), and whether it may run an agent (Viewer or better on the
+ * agent's project, a tenant role falling through) and which revision that means.
+ */
+
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
@@ -6,11 +12,6 @@ import type { AgentRef } from '../schemas/requests.js';
 import type { PlatformClient, Revision, Role } from './client.js';
 import { CoalescingCache } from './coalescing-cache.js';
 
-/**
- * The project-role authorizer: who the caller is (the platform's user id for the token, never
- * a claim read from the token), and whether it may run an agent (Viewer or better on the
- * agent's project, a tenant role falling through) and which revision that means.
- */
 export interface Caller {
   /** The platform user id: the owner of conversations. */
   id: string;
@@ -113,7 +114,9 @@ function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisio
       // Naming the Draft as ref.N would only be refused in turn: say at once what unblocks it.
       return new GatewayError(
         'no_published_revision',
-        `The agent ${agent.ref} has only a Draft (revision ${draft.revision}), no Published or Preview revision, and the engine runs a Draft for no anonymous session: promote it to Preview to test it, then name it as ${agent.ref}.N (e.g. ${agent.ref}.${draft.revision} once promoted).`,
+        `The agent ${agent.ref} has only a Draft (revision ${draft.revision}), no Published or Preview revision, ` +
+          'and the engine runs a Draft for no anonymous session: ' +
+          `promote it to Preview to test it, then name it as ${agent.ref}.N (e.g. ${agent.ref}.${draft.revision} once promoted).`,
       );
     }
     return new GatewayError(
@@ -130,7 +133,8 @@ function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisio
   if (wanted.state === 'Draft') {
     return new GatewayError(
       'revision_not_runnable',
-      `Revision ${wanted.revision} of ${agent.ref} is a Draft, and the engine runs a Draft for no anonymous session: promote it to Preview to test it.`,
+      `Revision ${wanted.revision} of ${agent.ref} is a Draft, ` +
+        'and the engine runs a Draft for no anonymous session: promote it to Preview to test it.',
     );
   }
   return new GatewayError(

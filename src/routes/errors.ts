@@ -1,11 +1,12 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, isGatewayError } from '../errors.js';
-import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
-
 /**
  * Every error leaves as `{ error, message }` (optionally `details`): the gateway's own errors as
  * they are, Fastify's (body parsing, limits, media types) translated into the same codes.
  */
+
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
+
 function translate(err: FastifyError, bodyLimit: number): GatewayError {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -50,7 +51,8 @@ export function installErrorHandling(app: FastifyInstance): void {
       !app.config.debugPage && /^\/debug(\/|$)/.test(path)
         ? new GatewayError(
             'not_found',
-            "The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug (it shows every caller's conversations on this pod, so it is off by default).",
+            'The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug ' +
+              "(it shows every caller's conversations on this pod, so it is off by default).",
           )
         : notFound(request.method, path);
     countRefusal(app.metrics, error);

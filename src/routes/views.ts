@@ -1,9 +1,10 @@
+/** The API's shapes of a conversation and a turn (openapi.yaml: Conversation, TurnResult). */
+
 import type { Conversation } from '../conversations/conversation.js';
 import { closeNotes, type TurnResult } from '../conversations/registry.js';
 import { summarize } from '../engine/elements.js';
 import { settingsView } from '../schemas/connect.js';
 
-/** The API's shapes of a conversation and a turn (openapi.yaml: Conversation, TurnResult). */
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
 export function conversationView(conv: Conversation, now = Date.now()) {

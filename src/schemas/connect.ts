@@ -1,9 +1,10 @@
-import { z } from 'zod';
-
 /**
  * Caller input rules (openapi.yaml, start and turn bodies). Every rule message names its field, and a value
  * that passes is sent to the engine exactly as returned here.
  */
+
+import { z } from 'zod';
+
 const MAX_LINE_CHARS = 4000;
 const MAX_NAME_CHARS = 256;
 
@@ -104,7 +105,8 @@ export const timeOffsetSchema = z.string({ error: 'time_offset must be a string'
     ctx.addIssue({
       code: 'custom',
       message:
-        'time_offset must be negative, e.g. -P10D for ten days ago: the engine adds the offset to its own clock, so a positive one would date the session in the future',
+        'time_offset must be negative, e.g. -P10D for ten days ago: ' +
+        'the engine adds the offset to its own clock, so a positive one would date the session in the future',
     });
   }
 });

@@ -1,9 +1,11 @@
+/** The Helm chart read as files: no helm binary here, so its templates are read as text. */
+
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { type Json } from './http.js';
 
-/** The Helm chart read as files: no helm binary here, so its templates are read as text. */
 export const chartDir = fileURLToPath(new URL('../../helm/agent-test-gateway/', import.meta.url));
 export const templateText = (name: string): string => readFileSync(join(chartDir, 'templates', name), 'utf8');
 
@@ -12,7 +14,7 @@ export const templateText = (name: string): string => readFileSync(join(chartDir
  * action becomes TEMPLATED. Both branches of an if/else stay, so keys may repeat.
  */
 
-export function skeleton(name: string): any {
+export function skeleton(name: string): Json {
   const lines = templateText(name)
     .split('\n')
     .filter((line) => line.replace(/\{\{.*?\}\}/g, '').trim() !== '')

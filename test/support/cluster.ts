@@ -1,17 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { request } from 'undici';
-import { freePort } from './peers.js';
-import { waitUntilReady } from './server.js';
-import { childEnv } from './stack.js';
-
 /**
  * Real gateway processes (src/server.ts, as `npm start` runs it) that are peers of each other,
  * and Debian's nginx in front of them: one listener hashing on the Authorization header as the
  * chart's ingress does, one plain round robin.
  */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { freePort } from './http.js';
+import { waitUntilReady } from './server.js';
+import { childEnv } from './stack.js';
+
 export interface Pod {
   port: number;
   url: string;
