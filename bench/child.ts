@@ -2,7 +2,7 @@
  * Helpers for the bench's own child processes (simulators, per-turn gateway): they exit when
  * the bench runner goes away, even if it is killed outright (its end of our stdin closes).
  */
-export function exitWhenParentGoes(onExit: () => Promise<unknown> | unknown = () => {}): void {
+export function exitWhenParentGoes(onExit: () => unknown = () => {}): void {
   let leaving = false;
   const leave = () => {
     if (leaving) return;

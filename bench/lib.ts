@@ -12,10 +12,11 @@ import { Pool, request } from 'undici';
 import WebSocket from 'ws';
 import { DEVICE_NAMESPACE, settingsFrom } from '../src/domain/vocabulary.js';
 import { socketUrl } from '../src/engine/socket-url.js';
+import { frameText } from '../src/http/ws-frames.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const AGENT = 'coach';
-export const TOKEN = 'demo-token';
+const AGENT = 'coach';
+const TOKEN = 'demo-token';
 
 /** The scripted conversation: ordinary lines, one with a tool call, one with an interactive element. */
 export const LINES = [
@@ -91,9 +92,9 @@ export function startChild(name: string, args: string[], env: Record<string, str
       }
     };
   };
-  proc.stdout!.on('data', onText());
-  proc.stderr!.on('data', onText());
-  proc.stdin!.on('error', () => {});
+  proc.stdout.on('data', onText());
+  proc.stderr.on('data', onText());
+  proc.stdin.on('error', () => {});
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const child: Child = {
     name,
@@ -198,7 +199,7 @@ export class DirectConversation implements Conversation {
   private constructor(ws: WebSocket) {
     this.#ws = ws;
     ws.on('message', (data) => {
-      const element = JSON.parse(data.toString()) as { type?: unknown; code?: unknown };
+      const element = JSON.parse(frameText(data)) as { type?: unknown; code?: unknown };
       if (element.type === 'exit') {
         const w = this.#waiting;
         this.#waiting = undefined;
@@ -217,9 +218,9 @@ export class DirectConversation implements Conversation {
     await new Promise<void>((resolve, reject) => {
       ws.once('error', reject);
       ws.once('message', (data) => {
-        const element = JSON.parse(data.toString()) as { type?: unknown };
+        const element = JSON.parse(frameText(data)) as { type?: unknown };
         if (element.type === 'session') resolve();
-        else reject(new Error(`expected the session element, got ${data.toString()}`));
+        else reject(new Error(`expected the session element, got ${frameText(data)}`));
       });
     });
     ws.removeAllListeners();
@@ -307,7 +308,7 @@ export const times = (n: number): number[] => Array.from({ length: n }, (_, i) =
 // ---------------------------------------------------------------- CPU
 
 /** CPU time (user + system) of a process so far, in ms; `self` for this one. */
-export function cpuMs(pid: number | 'self'): number | undefined {
+function cpuMs(pid: number | 'self'): number | undefined {
   if (pid === 'self') {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
@@ -437,7 +438,7 @@ export function figures(mode: RunFigures['mode'], conversations: number, parts: 
 
 // ---------------------------------------------------------------- memory
 
-export function vmRssKiB(pid: number): number | undefined {
+function vmRssKiB(pid: number): number | undefined {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) : undefined;

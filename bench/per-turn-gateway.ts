@@ -91,9 +91,9 @@ app.post('/v1/agents/:agent/conversations/:session_id/turns', async (request, re
   }
   const settings = known?.settings ?? settingsFrom(connect, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
   const turns = (known?.turns ?? 0) + 1;
-  const { record } = await oneSocketTurn(access.agentKey, access.signIn, settings, line!, session_id);
+  const { record } = await oneSocketTurn(access.agentKey, access.signIn, settings, line, session_id);
   sessions.set(session_id, { callerId: caller.id, agentKey: access.agentKey, settings, turns });
-  return view(session_id, access.agentKey, settings, turns, line!, record);
+  return view(session_id, access.agentKey, settings, turns, line, record);
 });
 
 exitWhenParentGoes(async () => {

@@ -283,25 +283,54 @@ async function main(): Promise<void> {
   const pad = (s: string | number, n: number) => String(s).padStart(n);
   const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
   const cpu = (r: RunFigures) =>
-    ['client', 'gateway', 'sims'].map((k) => pad(r.cpu_us_per_turn[k] === undefined ? '-' : r.cpu_us_per_turn[k]!, 6)).join('');
+    ['client', 'gateway', 'sims'].map((k) => pad(r.cpu_us_per_turn[k] === undefined ? '-' : r.cpu_us_per_turn[k], 6)).join('');
+  // Figures start at column 50, after their label.
+  const row = (label: string, figures: string) => `${label.padEnd(50)}${figures}`;
+  const profiled = `${CPU_PROF ? ' — PROFILED: figures distorted' : ''}${QUICK ? ' — QUICK' : ''}`;
+  const disturbed = host.loadavg_before[0]! > 1 ? ' — other work was running: figures are disturbed' : '';
+  const memoryMedians = memoryCycles.map((c) => c.rss_kib_per_conversation).join(', ');
   const out = [
-    `agent-test-gateway bench — ${host.nproc} CPUs (${host.cpu}), node ${host.node}${CPU_PROF ? ' — PROFILED: figures distorted' : ''}${QUICK ? ' — QUICK' : ''}`,
-    `load average before ${host.loadavg_before.join(' ')}, after ${host.loadavg_after.join(' ')}${host.loadavg_before[0]! > 1 ? ' — other work was running: figures are disturbed' : ''}`,
+    `agent-test-gateway bench — ${host.nproc} CPUs (${host.cpu}), node ${host.node}${profiled}`,
+    `load average before ${host.loadavg_before.join(' ')}, after ${host.loadavg_after.join(' ')}${disturbed}`,
     '',
-    `${''.padEnd(30)}${''.padStart(6)}${''.padStart(8)}${''.padStart(9)}${''.padStart(10)}${''.padStart(36)}   CPU µs per turn (a busy loop is charged ${host.cpu_charged_per_wall_ms} ms per ms here)`,
-    `${'mode'.padEnd(30)}${pad('convs', 6)}${pad('turns', 8)}${pad('seconds', 9)}${pad('turns/s', 10)}${pad('p50 ms', 9)}${pad('p90 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}  client gatew.  sims`,
+    `${''.padEnd(99)}   CPU µs per turn (a busy loop is charged ${host.cpu_charged_per_wall_ms} ms per ms here)`,
+    `${'mode'.padEnd(30)}${pad('convs', 6)}${pad('turns', 8)}${pad('seconds', 9)}${pad('turns/s', 10)}` +
+      `${pad('p50 ms', 9)}${pad('p90 ms', 9)}${pad('p99 ms', 9)}${pad('max ms', 9)}  client gatew.  sims`,
     ...runs.map(
       (r) =>
-        `${label[r.mode].padEnd(30)}${pad(r.conversations, 6)}${pad(r.turns, 8)}${pad(r.seconds.toFixed(2), 9)}${pad(r.turns_per_s.toFixed(0), 10)}${pad(r.p50_ms.toFixed(3), 9)}${pad(r.p90_ms.toFixed(3), 9)}${pad(r.p99_ms.toFixed(3), 9)}${pad(r.max_ms.toFixed(2), 9)}  ${cpu(r)}`,
+        `${label[r.mode].padEnd(30)}${pad(r.conversations, 6)}${pad(r.turns, 8)}${pad(r.seconds.toFixed(2), 9)}` +
+        `${pad(r.turns_per_s.toFixed(0), 10)}${pad(r.p50_ms.toFixed(3), 9)}${pad(r.p90_ms.toFixed(3), 9)}` +
+        `${pad(r.p99_ms.toFixed(3), 9)}${pad(r.max_ms.toFixed(2), 9)}  ${cpu(r)}`,
     ),
     '',
-    `gateway added latency at 1 conversation (b − a)   p50 ${result.overhead_p50_ms.toFixed(3)} ms (target ≤ ${TARGETS.overhead_p50_ms}) ${ok(met.overhead_p50_ms)}`,
-    `                                                  p99 ${result.overhead_p99_ms.toFixed(3)} ms (target ≤ ${TARGETS.overhead_p99_ms}) ${ok(met.overhead_p99_ms)}`,
-    `throughput at ${MANY} conversations, b / a           ${result.throughput_ratio_200.toFixed(3)} (target ≥ ${TARGETS.throughput_ratio_200}) ${ok(met.throughput_ratio_200)}`,
-    `socket per turn at ${MANY} conversations, c / b      ${result.per_turn_socket_ratio.toFixed(3)} (at 1 conversation: ${(runs1.c.turns_per_s / runs1.b.turns_per_s).toFixed(3)})`,
-    `resident memory per open idle conversation       ${result.rss_kib_per_conversation.toFixed(1)} KiB (target ≤ ${TARGETS.rss_kib_per_conversation}) ${ok(met.rss_kib_per_conversation)}  median of ${memoryCycles.length}: [${memoryCycles.map((c) => c.rss_kib_per_conversation).join(', ')}]; JS heap used ${heapPerConversation.toFixed(1)} KiB per conversation`,
-    `start-up, spawn → first 200 on /readyz           ${result.startup_ms} ms, median of [${startup.join(', ')}] (target < ${TARGETS.startup_ms}) ${ok(met.startup_ms)}`,
-    `forwarded turn over a local one (peer hop)       p50 ${result.forward_overhead_p50_ms.toFixed(3)} ms, p99 ${result.forward_overhead_p99_ms.toFixed(3)} ms (local p50 ${forward.local.p50_ms}, forwarded p50 ${forward.forwarded.p50_ms}; ${forward.local.turns} turns each)`,
+    row(
+      'gateway added latency at 1 conversation (b − a)',
+      `p50 ${result.overhead_p50_ms.toFixed(3)} ms (target ≤ ${TARGETS.overhead_p50_ms}) ${ok(met.overhead_p50_ms)}`,
+    ),
+    row('', `p99 ${result.overhead_p99_ms.toFixed(3)} ms (target ≤ ${TARGETS.overhead_p99_ms}) ${ok(met.overhead_p99_ms)}`),
+    row(
+      `throughput at ${MANY} conversations, b / a`,
+      `${result.throughput_ratio_200.toFixed(3)} (target ≥ ${TARGETS.throughput_ratio_200}) ${ok(met.throughput_ratio_200)}`,
+    ),
+    row(
+      `socket per turn at ${MANY} conversations, c / b`,
+      `${result.per_turn_socket_ratio.toFixed(3)} (at 1 conversation: ${(runs1.c.turns_per_s / runs1.b.turns_per_s).toFixed(3)})`,
+    ),
+    row(
+      'resident memory per open idle conversation',
+      `${result.rss_kib_per_conversation.toFixed(1)} KiB (target ≤ ${TARGETS.rss_kib_per_conversation}) ` +
+        `${ok(met.rss_kib_per_conversation)}  median of ${memoryCycles.length}: [${memoryMedians}]; ` +
+        `JS heap used ${heapPerConversation.toFixed(1)} KiB per conversation`,
+    ),
+    row(
+      'start-up, spawn → first 200 on /readyz',
+      `${result.startup_ms} ms, median of [${startup.join(', ')}] (target < ${TARGETS.startup_ms}) ${ok(met.startup_ms)}`,
+    ),
+    row(
+      'forwarded turn over a local one (peer hop)',
+      `p50 ${result.forward_overhead_p50_ms.toFixed(3)} ms, p99 ${result.forward_overhead_p99_ms.toFixed(3)} ms ` +
+        `(local p50 ${forward.local.p50_ms}, forwarded p50 ${forward.forwarded.p50_ms}; ${forward.local.turns} turns each)`,
+    ),
     '',
   ];
   process.stdout.write(`${out.join('\n')}\n`);

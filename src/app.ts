@@ -31,7 +31,7 @@ declare module 'fastify' {
 }
 
 /** Secrets are removed from log lines by path, structurally, not by remembering. */
-export const REDACTED_PATHS = [
+const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   `req.headers["${PEER_HEADER}"]`,
@@ -83,7 +83,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   if (config.engineIdentity.state === 'malformed') {
     app.log.warn(
-      'PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY is not HTTP Basic credentials (Basic <base64 of user:password> or user:password): it will never be sent, closed projects answer identity_malformed, open projects keep working',
+      'PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY is not HTTP Basic credentials (Basic <base64 of user:password> or user:password): ' +
+        'it will never be sent, closed projects answer identity_malformed, open projects keep working',
     );
   }
 

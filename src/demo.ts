@@ -1,3 +1,9 @@
+/**
+ * `npm run demo`: the gateway on its embedded default — an engine and a platform simulator on
+ * loopback, sharing one demo world — and a curl walk-through to copy and paste (docs/demo.md
+ * has it all, with every phrase and agent of the demo world).
+ */
+
 import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
@@ -5,12 +11,6 @@ import { ConfigError, loadConfig, type Config } from './ops/config.js';
 import { startEngineSimulator } from './simulators/engine.js';
 import { startPlatformSimulator } from './simulators/platform.js';
 import { demoWorld } from './simulators/world.js';
-
-/**
- * `npm run demo`: the gateway on its embedded default — an engine and a platform simulator on
- * loopback, sharing one demo world — and a curl walk-through to copy and paste (docs/demo.md
- * has it all, with every phrase and agent of the demo world).
- */
 
 /** The demo agent's pause between sentences, so a streamed turn visibly arrives element by element. */
 const SPEECH_PACE_MS = 400;
@@ -53,7 +53,8 @@ try {
   const where = `port ${config.port} on ${config.host}`;
   if (code === 'EADDRINUSE') {
     fail(
-      `${where} is already in use (another demo or gateway?). Stop it, or move the demo to another port: PORT=${config.port + 1} npm run demo`,
+      `${where} is already in use (another demo or gateway?). ` +
+        `Stop it, or move the demo to another port: PORT=${config.port + 1} npm run demo`,
     );
   }
   if (code === 'EACCES') fail(`${where} needs privileges this user lacks. Pick a port above 1023: PORT=8081 npm run demo`);
@@ -74,9 +75,15 @@ function banner(gw: string, debugPage: boolean): string {
   const json = `-H 'Content-Type: application/json'`;
   const turns = `${gw}/v1/agents/coach/conversations/$SID/turns ${auth} ${json}`;
   const aggregationS = AGGREGATION_MS / 1000;
+  const engineNote = `its agents speak in sentences ${SPEECH_PACE_MS} ms apart; memory aggregated ${aggregationS} s after a close`;
+  const snapshot = '{"confirm":true,"snapshot":{"units":[{"kind":"fact","text":"likes jazz"}]}}';
+  const debug = debugPage
+    ? `open ${gw}/debug`
+    : `DEBUG_PAGE=true npm run demo   # then open ${gw}/debug (off by default: it shows every caller's conversations)`;
+  const inspector = `npx mcp-inspector --cli ${gw}/mcp --header 'Authorization: Bearer demo-token'`;
   return `
 agent-test-gateway demo: gateway on ${gw}
-  engine simulator   ${engine.url}  (its agents speak in sentences ${SPEECH_PACE_MS} ms apart; memory aggregated ${aggregationS} s after a close)
+  engine simulator   ${engine.url}  (${engineNote})
   platform simulator ${platform.url}
   token demo-token (user u-demo, Viewer); agents: coach (Published rev 2, Preview rev 3 as coach.3), preview-only,
   draft-only (only a Draft: refused until promoted), secure (closed project, signed in with the demo test identity)
@@ -106,16 +113,16 @@ Hold a conversation (copy and paste):
   #    (this demo's engine: ${aggregationS} s), so a snapshot read at once is empty and says why: wait first.
   sleep ${aggregationS + 1}; curl -s ${gw}/v1/agents/coach/memory/alice ${auth}
   #    restore a snapshot: delete-then-write, it replaces alice's memory, for every agent
-  curl -s -X PUT ${gw}/v1/agents/coach/memory/alice ${auth} ${json} -d '{"confirm":true,"snapshot":{"units":[{"kind":"fact","text":"likes jazz"}]}}'
+  curl -s -X PUT ${gw}/v1/agents/coach/memory/alice ${auth} ${json} -d '${snapshot}'
 
   # the debug page: every conversation on this gateway, live
-  ${debugPage ? `open ${gw}/debug` : `DEBUG_PAGE=true npm run demo   # then open ${gw}/debug (off by default: it shows every caller's conversations)`}
+  ${debug}
 
   # metrics, health and the API contract
   curl -s ${gw}/metrics | grep agent_test_gateway_turn ; curl -s ${gw}/readyz ; curl -s ${gw}/openapi.json | head -c 300
 
 AI assistants (MCP): the remote MCP server is ${gw}/mcp with the header 'Authorization: Bearer demo-token'
-  npx mcp-inspector --cli ${gw}/mcp --header 'Authorization: Bearer demo-token' --method tools/call --tool-name test_agent --tool-arg agent=coach
+  ${inspector} --method tools/call --tool-name test_agent --tool-arg agent=coach
 
 Ctrl-C stops everything. Port taken? PORT=8081 npm run demo
 `;

@@ -3,6 +3,8 @@
  * HTTP status through the single table below, so callers (and code) switch on codes, never on
  * messages.
  */
+
+/** The HTTP status of every error code: the one table that decides it. */
 export const errorStatus = {
   // 400 — bad input; nothing reached the engine.
   invalid_request: 400,

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startStack } from './support/stack.js';
+import { turnPath } from './support/http.js';
 
 const start = '/v1/agents/%s/conversations';
 const startOf = (agent: string) => start.replace('%s', agent);
@@ -85,7 +86,7 @@ t.test('authorization is cached per caller and agent, and concurrent look-ups co
   const afterFirst = s.platform.count();
   t.equal(afterFirst, 5, 'users/me, revisions, agent, project context, project');
   for (let i = 0; i < 10; i++) {
-    const turn = await s.call('POST', `/v1/agents/coach/conversations/${sessionId}/turns`, { body: { line: `line ${i}` } });
+    const turn = await s.call('POST', turnPath(sessionId), { body: { line: `line ${i}` } });
     t.equal(turn.status, 200);
   }
   t.equal(s.platform.count(), afterFirst, '10 turns cost no platform round trip');

@@ -1,13 +1,14 @@
+/**
+ * `agent-test-gateway chat <agent>` as a user runs it: the real command (tsx, no build), its
+ * stdin driven line by line, against a gateway with the engine and platform simulators.
+ */
+
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { childEnv, eventually, startStack, UUID, type Stack } from './support/stack.js';
-
-/**
- * `agent-test-gateway chat <agent>` as a user runs it: the real command (tsx, no build), its
- * stdin driven line by line, against a gateway with the engine and platform simulators.
- */
+import { conversationPath } from './support/http.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -109,7 +110,7 @@ t.test('a three-turn conversation, a refused line, and end of input closing it',
   t.same(conn.frames, ['#intro', 'Where is my order?', 'Which size fits?'], 'three turns; the refused line never reached the engine');
   await eventually(() => conn.closeCode !== undefined);
   t.equal(conn.closeCode, 1000, 'closed plainly (1000), never #exit');
-  const got = await s.call('GET', `/v1/agents/coach/conversations/${sessionId}`);
+  const got = await s.call('GET', conversationPath(sessionId!));
   t.equal(got.body.close_cause, 'caller', 'closed with DELETE');
   t.equal(got.body.turns, 3);
 });
@@ -130,7 +131,7 @@ t.test('Ctrl-C (SIGINT) during a turn cancels it, closes the conversation and ex
   await eventually(() => conn.closeCode !== undefined);
   t.equal(conn.closeCode, 1000);
   t.notOk(conn.frames.includes('#exit'));
-  const got = await s.call('GET', `/v1/agents/coach/conversations/${conn.sessionId}`);
+  const got = await s.call('GET', conversationPath(conn.sessionId!));
   t.equal(got.body.connection, 'closed');
   t.equal(got.body.close_cause, 'cancelled', 'the running turn was cancelled');
 });
@@ -138,7 +139,7 @@ t.test('Ctrl-C (SIGINT) during a turn cancels it, closes the conversation and ex
 t.test('--session reconnects to an existing conversation', async (t) => {
   const s = await startStack(t);
   const { sessionId } = await s.open();
-  await s.call('DELETE', `/v1/agents/coach/conversations/${sessionId}`);
+  await s.call('DELETE', conversationPath(sessionId));
   const chat = startChat(t, s, ['coach', '--session', sessionId]);
   await chat.waitFor(/you> $/);
   t.match(chat.stdout(), new RegExp(`Session ${sessionId} with coach`));

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { eventually, startStack, UUID } from './support/stack.js';
+import { turnPath } from './support/http.js';
 
 t.test('a three-turn conversation keeps one engine socket and reports each turn', async (t) => {
   const s = await startStack(t);
@@ -27,7 +28,7 @@ t.test('a three-turn conversation keeps one engine socket and reports each turn'
   });
   t.match(first.body.conversation.device_ref, /^mcp:[0-9a-f-]{36}$/, 'a fresh simulated user by default');
 
-  const path = `/v1/agents/coach/conversations/${first.sessionId}/turns`;
+  const path = turnPath(first.sessionId);
   const second = await s.call('POST', path, { body: { line: 'Where is my order?' } });
   t.equal(second.status, 200);
   t.equal(second.body.session_id, first.sessionId);
@@ -46,7 +47,7 @@ t.test('a three-turn conversation keeps one engine socket and reports each turn'
 t.test('shown elements, unknown elements and malformed frames', async (t) => {
   const s = await startStack(t);
   const { sessionId } = await s.open();
-  const path = `/v1/agents/coach/conversations/${sessionId}/turns`;
+  const path = turnPath(sessionId);
   const shown = await s.call('POST', path, { body: { line: 'Which size fits?' } });
   t.same(shown.body.turn.shown, ['size_chart']);
   const unknown = await s.call('POST', path, { body: { line: 'sim:unknown' } });
@@ -66,7 +67,7 @@ t.test('shown elements, unknown elements and malformed frames', async (t) => {
 t.test('the agent ending the conversation closes it', async (t) => {
   const s = await startStack(t);
   const { sessionId } = await s.open();
-  const bye = await s.call('POST', `/v1/agents/coach/conversations/${sessionId}/turns`, { body: { line: 'bye' } });
+  const bye = await s.call('POST', turnPath(sessionId), { body: { line: 'bye' } });
   t.equal(bye.body.turn.outcome, 'exit');
   t.equal(bye.body.conversation.ended_by_agent, true);
   t.equal(bye.body.conversation.connection, 'closed');
@@ -78,7 +79,7 @@ t.test('the agent ending the conversation closes it', async (t) => {
 t.test('a hanging turn is cut off at the budget with its partial elements', async (t) => {
   const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
   const { sessionId } = await s.open();
-  const hung = await s.call('POST', `/v1/agents/coach/conversations/${sessionId}/turns`, { body: { line: 'sim:hang' } });
+  const hung = await s.call('POST', turnPath(sessionId), { body: { line: 'sim:hang' } });
   t.equal(hung.status, 200);
   t.equal(hung.body.turn.outcome, 'timeout');
   t.ok(hung.body.turn.duration_ms >= 290 && hung.body.turn.duration_ms < 1500, `cut at the budget (${hung.body.turn.duration_ms} ms)`);
@@ -132,7 +133,7 @@ t.test('connect settings reach the engine exactly, with testMode=true', async (t
 t.test('a later turn may repeat the connect settings but not change them', async (t) => {
   const s = await startStack(t);
   const { sessionId } = await s.open('coach', { locale: 'en-GB', device_ref: 'alice' });
-  const path = `/v1/agents/coach/conversations/${sessionId}/turns`;
+  const path = turnPath(sessionId);
   const same = await s.call('POST', path, { body: { line: 'hi', locale: 'en_GB', device_ref: 'mcp:alice' } });
   t.equal(same.status, 200);
   const changed = await s.call('POST', path, { body: { line: 'hi', locale: 'fr-FR', time_zone: 'Europe/Paris' } });

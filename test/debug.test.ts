@@ -1,3 +1,8 @@
+/**
+ * The debug page (DEBUG_PAGE=true): GET /debug and the JSON it polls, GET /debug/state; and the
+ * page itself in a real headless Chromium (Debian's, see scripts/ensure-chromium.sh).
+ */
+
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,11 +14,7 @@ import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { PAGE_HTML, PAGE_JS, isDebugHost } from '../src/routes/debug.js';
 import { eventually, startStack } from './support/stack.js';
-
-/**
- * The debug page (DEBUG_PAGE=true): GET /debug and the JSON it polls, GET /debug/state; and the
- * page itself in a real headless Chromium (Debian's, see scripts/ensure-chromium.sh).
- */
+import { conversationPath, turnPath } from './support/http.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** The committed screenshot in docs/ is refreshed only on purpose (`npm run screenshot`); otherwise into the ignored test/output/. */
@@ -70,7 +71,7 @@ t.test('the state: every caller’s conversations and the pool, never a token', 
   const s = await startStack(t, { env: { ...ON, MAX_CONVERSATIONS_PER_CALLER: '2' } });
   const first = await s.open('coach', {}, 'demo-token');
   const bobs = await s.open('coach', {}, 'bob-token');
-  await s.call('POST', `/v1/agents/coach/conversations/${first.sessionId}/turns`, { body: { line: 'Where is my order?' } });
+  await s.call('POST', turnPath(first.sessionId), { body: { line: 'Where is my order?' } });
 
   const state = await s.call('GET', '/debug/state', { token: null });
   t.equal(state.status, 200, 'no token needed');
@@ -106,7 +107,7 @@ t.test('the state: every caller’s conversations and the pool, never a token', 
   );
 
   // Closed, then two more of the same caller: the oldest idle one is evicted.
-  await s.call('DELETE', `/v1/agents/coach/conversations/${first.sessionId}`);
+  await s.call('DELETE', conversationPath(first.sessionId));
   await s.open('coach', {}, 'bob-token');
   await s.open('coach', {}, 'bob-token');
   const later = await s.call('GET', '/debug/state', { token: null });
@@ -208,14 +209,14 @@ t.test(
 
     // A pod with some history: idle, busy, evicted, ended by the agent, other callers'.
     const watched = await s.open('coach', { device_ref: 'alice', run_label: 'debug-page' });
-    await s.call('POST', `/v1/agents/coach/conversations/${watched.sessionId}/turns`, { body: { line: 'Where is my order?' } });
+    await s.call('POST', turnPath(watched.sessionId), { body: { line: 'Where is my order?' } });
     const evicted = await s.open('coach', {}, 'bob-token');
     const ended = await s.open('coach.2', {}, 'tenant-token');
     await s.call('POST', `/v1/agents/coach.2/conversations/${ended.sessionId}/turns`, { body: { line: 'bye' }, token: 'tenant-token' });
     const busy = await s.open('coach', {}, 'bob-token');
     const hangUp = new AbortController();
     const running = s
-      .call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, {
+      .call('POST', turnPath(busy.sessionId), {
         body: { line: 'sim:hang' },
         token: 'bob-token',
         signal: hangUp.signal,
@@ -254,7 +255,7 @@ t.test(
     t.equal(await page.textContent('#stat-evictions'), '1', 'the evictions counter');
 
     // Closed by the test: the page shows it on its next poll.
-    t.equal((await s.call('DELETE', `/v1/agents/coach/conversations/${watched.sessionId}`)).status, 204);
+    t.equal((await s.call('DELETE', conversationPath(watched.sessionId))).status, 204);
     await page.waitForFunction((sel) => document.querySelector(`${sel} td.state`)?.textContent === 'closed', row, {
       timeout: 5000,
       polling: 100,

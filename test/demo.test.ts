@@ -1,3 +1,8 @@
+/**
+ * `npm run demo` as a newcomer meets it: the real script (tsx, no build) as a child process.
+ * A taken port is named with the way out; a turn streams its sentences spread in time.
+ */
+
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -5,11 +10,6 @@ import t from 'tap';
 import { request } from 'undici';
 import { ndjsonLines } from '../src/http/ndjson.js';
 import { childEnv, eventually } from './support/stack.js';
-
-/**
- * `npm run demo` as a newcomer meets it: the real script (tsx, no build) as a child process.
- * A taken port is named with the way out; a turn streams its sentences spread in time.
- */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

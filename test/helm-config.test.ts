@@ -41,7 +41,7 @@ function commentAbove(key: string): string {
   const comment: string[] = [];
   for (let i = at - 1; i >= 0 && /^\s*#/.test(lines[i]!); i--) comment.unshift(lines[i]!);
   // A comment may describe two keys at once ("A / B: …") and sit above the first of them.
-  for (let i = at - 1; comment.length === 0 && i >= 0 && /^  \w+:/.test(lines[i]!); i--) {
+  for (let i = at - 1; comment.length === 0 && i >= 0 && /^ {2}\w+:/.test(lines[i]!); i--) {
     for (let j = i - 1; j >= 0 && /^\s*#/.test(lines[j]!); j--) comment.unshift(lines[j]!);
   }
   return comment.join('\n');
@@ -89,7 +89,7 @@ t.test("config.* defaults are the service's own defaults", async (t) => {
       t.equal(values.config[key], '', `config.${key} is empty: the service defaults to the platform URL`);
       continue;
     }
-    t.equal(values.config[key], defaults[field], `config.${key} = ${String(defaults[field])}`);
+    t.equal(values.config[key], defaults[field], `config.${key} = ${JSON.stringify(defaults[field])}`);
     compared += 1;
   }
   t.ok(compared >= 14, `${compared} defaults compared`);

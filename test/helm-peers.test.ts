@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { chartDir, skeleton, templateText } from './support/chart.js';
+import { type Json } from './support/http.js';
 
 const text = templateText;
 const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));
@@ -36,7 +37,7 @@ t.test('PEER_SECRET: generated once, read back on upgrades, or an existing Secre
 
 t.test('deployment: PEER_DNS is the headless Service, PEER_SECRET only from the Secret', async (t) => {
   const env = skeleton('deployment.yaml').spec.template.spec.containers[0].env;
-  const byName = (name: string) => env.find((e: any) => e.name === name);
+  const byName = (name: string) => env.find((e: Json) => e.name === name);
   t.same(byName('PEER_SECRET').valueFrom, { secretKeyRef: { name: 'TEMPLATED', key: 'TEMPLATED' } });
   t.equal(byName('PEER_DNS').value, 'TEMPLATED');
   const deployment = text('deployment.yaml');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { skeleton } from './support/chart.js';
+import { type Json } from './support/http.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const chartDir = join(root, 'helm', 'agent-test-gateway');
@@ -70,7 +71,7 @@ t.test('every .Values path a template uses exists in values.yaml', async (t) => 
   }
   t.ok(used.size > 30, 'found the references');
   for (const path of used) {
-    let node: any = values;
+    let node: Json = values;
     const ok = path.split('.').every((key) => {
       if (node === null || typeof node !== 'object' || !(key in node)) return false;
       node = node[key];
@@ -115,7 +116,7 @@ t.test('deployment: probes, ports, env, identity secret', async (t) => {
     t.match(deployment, wired, `${name} from config.${key}`);
     t.equal(values.config[key], fallback, `config.${key} defaults to the service's default`);
   }
-  const identity = container.env.find((e: any) => e.name === 'PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY');
+  const identity = container.env.find((e: Json) => e.name === 'PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY');
   t.same(identity.valueFrom, { secretKeyRef: { name: 'TEMPLATED', key: 'TEMPLATED' } }, 'identity only from a Secret');
   t.same(Object.keys(values.identity).sort(), ['existingSecret', 'secretKey', 'value']);
   t.equal(values.identity.value, '', 'no identity in the default values');
@@ -210,7 +211,7 @@ t.test('ingress keeps a conversation on the pod that holds it', async (t) => {
   t.equal(annotations['nginx.ingress.kubernetes.io/proxy-read-timeout'], 'TEMPLATED');
   t.match(ingress, /proxy-read-timeout: \{\{ include "agent-test-gateway\.proxyTimeoutSeconds"/);
   t.notOk(
-    values.ingress.hosts.some((h: any) => h.paths.some((p: any) => p.path === '/')),
+    values.ingress.hosts.some((h: Json) => h.paths.some((p: Json) => p.path === '/')),
     '/metrics and the probes stay in-cluster',
   );
 });

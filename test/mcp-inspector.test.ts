@@ -1,15 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import t from 'tap';
-import { freePort } from './support/server.js';
-import { childEnv } from './support/stack.js';
-
 /**
  * The MCP Inspector's CLI mode (the devDependency @modelcontextprotocol/inspector, which needs
  * Node 22.19 or later) against `npm run demo`'s gateway as a child process: tools/list with its
  * schema portability check, then test_agent twice over one conversation.
  */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { childEnv } from './support/stack.js';
+import { freePort } from './support/http.js';
+
 const INSPECTOR = join(process.cwd(), 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 
 interface Run {

@@ -1,14 +1,13 @@
-import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import t from 'tap';
-import { eventually, startStack, type Stack } from './support/stack.js';
-import { mcpClient, textOf } from './support/mcp.js';
-
 /**
  * Memory and suites over MCP: a snapshot, a restore only when confirmed (through elicitation when
  * the client offers it, else `confirm: true`), and a suite run with a failing expectation.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+
+import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import t from 'tap';
+import { eventually, startStack, type Stack } from './support/stack.js';
+import { mcpClient, textOf } from './support/mcp.js';
+import { type Json } from './support/http.js';
 
 const restores = (s: Stack) => s.engine.record.memoryRequests.filter((r) => r.path === '/api/memory/restore').length;
 

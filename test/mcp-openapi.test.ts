@@ -1,14 +1,14 @@
+/** The HTTP side of /mcp and its metadata, as the gateway answers it, against openapi.yaml. */
+
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t, { type Test } from 'tap';
 import { parse as parseYaml } from 'yaml';
-import { startStack, type Answer } from './support/stack.js';
+import { startStack } from './support/stack.js';
 import { mcpClient } from './support/mcp.js';
+import { type Answer, type Json } from './support/http.js';
 
-/** The HTTP side of /mcp and its metadata, as the gateway answers it, against openapi.yaml. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
 const doc: Json = parseYaml(readFileSync(new URL('../openapi.yaml', import.meta.url), 'utf8'));
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 addFormatsModule.default(ajv);

@@ -6,11 +6,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import t from 'tap';
 import { PEER_HEADER } from '../src/peers/secret.js';
 import { textOf } from './support/mcp.js';
-import { freePort, PEER_SECRET, startHangingPeer, startPods, type Pods } from './support/peers.js';
+import { PEER_SECRET, startHangingPeer, startPods, type Pods } from './support/peers.js';
 import { eventually, UUID } from './support/stack.js';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+import { freePort, type Json } from './support/http.js';
 
 /** An MCP client behind a round-robin balancer: request n goes to pod n mod the number of pods. */
 async function roundRobinClient(t: { teardown(fn: () => unknown): void }, pods: Pods, token = 'demo-token') {

@@ -1,14 +1,14 @@
-import t from 'tap';
-import { eventually, startStack, UUID } from './support/stack.js';
-import { mcpClient, textOf } from './support/mcp.js';
-
 /**
  * The MCP endpoint with the SDK's own Client and StreamableHTTPClientTransport against the
  * gateway and the simulators: the tools, a conversation over one engine socket, the # guard,
  * progress, ownership and the 401 that starts an MCP client's OAuth flow.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
+
+import t from 'tap';
+import { eventually, startStack, UUID } from './support/stack.js';
+import { mcpClient, textOf } from './support/mcp.js';
+import { type Json } from './support/http.js';
+
 const testAgentSchema = ({ tools }: { tools: Json[] }) => tools.find((tool) => tool.name === 'test_agent').inputSchema;
 
 t.test('the tool list: names, schemas from the input rules, annotations', async (t) => {

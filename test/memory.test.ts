@@ -1,5 +1,6 @@
 import t from 'tap';
 import { eventually, startStack, type Stack } from './support/stack.js';
+import { conversationPath, turnPath } from './support/http.js';
 
 const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
 
@@ -7,9 +8,9 @@ const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/mem
 async function converse(s: Stack, device: string, facts: string[]): Promise<void> {
   const { sessionId } = await s.open('coach', { device_ref: device });
   for (const fact of facts) {
-    await s.call('POST', `/v1/agents/coach/conversations/${sessionId}/turns`, { body: { line: `sim:remember:${fact}` } });
+    await s.call('POST', turnPath(sessionId), { body: { line: `sim:remember:${fact}` } });
   }
-  await s.call('DELETE', `/v1/agents/coach/conversations/${sessionId}`);
+  await s.call('DELETE', conversationPath(sessionId));
   await eventually(() => s.engine.record.endOfConversation.some((e) => e.sessionId === sessionId));
 }
 

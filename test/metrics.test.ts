@@ -4,7 +4,8 @@ import { connect } from 'node:net';
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { bucketsUpTo, REFUSAL_REASONS } from '../src/ops/metrics.js';
-import { eventually, startStack, type Answer } from './support/stack.js';
+import { eventually, startStack } from './support/stack.js';
+import { turnPath, type Answer } from './support/http.js';
 
 /** `name{a="b",…} value` lines of the Prometheus text format. */
 function samples(text: string): Array<{ name: string; labels: Record<string, string>; value: number }> {
@@ -27,13 +28,13 @@ t.test('a scripted run shows up in every metric', async (t) => {
   const s = await startStack(t, { env: { TURN_BUDGET_MS: '300', MAX_CONVERSATIONS_PER_CALLER: '2' } });
   const p = 'agent_test_gateway_';
   const a = await s.open();
-  await s.call('POST', `/v1/agents/coach/conversations/${a.sessionId}/turns`, { body: { line: 'hello' } });
+  await s.call('POST', turnPath(a.sessionId), { body: { line: 'hello' } });
   const b = await s.open();
-  const timedOut = await s.call('POST', `/v1/agents/coach/conversations/${b.sessionId}/turns`, { body: { line: 'sim:hang' } });
+  const timedOut = await s.call('POST', turnPath(b.sessionId), { body: { line: 'sim:hang' } });
   t.equal(timedOut.body.turn.outcome, 'timeout');
   await s.open(); // a and the new one: no eviction yet (b closed)
   await s.open(); // evicts a, the least recently used idle one
-  await s.call('POST', `/v1/agents/coach/conversations/${a.sessionId}/turns`, { body: { line: 'back' } }); // reconnect, evicts again
+  await s.call('POST', turnPath(a.sessionId), { body: { line: 'back' } }); // reconnect, evicts again
   await s.call('POST', '/v1/agents/nobody/conversations');
   await eventually(() => s.app.conversations.stats.busy === 0);
 

@@ -1,18 +1,19 @@
-import t from 'tap';
-import { request } from 'undici';
-import { eventually, startStack, UUID, type Stack } from './support/stack.js';
-
 /**
  * `Accept: application/x-ndjson` on the start and turn routes: one `{"element": …}` line per
  * engine element as it arrives, then `{"result": …}` (or a final `{"error", "message"}` once
  * streaming began). Errors before the first element are ordinary JSON errors.
  */
 
+import t from 'tap';
+import { request } from 'undici';
+import { eventually, startStack, UUID, type Stack } from './support/stack.js';
+import { conversationPath, turnPath, type Json } from './support/http.js';
+
 interface Line {
   /** ms since the request was sent */
   at: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  record: any;
+
+  record: Json;
 }
 
 interface Streamed {
@@ -60,7 +61,6 @@ async function stream(
   return { status: res.statusCode, headers: res.headers, lines, text };
 }
 
-const turnPath = (sessionId: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${sessionId}/turns`;
 const kind = (e: { type: string; name?: string }) => e.name ?? e.type;
 
 t.test('elements stream in arrival order, speech after response-end included, then the result', async (t) => {
@@ -133,7 +133,7 @@ t.test("the streamed result states the same facts as the JSON form's", async (t)
     const result = streamed.lines.at(-1)!.record.result;
     t.same(withoutVolatile(result), withoutVolatile(plain.body), `${line}: the same result either way`);
   }
-  const closed = await s.call('GET', `/v1/agents/coach/conversations/${streamedResult.session_id}`);
+  const closed = await s.call('GET', conversationPath(streamedResult.session_id));
   t.equal(closed.body.close_cause, 'agent_ended');
 });
 
@@ -207,7 +207,7 @@ t.test('a turn cut off at the budget streams its partial elements, then the resu
     await eventually(() => conn.closeCode !== undefined);
     t.equal(conn.closeCode, 1000, 'a plain close at the engine');
     t.notOk(conn.frames.includes('#exit'), 'never #exit');
-    const got = await s.call('GET', `/v1/agents/coach/conversations/${sessionId}`);
+    const got = await s.call('GET', conversationPath(sessionId));
     t.equal(got.body.connection, 'closed');
     t.equal(got.body.close_cause, 'turn_failed');
   }
@@ -248,7 +248,7 @@ t.test('a caller hanging up mid-stream cancels the turn like the JSON form', asy
     t.equal(conn.closedBy, 'client');
     t.notOk(conn.frames.includes('#exit'), 'never #exit');
     await eventually(() => s.app.conversations.stats.busy === 0);
-    const got = await s.call('GET', `/v1/agents/coach/conversations/${sessionId}`);
+    const got = await s.call('GET', conversationPath(sessionId));
     t.equal(got.body.connection, 'closed');
     t.equal(got.body.close_cause, 'cancelled');
     t.ok(got.body.notes.some((n: string) => /cancelled/.test(n)));

@@ -1,10 +1,3 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import t from 'tap';
-import { doc, escapePointer, OPENAPI_FILE, ROOT, validatorAt, type Json } from './support/openapi.js';
-import { freePort } from './support/server.js';
-import { callAt, childEnv, eventually, startStack, UUID, type Answer, type CallOptions } from './support/stack.js';
-
 /**
  * Conformance through a validating proxy: every route of openapi.yaml is called through Stoplight
  * Prism (`prism proxy openapi.yaml <gateway>`) in front of the real gateway and its simulators, on
@@ -24,6 +17,13 @@ import { callAt, childEnv, eventually, startStack, UUID, type Answer, type CallO
  *   open until the session ends) goes through it whole once DELETE has ended the session.
  */
 
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import t from 'tap';
+import { doc, escapePointer, OPENAPI_FILE, ROOT, validatorAt } from './support/openapi.js';
+import { childEnv, eventually, startStack, UUID } from './support/stack.js';
+import { callAt, conversationPath, freePort, turnPath, type Answer, type CallOptions, type Json } from './support/http.js';
+
 const PRISM = `${ROOT}node_modules/@stoplight/prism-cli/dist/index.js`;
 const MAX_BODY_BYTES = 8192;
 const UNKNOWN_SESSION = '0b7f0a52-3c1e-4b9a-9d51-6f1a2b3c4d5e';
@@ -37,8 +37,6 @@ const LIST = '/v1/conversations';
 const MEMORY = '/v1/agents/{agent}/memory/{device_ref}';
 const RUNS = '/v1/agents/{agent}/runs';
 
-const turnPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}/turns`;
-const convPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}`;
 const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
 const runPath = (agent = 'coach') => `/v1/agents/${agent}/runs`;
 
@@ -238,7 +236,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
 
     const slow = valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'sim:delay:1000' } });
     await eventually(() => s.app.conversations.stats.busy > 0);
-    await valid('get', convPath(sessionId), CONV, { status: 200 });
+    await valid('get', conversationPath(sessionId), CONV, { status: 200 });
     await valid('post', turnPath(sessionId), TURN, { status: 409, error: 'turn_in_progress' }, { body: { line: 'too soon' } });
     await slow;
     await valid(
@@ -251,8 +249,8 @@ t.test('every route through a validating proxy (prism)', async (t) => {
       },
     );
     await valid('get', '/v1/conversations', LIST, { status: 200 });
-    await valid('delete', convPath(sessionId), CONV, { status: 204 });
-    await valid('get', convPath(sessionId), CONV, { status: 200 });
+    await valid('delete', conversationPath(sessionId), CONV, { status: 204 });
+    await valid('get', conversationPath(sessionId), CONV, { status: 200 });
   }
 
   {
@@ -266,13 +264,13 @@ t.test('every route through a validating proxy (prism)', async (t) => {
       { status: 403, error: 'conversation_not_yours' },
       { token: 'bob-token', body: { line: 'Hi' } },
     );
-    await valid('get', convPath(mine), CONV, { status: 403, error: 'conversation_not_yours' }, { token: 'bob-token' });
-    await valid('delete', convPath(mine, 'coach.2'), CONV, { status: 403, error: 'conversation_not_yours' });
+    await valid('get', conversationPath(mine), CONV, { status: 403, error: 'conversation_not_yours' }, { token: 'bob-token' });
+    await valid('delete', conversationPath(mine, 'coach.2'), CONV, { status: 403, error: 'conversation_not_yours' });
     await valid('post', '/v1/agents/nosuch/conversations', START, { status: 404, error: 'agent_not_found' });
     await valid('post', '/v1/agents/coach.9/conversations', START, { status: 404, error: 'revision_not_found' });
     await valid('post', turnPath(UNKNOWN_SESSION), TURN, { status: 404, error: 'session_not_found' }, { body: { line: 'Hi' } });
-    await valid('get', convPath(UNKNOWN_SESSION), CONV, { status: 404, error: 'not_found' });
-    await valid('delete', convPath(UNKNOWN_SESSION), CONV, { status: 404, error: 'not_found' });
+    await valid('get', conversationPath(UNKNOWN_SESSION), CONV, { status: 404, error: 'not_found' });
+    await valid('delete', conversationPath(UNKNOWN_SESSION), CONV, { status: 404, error: 'not_found' });
     await valid('post', '/v1/agents/coach.4/conversations', START, { status: 409, error: 'revision_not_runnable' });
     await valid('post', '/v1/agents/preview-only/conversations', START, { status: 409, error: 'no_published_revision' });
     await valid('post', '/v1/agents/coach/conversations', START, { status: 413, error: 'body_too_large' }, { body: { line: bigLine } });
@@ -288,15 +286,15 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     );
     await invalid('post', '/v1/agents/_coach/conversations', START, { status: 400, error: 'invalid_request' });
     await invalid('post', turnPath(mine), TURN, { status: 400, error: 'invalid_request' }, { body: {} });
-    await invalid('get', convPath('not-a-uuid'), CONV, { status: 400, error: 'invalid_request' });
-    await invalid('delete', convPath(mine), CONV, { status: 400, error: 'invalid_request' }, { body: {} });
+    await invalid('get', conversationPath('not-a-uuid'), CONV, { status: 400, error: 'invalid_request' });
+    await invalid('delete', conversationPath(mine), CONV, { status: 400, error: 'invalid_request' }, { body: {} });
     await invalid('post', '/v1/agents/coach/conversations', START, { status: 415, error: 'unsupported_media_type' }, xml);
     await invalid('post', turnPath(mine), TURN, { status: 415, error: 'unsupported_media_type' }, xml);
     for (const [method, path, route, body] of [
       ['post', '/v1/agents/coach/conversations', START, undefined],
       ['post', turnPath(mine), TURN, { line: 'Hi' }],
-      ['get', convPath(mine), CONV, undefined],
-      ['delete', convPath(mine), CONV, undefined],
+      ['get', conversationPath(mine), CONV, undefined],
+      ['delete', conversationPath(mine), CONV, undefined],
       ['get', '/v1/conversations', LIST, undefined],
     ] as Array<[Method, string, string, unknown]>) {
       await invalid(method, path, route, { status: 401, error: 'unauthenticated' }, { token: null, body });
@@ -308,7 +306,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
   {
     t.comment('memory');
     const { sessionId: id } = await s.open('coach', { device_ref: 'bea', line: 'sim:remember:likes tea' });
-    await valid('delete', convPath(id), CONV, { status: 204 });
+    await valid('delete', conversationPath(id), CONV, { status: 204 });
     await eventually(() => s.engine.record.endOfConversation.some((e) => e.sessionId === id));
     const snapshot = await valid('get', memoryPath('bea'), MEMORY, { status: 200 });
     t.ok(snapshot.body.unit_count > 0);
@@ -456,7 +454,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     t.comment('limits, engine and platform failures, draining');
     // 429: the caller's two conversations are both busy.
     const { sessionId: closedOne } = await s.open('coach', {}, 'bob-token');
-    await s.call('DELETE', convPath(closedOne), { token: 'bob-token' });
+    await s.call('DELETE', conversationPath(closedOne), { token: 'bob-token' });
     const busy = [1, 2].map(() =>
       s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1200' } }),
     );
@@ -512,8 +510,8 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('get', '/v1/conversations', LIST, unavailable, { token });
     await valid('post', '/v1/agents/coach/conversations', START, unavailable, { token });
     await valid('post', turnPath(closedOne), TURN, unavailable, { token, body: { line: 'Hi' } });
-    await valid('get', convPath(closedOne), CONV, unavailable, { token });
-    await valid('delete', convPath(closedOne), CONV, unavailable, { token });
+    await valid('get', conversationPath(closedOne), CONV, unavailable, { token });
+    await valid('delete', conversationPath(closedOne), CONV, unavailable, { token });
     await valid('get', memoryPath('bea'), MEMORY, unavailable, { token });
     await valid('put', memoryPath('bea'), MEMORY, unavailable, { token, body: { confirm: true, snapshot: { units: [] } } });
     await valid('post', runPath(), RUNS, unavailable, { token, body: { conversations: [{ turns: [{ line: '#intro' }] }] } });

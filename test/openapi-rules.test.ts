@@ -1,16 +1,16 @@
-import fc from 'fast-check';
-import t from 'tap';
-import { deviceRefSchema, lineSchema } from '../src/schemas/connect.js';
-import { agentSchema } from '../src/schemas/requests.js';
-import { parseHttpSuite } from '../src/suites/format.js';
-import { validatorAt } from './support/openapi.js';
-
 /**
  * openapi.yaml's input schemas refuse exactly what the service refuses: the same values go to the
  * service's own rules (zod) and to the document's schema (Ajv, JSON Schema 2020-12, as prism
  * validates them), and both must say the same, for chosen edge cases and for generated strings
  * built from the characters the rules are about.
  */
+
+import fc from 'fast-check';
+import t from 'tap';
+import { deviceRefSchema, lineSchema } from '../src/schemas/connect.js';
+import { agentSchema } from '../src/schemas/requests.js';
+import { parseHttpSuite } from '../src/suites/format.js';
+import { validatorAt } from './support/openapi.js';
 
 type Tap = Pick<typeof t, 'equal'>;
 

@@ -1,14 +1,15 @@
-import { execFile } from 'node:child_process';
-import t, { type Test } from 'tap';
-import { doc, escapePointer, ROOT, validatorAt, type Json } from './support/openapi.js';
-import { childEnv, eventually, startStack, type Answer, type Stack } from './support/stack.js';
-
 /**
  * The API contract: openapi.yaml is what /openapi.json serves, it lints clean, and every answer
  * the real stack gives (engine and platform simulators, the gateway on loopback) conforms to the
  * schema the document declares for its route, status and content type — statuses, codes and
  * headers included. A field the schema does not know, or a required one that is missing, fails.
  */
+
+import { execFile } from 'node:child_process';
+import t, { type Test } from 'tap';
+import { doc, escapePointer, ROOT, validatorAt } from './support/openapi.js';
+import { childEnv, eventually, startStack, type Stack } from './support/stack.js';
+import { conversationPath, turnPath, type Answer, type Json } from './support/http.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -29,11 +30,7 @@ function operation(route: string, method: Method): Json {
 }
 
 const errorCodes: string[] = doc.components.schemas.ErrorCode.enum;
-const mediaType = (header: unknown): string =>
-  String(header ?? '')
-    .split(';')[0]!
-    .trim()
-    .toLowerCase();
+const mediaType = (header: unknown): string => (typeof header === 'string' ? header : '').split(';')[0]!.trim().toLowerCase();
 
 /** Which declared (route, status) pairs and error codes the stack was made to answer. */
 const exercised = new Set<string>();
@@ -128,8 +125,6 @@ const CONV = '/v1/agents/{agent}/conversations/{session_id}';
 const LIST = '/v1/conversations';
 const MEMORY = '/v1/agents/{agent}/memory/{device_ref}';
 
-const turnPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}/turns`;
-const convPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}`;
 const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
 const NDJSON = { accept: 'application/x-ndjson' };
 const UNKNOWN_SESSION = '0b7f0a52-3c1e-4b9a-9d51-6f1a2b3c4d5e';
@@ -255,7 +250,7 @@ t.test('contract conformance on the real stack', async (t) => {
       const answer = await s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', headers: { accept } });
       conform(t, answer, START, 'post', { status: 201 });
       t.equal(mediaType(answer.headers['content-type']), streamed ? 'application/x-ndjson' : 'application/json', `Accept: ${accept}`);
-      await s.call('DELETE', convPath(answer.headers.location!.toString().split('/').at(-1)!), { token: 'bob-token' });
+      await s.call('DELETE', conversationPath(answer.headers.location!.toString().split('/').at(-1)!), { token: 'bob-token' });
     }
   });
 
@@ -319,7 +314,7 @@ t.test('contract conformance on the real stack', async (t) => {
   await t.test('conversation views', async (t) => {
     const slow = s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:1000' } });
     await eventually(() => s.app.conversations.stats.busy > 0);
-    const busyView = await s.call('GET', convPath(sessionId));
+    const busyView = await s.call('GET', conversationPath(sessionId));
     conform(t, busyView, CONV, 'get', { status: 200 });
     t.match(busyView.body, { state: 'busy', busy: true, connection: 'open' });
     conform(t, await s.call('POST', turnPath(sessionId), { body: { line: 'too soon' } }), TURN, 'post', {
@@ -337,13 +332,13 @@ t.test('contract conformance on the real stack', async (t) => {
     t.equal(list.body.conversations.length, 3, 'the three conversations started so far, newest first');
     t.ok(list.body.conversations[0].created_at >= list.body.conversations[2].created_at);
 
-    const closed = await s.call('DELETE', convPath(sessionId));
+    const closed = await s.call('DELETE', conversationPath(sessionId));
     conform(t, closed, CONV, 'delete', { status: 204 });
     t.match(closed.headers['x-conversation-note'], /end-of-conversation work/);
-    const after = await s.call('GET', convPath(sessionId));
+    const after = await s.call('GET', conversationPath(sessionId));
     conform(t, after, CONV, 'get', { status: 200 });
     t.match(after.body, { state: 'closed', connection: 'closed', close_cause: 'caller' });
-    conform(t, await s.call('DELETE', convPath(sessionId)), CONV, 'delete', { status: 204 });
+    conform(t, await s.call('DELETE', conversationPath(sessionId)), CONV, 'delete', { status: 204 });
     conform(t, await s.call('GET', '/v1/conversations'), LIST, 'get', { status: 200 });
   });
 
@@ -393,8 +388,8 @@ t.test('contract conformance on the real stack', async (t) => {
       status: 400,
       error: 'invalid_request',
     });
-    conform(t, await s.call('GET', convPath('not-a-uuid')), CONV, 'get', { status: 400, error: 'invalid_request' });
-    conform(t, await s.call('DELETE', convPath('not-a-uuid')), CONV, 'delete', { status: 400, error: 'invalid_request' });
+    conform(t, await s.call('GET', conversationPath('not-a-uuid')), CONV, 'get', { status: 400, error: 'invalid_request' });
+    conform(t, await s.call('DELETE', conversationPath('not-a-uuid')), CONV, 'delete', { status: 400, error: 'invalid_request' });
     conform(t, await s.call('GET', memoryPath('a b')), MEMORY, 'get', { status: 400, error: 'invalid_request' });
     t.equal(s.engine.record.connections.length, before, 'nothing reached the engine');
 
@@ -410,7 +405,7 @@ t.test('contract conformance on the real stack', async (t) => {
     conform(t, await s.call('PUT', memoryPath('alice'), xmlBody), MEMORY, 'put', { status: 415, error: 'unsupported_media_type' });
     // DELETE takes no body: any body, whatever its size or media type, is a 400.
     for (const body of [{ body: huge }, xmlBody, { body: {} }]) {
-      const refused = await s.call('DELETE', convPath(UNKNOWN_SESSION), body);
+      const refused = await s.call('DELETE', conversationPath(UNKNOWN_SESSION), body);
       conform(t, refused, CONV, 'delete', { status: 400, error: 'invalid_request' });
       t.match(refused.body.details.problems, [{ field: 'body', rule: 'DELETE takes no body' }]);
     }
@@ -425,8 +420,8 @@ t.test('contract conformance on the real stack', async (t) => {
     const routes: Array<[string, string, string, Method, unknown?]> = [
       ['POST', '/v1/agents/coach/conversations', START, 'post'],
       ['POST', turnPath(UNKNOWN_SESSION), TURN, 'post', { line: 'Hi' }],
-      ['GET', convPath(UNKNOWN_SESSION), CONV, 'get'],
-      ['DELETE', convPath(UNKNOWN_SESSION), CONV, 'delete'],
+      ['GET', conversationPath(UNKNOWN_SESSION), CONV, 'get'],
+      ['DELETE', conversationPath(UNKNOWN_SESSION), CONV, 'delete'],
       ['GET', '/v1/conversations', LIST, 'get'],
       ['GET', memoryPath('alice'), MEMORY, 'get'],
       ['PUT', memoryPath('alice'), MEMORY, 'put', { confirm: true, snapshot: { units: [] } }],
@@ -441,8 +436,11 @@ t.test('contract conformance on the real stack', async (t) => {
       status: 403,
       error: 'conversation_not_yours',
     });
-    conform(t, await s.call('GET', convPath(mine), { token: 'bob-token' }), CONV, 'get', { status: 403, error: 'conversation_not_yours' });
-    conform(t, await s.call('DELETE', convPath(mine, 'coach.2')), CONV, 'delete', { status: 403, error: 'conversation_not_yours' });
+    conform(t, await s.call('GET', conversationPath(mine), { token: 'bob-token' }), CONV, 'get', {
+      status: 403,
+      error: 'conversation_not_yours',
+    });
+    conform(t, await s.call('DELETE', conversationPath(mine, 'coach.2')), CONV, 'delete', { status: 403, error: 'conversation_not_yours' });
     conform(t, await s.call('POST', '/v1/agents/coach/conversations', { token: 'outsider-token' }), START, 'post', {
       status: 403,
       error: 'forbidden',
@@ -452,13 +450,13 @@ t.test('contract conformance on the real stack', async (t) => {
       status: 403,
       error: 'forbidden',
     });
-    conform(t, await s.call('GET', convPath(mine), { token: 'outsider-token' }), CONV, 'get', { status: 403, error: 'forbidden' });
+    conform(t, await s.call('GET', conversationPath(mine), { token: 'outsider-token' }), CONV, 'get', { status: 403, error: 'forbidden' });
     conform(t, await s.call('GET', memoryPath('alice'), { token: 'outsider-token' }), MEMORY, 'get', { status: 403, error: 'forbidden' });
   });
 
   await t.test('404, 409', async (t) => {
-    conform(t, await s.call('GET', convPath(UNKNOWN_SESSION)), CONV, 'get', { status: 404, error: 'not_found' });
-    conform(t, await s.call('DELETE', convPath(UNKNOWN_SESSION)), CONV, 'delete', { status: 404, error: 'not_found' });
+    conform(t, await s.call('GET', conversationPath(UNKNOWN_SESSION)), CONV, 'get', { status: 404, error: 'not_found' });
+    conform(t, await s.call('DELETE', conversationPath(UNKNOWN_SESSION)), CONV, 'delete', { status: 404, error: 'not_found' });
     conform(t, await s.call('POST', turnPath(UNKNOWN_SESSION), { body: { line: 'Hi' } }), TURN, 'post', {
       status: 404,
       error: 'session_not_found',
@@ -479,8 +477,8 @@ t.test('contract conformance on the real stack', async (t) => {
       error: 'no_published_revision',
     });
     // Reading, closing and memory need Viewer only: a Draft or Archived ref.N is no 409 there.
-    conform(t, await s.call('GET', convPath(UNKNOWN_SESSION, 'coach.4')), CONV, 'get', { status: 404, error: 'not_found' });
-    conform(t, await s.call('DELETE', convPath(UNKNOWN_SESSION, 'coach.1')), CONV, 'delete', { status: 404, error: 'not_found' });
+    conform(t, await s.call('GET', conversationPath(UNKNOWN_SESSION, 'coach.4')), CONV, 'get', { status: 404, error: 'not_found' });
+    conform(t, await s.call('DELETE', conversationPath(UNKNOWN_SESSION, 'coach.1')), CONV, 'delete', { status: 404, error: 'not_found' });
     conform(t, await s.call('GET', memoryPath('never-seen', 'coach.4')), MEMORY, 'get', { status: 404, error: 'device_not_found' });
   });
 
@@ -491,7 +489,7 @@ t.test('contract conformance on the real stack', async (t) => {
     t.match(early.body, { device_ref: 'mcp:bea', unit_count: 0 });
     t.match(early.body.notes[0], /aggregated about 30 s after its connection closes/);
 
-    await s.call('DELETE', convPath(id));
+    await s.call('DELETE', conversationPath(id));
     await eventually(() => s.engine.record.endOfConversation.some((e) => e.sessionId === id));
     const snap = await s.call('GET', memoryPath('mcp:bea'));
     conform(t, snap, MEMORY, 'get', { status: 200 });
@@ -527,7 +525,7 @@ t.test('contract conformance on the real stack', async (t) => {
     t.match(JSON.parse(streamedFailure.text.trim().split('\n').at(-1)!), { error: 'identity_not_enabled' }, 'the last line is the error');
 
     const { sessionId: closedOne } = await s.open('coach');
-    await s.call('DELETE', convPath(closedOne));
+    await s.call('DELETE', conversationPath(closedOne));
     s.engine.faults.handshake = 503;
     conform(t, await s.call('POST', '/v1/agents/coach/conversations'), START, 'post', { status: 502, error: 'engine_unavailable' });
     conform(t, await s.call('POST', turnPath(closedOne), { body: { line: 'Hi again' } }), TURN, 'post', {
@@ -557,8 +555,8 @@ t.test('contract conformance on the real stack', async (t) => {
     const unavailable = { status: 503, error: 'platform_unavailable' };
     const token = 'demo-token-2';
     conform(t, await s.call('POST', turnPath(closedOne), { token, body: { line: 'Hi' } }), TURN, 'post', unavailable);
-    conform(t, await s.call('GET', convPath(closedOne), { token }), CONV, 'get', unavailable);
-    conform(t, await s.call('DELETE', convPath(closedOne), { token }), CONV, 'delete', unavailable);
+    conform(t, await s.call('GET', conversationPath(closedOne), { token }), CONV, 'get', unavailable);
+    conform(t, await s.call('DELETE', conversationPath(closedOne), { token }), CONV, 'delete', unavailable);
     conform(t, await s.call('GET', memoryPath('alice'), { token }), MEMORY, 'get', unavailable);
     conform(
       t,
@@ -578,7 +576,7 @@ t.test('contract conformance on the real stack', async (t) => {
     t.equal(ready.body.ready, false);
     conform(t, await s.call('POST', '/v1/agents/coach/conversations'), START, 'post', { status: 503, error: 'shutting_down' });
     conform(t, await s.call('POST', turnPath(id), { body: { line: 'Hi' } }), TURN, 'post', { status: 503, error: 'shutting_down' });
-    const view = await s.call('GET', convPath(id));
+    const view = await s.call('GET', conversationPath(id));
     conform(t, view, CONV, 'get', { status: 200 });
     t.match(view.body, { close_cause: 'shutdown', connection: 'closed' });
   });
@@ -591,7 +589,7 @@ t.test('limits and identity configuration', async (t) => {
   conform(t, await none.call('POST', '/v1/agents/secure/conversations'), START, 'post', { status: 503, error: 'identity_not_configured' });
 
   const { sessionId: bobs } = await none.open('coach', { device_ref: 'bob' }, 'bob-token');
-  await none.call('DELETE', convPath(bobs), { token: 'bob-token' });
+  await none.call('DELETE', conversationPath(bobs), { token: 'bob-token' });
   const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1000' } });
   await eventually(() => none.app.conversations.stats.busy > 0);
   conform(t, await none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token' }), START, 'post', {

@@ -1,3 +1,11 @@
+/**
+ * The package as another team gets it: `npm pack` (which builds on prepack), the tarball
+ * installed into a fresh project under the system's temp directory — no path to this
+ * repository's node_modules — and from there `npx agent-test-gateway` (--help, run, chat)
+ * against a gateway with the simulators. Then the image's command line (Dockerfile ENTRYPOINT
+ * + CMD) run on the installed package, as the container runs it on /app.
+ */
+
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -8,16 +16,9 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { request } from 'undici';
 import { expandSuitePatterns } from '../src/cli/patterns.js';
-import { freePort, waitUntilReady } from './support/server.js';
+import { waitUntilReady } from './support/server.js';
 import { childEnv, eventually, startStack } from './support/stack.js';
-
-/**
- * The package as another team gets it: `npm pack` (which builds on prepack), the tarball
- * installed into a fresh project under the system's temp directory — no path to this
- * repository's node_modules — and from there `npx agent-test-gateway` (--help, run, chat)
- * against a gateway with the simulators. Then the image's command line (Dockerfile ENTRYPOINT
- * + CMD) run on the installed package, as the container runs it on /app.
- */
+import { freePort } from './support/http.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGE = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; files: string[] };

@@ -8,41 +8,19 @@ import { startPlatformSimulator } from '../src/simulators/platform.js';
 import { demoWorld } from '../src/simulators/world.js';
 import { startNginx, startPod, type Nginx, type Pod } from './support/cluster.js';
 import { PEER_HEADER } from '../src/peers/secret.js';
-import { freePort, PEER_SECRET, startHangingPeer } from './support/peers.js';
+import { PEER_SECRET, startHangingPeer } from './support/peers.js';
 import { eventually } from './support/stack.js';
+import { callAt, conversationPath, freePort, turnPath, type Answer } from './support/http.js';
 
 t.setTimeout(150_000);
 
 // Above the default 300 ms: the machine running the suite may be busy.
 const PEER_TIMEOUT_MS = 1000;
-const turnPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}/turns`;
-const convPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}`;
 
-interface Answer {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-  headers: Record<string, string | string[] | undefined>;
-}
-
-async function call(base: string, method: string, path: string, token: string, body?: unknown): Promise<Answer> {
-  const res = await request(base + path, {
-    method: method as 'GET',
-    // A connection per call: nginx reloads (a pod leaving the upstreams) close idle keep-alive
-    // connections, which would race with a call sent on one.
-    reset: true,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.body.text();
-  let parsed: unknown;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = { raw: text };
-  }
-  return { status: res.statusCode, body: parsed, headers: res.headers };
-}
+// A connection per call: nginx reloads (a pod leaving the upstreams) close idle keep-alive
+// connections, which would race with a call sent on one.
+const call = (base: string, method: string, path: string, token: string, body?: unknown): Promise<Answer> =>
+  callAt(base, method, path, { token, body, reset: true });
 
 /** "planning: N turns on this socket": the lines the engine socket carried before this one. */
 const socketTurns = (answer: Answer): number => Number(/^planning: (\d+) turns on this socket/.exec(answer.body.turn.text)?.[1]);
@@ -114,8 +92,8 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
       for (const target of targets) {
         for (const [method, path, body] of [
           ['POST', turnPath(id), { line: 'Hi' }],
-          ['GET', convPath(id), undefined],
-          ['DELETE', convPath(id), undefined],
+          ['GET', conversationPath(id), undefined],
+          ['DELETE', conversationPath(id), undefined],
         ] as const) {
           const answer = await call(target, method, path, 'bob-token', body);
           t.equal(answer.status, 403, `${method} through ${target === front ? name : 'a pod'}`);
@@ -186,7 +164,7 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
       return { error: count('error'), unknown: count('unknown') };
     };
     const before = await lookups(pods[1]!);
-    const unknown = await call(pods[1]!.url, 'GET', convPath('99999999-2222-4333-8444-555555555555'), 'demo-token');
+    const unknown = await call(pods[1]!.url, 'GET', conversationPath('99999999-2222-4333-8444-555555555555'), 'demo-token');
     t.equal(unknown.status, 404, 'a session no pod knows: the single-pod answer');
     t.equal(unknown.body.error, 'not_found');
     const after = await lookups(pods[1]!);
@@ -263,7 +241,7 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
     );
     await eventually(() => engine.openSockets() === open.reduce((a, b) => a + b, 0), 3000);
     for (const [i, id] of ids.entries()) {
-      const closed = await call(nginx.roundRobin, 'DELETE', convPath(id), `load-token-${i % LOAD_CALLERS}`);
+      const closed = await call(nginx.roundRobin, 'DELETE', conversationPath(id), `load-token-${i % LOAD_CALLERS}`);
       t.equal(closed.status, 204);
     }
     t.equal(engine.openSockets() <= 6, true, 'only the earlier scenarios conversations stay open');

@@ -8,10 +8,9 @@ import { PeerList } from '../src/peers/peer-list.js';
 import { PEER_HEADER } from '../src/peers/secret.js';
 import { eventually, startStack } from './support/stack.js';
 import { PEER_SECRET, startHangingPeer, startPods } from './support/peers.js';
+import { conversationPath, turnPath } from './support/http.js';
 
 const base = { PROMETHIST_MCP_ENGINE_URL: 'http://engine.example', PROMETHIST_PLATFORM_URL: 'http://platform.example' };
-const turnPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}/turns`;
-const convPath = (id: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${id}`;
 const planning = (answer: { body: { turn: { text: string } } }) => answer.body.turn.text;
 const silentLog = { info() {}, warn() {} } as never;
 
@@ -178,7 +177,7 @@ t.test('three pods act as one', async (t) => {
       lines.at(-1).result.turn.elements,
     );
 
-    const view = await pods.call(2, 'GET', convPath(id));
+    const view = await pods.call(2, 'GET', conversationPath(id));
     t.equal(view.status, 200);
     t.equal(view.body.connection, 'open');
     t.equal(view.body.turns, 7, 'the refused turn is not one');
@@ -191,8 +190,8 @@ t.test('three pods act as one', async (t) => {
     for (const pod of [0, 1, 2]) {
       for (const [method, path, token, body] of [
         ['POST', turnPath(id), 'bob-token', { line: 'Hi' }],
-        ['GET', convPath(id), 'bob-token', undefined],
-        ['DELETE', convPath(id), 'bob-token', undefined],
+        ['GET', conversationPath(id), 'bob-token', undefined],
+        ['DELETE', conversationPath(id), 'bob-token', undefined],
         ['POST', turnPath(id, 'coach.2'), 'demo-token', { line: 'Hi' }],
       ] as const) {
         const answer = await pods.call(pod, method, path, { token, body });
@@ -216,16 +215,16 @@ t.test('three pods act as one', async (t) => {
     t.equal(conn.closeCode, 1000, 'a plain close');
     t.notOk(conn.frames.includes('#exit'));
     t.equal(pods.apps[0]!.conversations.ownership(id)?.owner.callerId, 'u-demo');
-    const view = await pods.call(2, 'GET', convPath(id));
+    const view = await pods.call(2, 'GET', conversationPath(id));
     t.equal(view.body.close_cause, 'cancelled', 'the holder closed it as cancelled');
   });
 
   await t.test('DELETE through another pod closes on the holder; the next turn reconnects with the first settings', async (t) => {
     const id = await pods.open(2, 'demo-token', { locale: 'de-DE', device_ref: 'peer-user' });
-    const closed = await pods.call(0, 'DELETE', convPath(id));
+    const closed = await pods.call(0, 'DELETE', conversationPath(id));
     t.equal(closed.status, 204);
     t.match(closed.headers['x-conversation-note'], /caller's request/);
-    const view = await pods.call(1, 'GET', convPath(id));
+    const view = await pods.call(1, 'GET', conversationPath(id));
     t.equal(view.body.connection, 'closed');
     const again = await pods.call(1, 'POST', turnPath(id), { body: { line: 'Hi' } });
     t.equal(again.status, 200);
@@ -239,7 +238,7 @@ t.test('three pods act as one', async (t) => {
     await eventually(() => pods.apps.every((app) => app.conversations.ownership(id) !== undefined));
     const port = (pod: number) => new URL(pods.urls[pod]!).port;
     await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${port(1)}`);
-    t.equal((await pods.call(1, 'DELETE', convPath(id))).status, 204, 'closed on pod 1');
+    t.equal((await pods.call(1, 'DELETE', conversationPath(id))).status, 204, 'closed on pod 1');
     await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id) === undefined);
     t.pass("pod 1's close notice: pod 0 forgets it as the holder");
     const reconnected = await pods.call(2, 'POST', turnPath(id), { body: { line: 'planning?' } });
@@ -344,8 +343,8 @@ t.test('three pods act as one', async (t) => {
     const id = await pods.open(2, 'tenant-token', { time_zone: 'Europe/Prague' });
     await eventually(() => pods.apps.slice(0, 2).every((app) => app.conversations.ownership(id) !== undefined));
     await pods.apps[2]!.close();
-    t.equal((await pods.call(0, 'GET', convPath(id), { token: 'bob-token' })).status, 403);
-    const known = await pods.call(0, 'GET', convPath(id), { token: 'tenant-token' });
+    t.equal((await pods.call(0, 'GET', conversationPath(id), { token: 'bob-token' })).status, 403);
+    const known = await pods.call(0, 'GET', conversationPath(id), { token: 'tenant-token' });
     t.equal(known.body.connection, 'closed');
     t.match(known.body.notes.join(' '), /Another gateway pod/);
     const back = await pods.call(0, 'POST', turnPath(id), { token: 'tenant-token', body: { line: 'Hi' } });
@@ -362,7 +361,7 @@ t.test('three pods act as one', async (t) => {
       'listed once, from the pod that holds it',
     );
     t.equal(list.body.conversations[0].connection, 'open');
-    const unknown = await pods.call(1, 'GET', convPath('99999999-2222-4333-8444-555555555555'));
+    const unknown = await pods.call(1, 'GET', conversationPath('99999999-2222-4333-8444-555555555555'));
     t.equal(unknown.status, 404, 'a pod that is down knows nothing, and costs no 5xx');
   });
 });
@@ -370,7 +369,7 @@ t.test('three pods act as one', async (t) => {
 t.test('a peer that hangs costs at most PEER_TIMEOUT_MS and changes no answer', async (t) => {
   const { port } = await startHangingPeer(t);
   const pods = await startPods(t, 2, { env: { PEER_TIMEOUT_MS: '150' }, extraPeers: [`127.0.0.1:${port}`] });
-  const unknown = await pods.call(1, 'GET', convPath('99999999-2222-4333-8444-555555555555'));
+  const unknown = await pods.call(1, 'GET', conversationPath('99999999-2222-4333-8444-555555555555'));
   t.equal(unknown.status, 404, 'a session no pod knows: the same 404 as a single pod');
   const metrics = await (await request(`${pods.urls[1]}/metrics`)).body.text();
   t.match(metrics, /agent_test_gateway_peer_lookup_duration_seconds_count\{result="error"\} 1/, 'the hanging peer counted as not knowing');

@@ -3,14 +3,14 @@
 // with data, every rule healthy, and counts equal to what the workload did.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { request } from 'undici';
 import { REFUSAL_REASONS } from '../src/ops/metrics.js';
-import { eventually, startStack, type Answer, type Stack } from './support/stack.js';
+import { eventually, startStack, type Stack } from './support/stack.js';
+import { freePort, type Answer } from './support/http.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -28,14 +28,6 @@ const substitute = (expr: string) =>
     .replaceAll('$namespace', '.*')
     .replaceAll('$instance', '.*');
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 interface Sample {
   metric: Record<string, string>;
   value: [number, string];
@@ -51,8 +43,8 @@ interface RuleState {
 }
 
 interface Prometheus {
-  query(promql: string): Promise<Sample[]>;
-  rules(): Promise<RuleState[]>;
+  query: (promql: string) => Promise<Sample[]>;
+  rules: () => Promise<RuleState[]>;
 }
 
 async function startPrometheus(t: { teardown(fn: () => unknown): void }, target: string): Promise<Prometheus> {
@@ -203,7 +195,7 @@ t.test(
     const reasons = Object.fromEntries(byReason.map((x) => [x.metric.reason, Number(x.value[1])]));
     t.same(
       reasons,
-      Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, (refusals as Record<string, number>)[reason] ?? 0])),
+      Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, refusals[reason] ?? 0])),
       'refusals by reason = what was provoked, every other reason at 0',
     );
     const connects = Object.fromEntries(

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import WebSocket from 'ws';
 import { socketUrl } from '../src/engine/socket-url.js';
+import { frameText } from '../src/http/ws-frames.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
+import { conversationPath, turnPath } from './support/http.js';
 
-const turnPath = (sessionId: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${sessionId}/turns`;
-const convPath = (sessionId: string, agent = 'coach') => `/v1/agents/${agent}/conversations/${sessionId}`;
 const connectionOf = (s: Stack, sessionId: string) => s.engine.record.connections.filter((c) => c.sessionId === sessionId);
 const noExitEverSent = (s: Stack) =>
   s.engine.record.connections.every((c) => !c.frames.some((f) => f.trim().startsWith('#') && f !== '#intro'));
@@ -15,8 +15,8 @@ t.test('a conversation belongs to its caller and its agent', async (t) => {
   const { sessionId } = await s.open('coach');
   for (const [method, path, body] of [
     ['POST', turnPath(sessionId), { line: 'hi' }],
-    ['GET', convPath(sessionId), undefined],
-    ['DELETE', convPath(sessionId), undefined],
+    ['GET', conversationPath(sessionId), undefined],
+    ['DELETE', conversationPath(sessionId), undefined],
   ] as const) {
     const other = await s.call(method, path, { token: 'bob-token', body });
     t.equal(other.status, 403, `${method} by another caller`);
@@ -60,7 +60,7 @@ t.test('every close cause is a plain close, never #exit', async (t) => {
       t.equal(turn.body.conversation.connection, 'closed', `${name}: closed`);
     }
     await eventually(() => s.app.conversations.stats.open === 0, 2000);
-    const view = await s.call('GET', convPath(sessionId));
+    const view = await s.call('GET', conversationPath(sessionId));
     t.equal(view.body.connection, 'closed', `${name}: GET shows it closed`);
     t.equal(view.body.close_cause, cause, `${name}: cause`);
     t.ok(
@@ -81,15 +81,15 @@ t.test('every close cause is a plain close, never #exit', async (t) => {
 t.test('DELETE closes plainly and a later GET shows it closed with the note', async (t) => {
   const s = await startStack(t);
   const { sessionId } = await s.open();
-  const del = await s.call('DELETE', convPath(sessionId));
+  const del = await s.call('DELETE', conversationPath(sessionId));
   t.equal(del.status, 204);
   t.match(del.headers['x-conversation-note'], /end-of-conversation work/);
   await eventually(() => connectionOf(s, sessionId)[0]!.closeCode !== undefined);
   t.equal(connectionOf(s, sessionId)[0]!.closeCode, 1000);
-  const view = await s.call('GET', convPath(sessionId));
+  const view = await s.call('GET', conversationPath(sessionId));
   t.match(view.body, { connection: 'closed', close_cause: 'caller', turns: 1 });
-  t.equal((await s.call('DELETE', convPath(sessionId))).status, 204, 'closing again is fine');
-  t.equal((await s.call('DELETE', convPath(randomUUID()))).status, 404);
+  t.equal((await s.call('DELETE', conversationPath(sessionId))).status, 204, 'closing again is fine');
+  t.equal((await s.call('DELETE', conversationPath(randomUUID()))).status, 404);
   await eventually(() => s.engine.record.endOfConversation.some((e) => e.sessionId === sessionId));
   t.ok(noExitEverSent(s));
 });
@@ -104,7 +104,7 @@ t.test('a caller hanging up mid-turn closes the engine socket', async (t) => {
   await t.rejects(pending);
   await eventually(() => connectionOf(s, sessionId)[0]!.closeCode !== undefined, 1000);
   t.equal(connectionOf(s, sessionId)[0]!.closeCode, 1000);
-  const view = await s.call('GET', convPath(sessionId));
+  const view = await s.call('GET', conversationPath(sessionId));
   t.equal(view.body.close_cause, 'cancelled');
   t.equal(s.app.conversations.stats.open, 0);
 });
@@ -116,10 +116,10 @@ t.test("the per-caller limit evicts the caller's least recently used idle conver
   await s.call('POST', turnPath(a.sessionId), { body: { line: 'still here' } }); // b is now the least recently used
   const bob = await s.open('coach', {}, 'bob-token');
   const c = await s.open();
-  t.equal((await s.call('GET', convPath(b.sessionId))).body.close_cause, 'evicted', 'b was evicted');
-  t.equal((await s.call('GET', convPath(a.sessionId))).body.connection, 'open');
-  t.equal((await s.call('GET', convPath(bob.sessionId), { token: 'bob-token' })).body.connection, 'open', "other callers' stay");
-  t.equal((await s.call('GET', convPath(c.sessionId))).body.connection, 'open');
+  t.equal((await s.call('GET', conversationPath(b.sessionId))).body.close_cause, 'evicted', 'b was evicted');
+  t.equal((await s.call('GET', conversationPath(a.sessionId))).body.connection, 'open');
+  t.equal((await s.call('GET', conversationPath(bob.sessionId), { token: 'bob-token' })).body.connection, 'open', "other callers' stay");
+  t.equal((await s.call('GET', conversationPath(c.sessionId))).body.connection, 'open');
   const metrics = (await s.call('GET', '/metrics')).text;
   t.match(metrics, /agent_test_gateway_evictions_total\{limit="caller"\} 1/);
 
@@ -141,8 +141,8 @@ t.test("the per-pod limit evicts the pod's least recently used idle conversation
   const bobs = await s.open('coach', {}, 'bob-token');
   await s.call('POST', turnPath(mine.sessionId), { body: { line: 'still here' } });
   const tenant = await s.open('coach', {}, 'tenant-token');
-  t.equal((await s.call('GET', convPath(bobs.sessionId), { token: 'bob-token' })).body.close_cause, 'evicted');
-  t.equal((await s.call('GET', convPath(mine.sessionId))).body.connection, 'open');
+  t.equal((await s.call('GET', conversationPath(bobs.sessionId), { token: 'bob-token' })).body.close_cause, 'evicted');
+  t.equal((await s.call('GET', conversationPath(mine.sessionId))).body.connection, 'open');
   t.match((await s.call('GET', '/metrics')).text, /agent_test_gateway_evictions_total\{limit="pod"\} 1/);
 
   const busy = [
@@ -175,7 +175,7 @@ t.test('limits hold under racing requests', async (t) => {
   const statuses = new Set(answers.map((a) => a.status));
   t.ok(
     [...statuses].every((status) => [201, 429, 503].includes(status)),
-    `only 201/429/503 (${[...statuses]})`,
+    `only 201/429/503 (${[...statuses].join(',')})`,
   );
   t.ok(peakCaller <= 3, `never more than 3 open for one caller (${peakCaller})`);
   t.ok(peakPod <= 5, `never more than 5 open on the pod (${peakPod})`);
@@ -187,7 +187,7 @@ t.test("a reconnect keeps the first turn's settings, loses planning and says so"
   const settings = { locale: 'de-DE', device_ref: 'carol', time_zone: 'Europe/Prague', run_label: 'r1', time_offset: '-P2D' };
   const { sessionId } = await s.open('coach', settings);
   await s.call('POST', turnPath(sessionId), { body: { line: 'first' } });
-  t.equal((await s.call('DELETE', convPath(sessionId))).status, 204);
+  t.equal((await s.call('DELETE', conversationPath(sessionId))).status, 204);
 
   const changed = await s.call('POST', turnPath(sessionId), { body: { line: 'x', locale: 'en-US' } });
   t.equal(changed.status, 409);
@@ -221,7 +221,7 @@ t.test('a session this pod never held reconnects; an unknown one is 404', async 
   const settings = { deviceRef: 'mcp:dave', locale: 'en-US', timeZone: null, runLabel: null, timeOffset: null };
   const direct = new WebSocket(socketUrl(s.engine.url, 'coach', settings));
   const sessionId = await new Promise<string>((resolve) =>
-    direct.once('message', (data) => resolve(JSON.parse(data.toString()).sessionId)),
+    direct.once('message', (data) => resolve(JSON.parse(frameText(data)).sessionId)),
   );
   direct.close();
   const back = await s.call('POST', turnPath(sessionId), { body: { line: 'hello', device_ref: 'dave' } });
@@ -240,7 +240,7 @@ t.test("GET /v1/conversations lists the caller's own, newest first", async (t) =
   const first = await s.open();
   const second = await s.open('coach.3');
   await s.open('coach', {}, 'bob-token');
-  await s.call('DELETE', convPath(first.sessionId));
+  await s.call('DELETE', conversationPath(first.sessionId));
   const list = await s.call('GET', '/v1/conversations');
   t.equal(list.status, 200);
   t.same(
@@ -267,7 +267,7 @@ t.test('no leaks: registry, gauge and real sockets agree after a mix of events',
         const opened = await s.call('POST', '/v1/agents/coach/conversations', { token, body: {} });
         if (opened.status !== 201) return;
         await s.call('POST', turnPath(opened.body.session_id), { token, body: { line } });
-        if (i % 3 === 0) await s.call('DELETE', convPath(opened.body.session_id), { token });
+        if (i % 3 === 0) await s.call('DELETE', conversationPath(opened.body.session_id), { token });
       }),
     );
   }

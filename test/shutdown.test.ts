@@ -2,13 +2,14 @@ import t from 'tap';
 import { request } from 'undici';
 import { startServer } from './support/server.js';
 import { eventually } from './support/stack.js';
+import { turnPath } from './support/http.js';
 
 t.test('SIGTERM: readiness false, running turns finish, every socket closes, exit 0', async (t) => {
   const s = await startServer(t, { SHUTDOWN_GRACE_MS: '3000' });
   const idle = await s.call('POST', '/v1/agents/coach/conversations');
   const busy = await s.call('POST', '/v1/agents/coach/conversations');
   t.equal(idle.status, 201);
-  const running = s.call('POST', `/v1/agents/coach/conversations/${busy.body.session_id}/turns`, { line: 'sim:delay:600' });
+  const running = s.call('POST', turnPath(busy.body.session_id), { body: { line: 'sim:delay:600' } });
   await eventually(() => s.engine.record.connections[1]!.frames.length === 2);
   s.kill('SIGTERM');
   await eventually(() => s.output().includes('draining'), 3000);
@@ -33,7 +34,7 @@ t.test('SIGTERM: readiness false, running turns finish, every socket closes, exi
 t.test('SIGTERM: a turn still running at the end of the grace is cut off clearly', async (t) => {
   const s = await startServer(t, { SHUTDOWN_GRACE_MS: '300', TURN_BUDGET_MS: '20000' });
   const conv = await s.call('POST', '/v1/agents/coach/conversations');
-  const running = s.call('POST', `/v1/agents/coach/conversations/${conv.body.session_id}/turns`, { line: 'sim:hang' });
+  const running = s.call('POST', turnPath(conv.body.session_id), { body: { line: 'sim:hang' } });
   await eventually(() => s.engine.record.connections[0]!.frames.length === 2);
   const sent = Date.now();
   s.kill('SIGTERM');

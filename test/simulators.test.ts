@@ -3,9 +3,11 @@
 import t from 'tap';
 import { request } from 'undici';
 import WebSocket from 'ws';
+import { frameText } from '../src/http/ws-frames.js';
 import { startEngineSimulator, type EngineSimulator } from '../src/simulators/engine.js';
 import { startPlatformSimulator, type PlatformSimulator } from '../src/simulators/platform.js';
 import { demoWorld } from '../src/simulators/world.js';
+import { callAt } from './support/http.js';
 
 type Element = Record<string, unknown> & { type?: string };
 
@@ -21,7 +23,7 @@ class Client {
 
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      this.frames.push(data.toString());
+      this.frames.push(frameText(data));
       this.wake?.();
     });
     this.closed = new Promise((resolve) => ws.on('close', (code) => (resolve(code), this.wake?.())));
@@ -88,12 +90,6 @@ async function handshakeRecord(engine: EngineSimulator, rawQuery: string) {
   c.ws.close();
   await c.closed;
   return engine.record.connections.at(-1)!;
-}
-
-async function get(url: string, authorization?: string) {
-  const res = await request(url, { headers: authorization ? { authorization } : {} });
-  const text = await res.body.text();
-  return { status: res.statusCode, text, json: () => JSON.parse(text) as unknown };
 }
 
 t.test('engine simulator', async (t) => {
@@ -381,25 +377,29 @@ t.test('engine simulator', async (t) => {
     await c.turn('sim:remember:likes tea');
     await c.turn('hello');
 
-    const device = await get(`${engine.url}/api/devices/mcp:mem/user`);
+    const device = await callAt(engine.url, 'GET', `/api/devices/mcp:mem/user`, { token: null });
     t.equal(device.status, 200);
-    const { userId } = device.json() as { userId: string };
+    const { userId } = device.body as { userId: string };
     t.match(userId, /^u-[0-9a-f-]{36}$/);
-    t.equal((await get(`${engine.url}/api/devices/mcp:never/user`)).status, 404, 'a device that never connected');
-    t.same((await get(`${engine.url}/api/memory?userId=${userId}`)).json(), { userId, units: [] }, 'nothing aggregated while open');
+    t.equal((await callAt(engine.url, 'GET', `/api/devices/mcp:never/user`, { token: null })).status, 404, 'a device that never connected');
+    t.same(
+      (await callAt(engine.url, 'GET', `/api/memory?userId=${userId}`, { token: null })).body,
+      { userId, units: [] },
+      'nothing aggregated while open',
+    );
 
     c.ws.close();
     await c.closed;
     await sleep(120);
     t.equal(endsOf(sessionId), 1, 'once, after the delay');
-    t.same((await get(`${engine.url}/api/memory?userId=${userId}`)).json(), {
+    t.same((await callAt(engine.url, 'GET', `/api/memory?userId=${userId}`, { token: null })).body, {
       userId,
       units: [
         { kind: 'fact', text: 'likes tea', sessionId },
         { kind: 'summary', sessionId, lines: 2 },
       ],
     });
-    t.same((await get(`${engine.url}/api/memory?userId=u-nobody`)).json(), { userId: 'u-nobody', units: [] });
+    t.same((await callAt(engine.url, 'GET', `/api/memory?userId=u-nobody`, { token: null })).body, { userId: 'u-nobody', units: [] });
 
     const late = await open(deviceUrl(`&sessionId=${sessionId}`));
     t.match(await late.element(), { resumed: true }, 'an ended session can still be resumed');
@@ -440,7 +440,7 @@ t.test('engine simulator', async (t) => {
     });
     t.equal(res.statusCode, 200);
     t.same(await res.body.json(), { restored: 1 });
-    t.same((await get(`${engine.url}/api/memory?userId=u-restore`)).json(), {
+    t.same((await callAt(engine.url, 'GET', `/api/memory?userId=u-restore`, { token: null })).body, {
       userId: 'u-restore',
       units: [{ kind: 'fact', text: 'snapshot' }],
     });
@@ -499,11 +499,11 @@ t.test('platform simulator', async (t) => {
     platform.faults = {};
     platform.reset();
   });
-  const api = (path: string, token?: string) => get(`${platform.url}/api/v1${path}`, token && `Bearer ${token}`);
+  const api = (path: string, token?: string) => callAt(platform.url, 'GET', `/api/v1${path}`, { token: token ?? null });
 
   t.test('who the token belongs to; 401 otherwise', async (t) => {
-    t.same((await api('/users/me', 'demo-token')).json(), { id: 'u-demo', email: 'demo@example.com' });
-    t.same((await api('/users/me', 'demo-token-2')).json(), { id: 'u-demo', email: 'demo@example.com' });
+    t.same((await api('/users/me', 'demo-token')).body, { id: 'u-demo', email: 'demo@example.com' });
+    t.same((await api('/users/me', 'demo-token-2')).body, { id: 'u-demo', email: 'demo@example.com' });
     t.equal((await api('/users/me')).status, 401);
     t.equal((await api('/users/me', 'forged')).status, 401);
     t.equal((await api('/agents/coach/revisions', 'forged')).status, 401);
@@ -514,7 +514,7 @@ t.test('platform simulator', async (t) => {
 
   t.test('agents and revisions', async (t) => {
     const revisions = await api('/agents/coach/revisions', 'demo-token');
-    t.same(revisions.json(), [
+    t.same(revisions.body, [
       { id: 'a-coach-4', ref: 'coach', revision: 4, state: 'Draft' },
       { id: 'a-coach-3', ref: 'coach', revision: 3, state: 'Preview' },
       { id: 'a-coach-2', ref: 'coach', revision: 2, state: 'Published' },
@@ -523,7 +523,7 @@ t.test('platform simulator', async (t) => {
     t.equal((await api('/agents/nope/revisions', 'demo-token')).status, 404);
     t.equal((await api('/agents/hidden/revisions', 'demo-token')).status, 403, 'no role on p-secret');
     t.equal((await api('/agents/coach/revisions', 'outsider-token')).status, 403);
-    t.same((await api('/agents/a-coach-2', 'demo-token')).json(), {
+    t.same((await api('/agents/a-coach-2', 'demo-token')).body, {
       id: 'a-coach-2',
       ref: 'coach',
       revision: 2,
@@ -535,18 +535,18 @@ t.test('platform simulator', async (t) => {
   });
 
   t.test('projects: roles, a tenant role falling through, closedness', async (t) => {
-    t.match((await api('/project/p-open/context', 'demo-token')).json(), {
+    t.match((await api('/project/p-open/context', 'demo-token')).body, {
       id: 'p-open',
       tenantId: 't-acme',
       userRole: 'Viewer',
       tenant: { id: 't-acme', name: 'Acme', userRole: null },
     });
-    t.match((await api('/project/p-secret/context', 'tenant-token')).json(), { userRole: null, tenant: { userRole: 'Editor' } });
+    t.match((await api('/project/p-secret/context', 'tenant-token')).body, { userRole: null, tenant: { userRole: 'Editor' } });
     t.equal((await api('/agents/hidden/revisions', 'tenant-token')).status, 200, 'the tenant role reaches every project');
     t.equal((await api('/project/p-secret/context', 'demo-token')).status, 403);
     t.equal((await api('/project/p-signin', 'bob-token')).status, 403);
     t.equal((await api('/project/p-nope', 'demo-token')).status, 404);
-    t.same((await api('/project/p-idp', 'demo-token')).json(), {
+    t.same((await api('/project/p-idp', 'demo-token')).body, {
       id: 'p-idp',
       name: 'Identity-provider project',
       tenantId: 't-acme',
@@ -554,7 +554,7 @@ t.test('platform simulator', async (t) => {
       externalRolesEnforced: true,
       identityProviders: [{ id: 'idp-1', name: 'Okta' }],
     });
-    t.match((await api('/project/p-extnoidp', 'demo-token')).json(), { externalRolesEnforced: true, identityProviders: [] });
+    t.match((await api('/project/p-extnoidp', 'demo-token')).body, { externalRolesEnforced: true, identityProviders: [] });
   });
 
   t.test('the world is live', async (t) => {
@@ -570,7 +570,8 @@ t.test('platform simulator', async (t) => {
     platform.faults = { malformed: true };
     const garbage = await api('/users/me', 'demo-token');
     t.equal(garbage.status, 200);
-    t.throws(() => garbage.json(), 'a 200 that is not JSON');
+    t.equal(garbage.body, undefined, 'a 200 that is not JSON');
+    t.not(garbage.text, '');
 
     platform.faults = { delayMs: 80 };
     const started = Date.now();

@@ -1,19 +1,19 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-import t from 'tap';
-import { request } from 'undici';
-import { parse as parseYaml } from 'yaml';
-import { startStack, type Answer } from './support/stack.js';
-
 /**
  * openapi.yaml describes what the runs route really answers: every answer validates against the schema declared for its status
  * and content type, and the request schema agrees with the service on what a suite is.
  */
+
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import t, { type Test } from 'tap';
+import { request } from 'undici';
+import { parse as parseYaml } from 'yaml';
+import { startStack } from './support/stack.js';
+import { type Answer, type Json } from './support/http.js';
+
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
 
 const doc: Json = parseYaml(readFileSync(`${ROOT}openapi.yaml`, 'utf8'));
 
@@ -39,10 +39,7 @@ const reportSchema = validator('/components/schemas/RunReport');
 const streamLineSchema = validator('/components/schemas/RunStreamLine');
 const errorSchema = validator('/components/schemas/Error');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Tap = { ok(value: any, ...rest: any[]): unknown };
-
-function conforms(tt: Tap, answer: Answer, what: string): void {
+function conforms(tt: Test, answer: Answer, what: string): void {
   const declared = resolve(op.responses[String(answer.status)]);
   tt.ok(declared !== undefined, `${what}: status ${answer.status} is declared`);
   if (declared === undefined) return;

@@ -1,14 +1,14 @@
+/**
+ * Test suites: the format (validated with the line of each problem), and
+ * POST /v1/agents/{agent}/runs against the real simulators.
+ */
+
 import t from 'tap';
 import { request } from 'undici';
 import { parseFieldPath, parseHttpSuite } from '../src/suites/format.js';
 import type { RunReport } from '../src/suites/report.js';
 import { formatProblem, loadSuite } from '../src/suites/yaml.js';
 import { eventually, startStack, UUID, type Stack } from './support/stack.js';
-
-/**
- * Test suites: the format (validated with the line of each problem), and
- * POST /v1/agents/{agent}/runs against the real simulators.
- */
 
 const problemsOf = (text: string, file = 'suite.yaml'): string[] => {
   const loaded = loadSuite(text, file);
@@ -68,8 +68,8 @@ conversations:
       /^suite\.yaml:2: time_offset must be negative, e\.g\. -P10D .* date the session in the future$/,
       /^suite\.yaml:5: conversations\[0\]\.run_label can be set only at the top of the suite/,
       /^suite\.yaml:6: conversations\[0\]\.device_ref may use only letters, digits and \. _ : @ -$/,
-      /^suite\.yaml:8: conversations\[0\]\.turns\[0\]\.line must be a string \(an unquoted # starts a YAML comment: write "#intro" in quotes\)$/,
-      /^suite\.yaml:10: conversations\[0\]\.turns\[1\]\.expct is not a known field; did you mean expect\? the fields here are line, expect$/,
+      /^suite\.yaml:8: conversations\[0\]\.turns\[0\]\.line must be a string \(an unquoted # starts a YAML comment: .* in quotes\)$/,
+      /^suite\.yaml:10: conversations\[0\]\.turns\[1\]\.expct is not a known field; did you mean expect\? .* line, expect$/,
       /^suite\.yaml:12: conversations\[0\]\.turns\[2\]\.line is required$/,
       /^suite\.yaml:12: conversations\[0\]\.turns\[2\]\.lin is not a known field; did you mean line\?/,
       /^suite\.yaml:15: conversations\[0\]\.turns\[3\]\.expect\.text_matches must be a valid regular expression/,
@@ -105,8 +105,10 @@ conversations:
 `;
     t.same(problemsOf(yaml), [
       'suite.yaml:2: memory needs device_ref at the top of the suite: the simulated user whose memory is restored or saved',
-      "suite.yaml:2: memory.confirm must be true to restore: the engine's restore is delete-then-write, it clears the simulated user's memory before loading the snapshot",
-      'suite.yaml:9: conversations[0].turns[0].expect.ended_by_agent can be true only in the last turn of a conversation: the turns after it could not run',
+      "suite.yaml:2: memory.confirm must be true to restore: the engine's restore is delete-then-write, " +
+        "it clears the simulated user's memory before loading the snapshot",
+      'suite.yaml:9: conversations[0].turns[0].expect.ended_by_agent can be true only in the last turn of a conversation: ' +
+        'the turns after it could not run',
       "suite.yaml:10: conversations[0].turns[1].line may be #intro only in the first turn of a conversation: it is the agent's opening",
       'suite.yaml:11: conversations[1].name must be unique within the suite: conversations[0] is also called "a"',
     ]);
@@ -407,7 +409,7 @@ t.test('conversations run in parallel up to the caller limit, each closed with 1
   // record lags by the close handshake (a socket closed plainly counts until the engine's
   // close event), so it is checked for what it can show: every socket closed with 1000.
   const atConnect: number[] = [];
-  const connect = s.app.engine.connect;
+  const connect = s.app.engine.connect.bind(s.app.engine);
   s.app.engine.connect = (req) => {
     atConnect.push(s.app.conversations.stats.open);
     return connect(req);

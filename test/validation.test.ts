@@ -3,6 +3,7 @@ import t from 'tap';
 import { socketUrl } from '../src/engine/socket-url.js';
 import { decodeEngineQuery } from '../src/simulators/engine.js';
 import { startStack } from './support/stack.js';
+import { turnPath } from './support/http.js';
 
 const badLines: Array<[string, unknown, RegExp]> = [
   ['empty', '', /must not be empty/],
@@ -62,11 +63,11 @@ t.test('bad lines and connect fields: 400 naming the field and the rule, nothing
     t.equal(start.body.error, 'invalid_request');
     t.match(start.body.message, rule, `start: ${name}`);
     t.equal(start.body.details.problems[0].field, 'line');
-    const turn = await s.call('POST', `/v1/agents/coach/conversations/${sessionId}/turns`, { body: { line } });
+    const turn = await s.call('POST', turnPath(sessionId), { body: { line } });
     t.equal(turn.status, 400, `turn: ${name}`);
     t.match(turn.body.message, rule);
   }
-  const missing = await s.call('POST', `/v1/agents/coach/conversations/${sessionId}/turns`, { body: {} });
+  const missing = await s.call('POST', turnPath(sessionId), { body: {} });
   t.match(missing.body.message, /line is required/);
   for (const [name, body, rule] of badFields) {
     const answer = await s.call('POST', '/v1/agents/coach/conversations', { body });

@@ -1,7 +1,7 @@
+/** The command line of `agent-test-gateway chat`: its usage, its options, and the command that reconnects. */
+
 import { parseArgs } from 'node:util';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
-
-/** The command line of `agent-test-gateway chat`: its usage, its options, and the command that reconnects. */
 
 export const USAGE = `usage: agent-test-gateway chat <agent> [options]
 

@@ -1,9 +1,3 @@
-import { createInterface, type Interface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
-import { request } from 'undici';
-import { parseOptions, reconnectCommand, Usage, USAGE, type Options } from './chat-options.js';
-import { NDJSON, ndjsonLines } from '../http/ndjson.js';
-
 /**
  * `agent-test-gateway chat <agent>`: a conversation with an agent from a terminal, through a
  * running gateway (usually reached with `kubectl port-forward`). It opens the conversation with
@@ -13,6 +7,12 @@ import { NDJSON, ndjsonLines } from '../http/ndjson.js';
  *
  * The gateway decides what a line may be: a refused line is sent and its 400 message shown.
  */
+
+import { createInterface, type Interface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { request } from 'undici';
+import { parseOptions, reconnectCommand, Usage, USAGE, type Options } from './chat-options.js';
+import { NDJSON, ndjsonLines } from '../http/ndjson.js';
 
 export interface ChatIO {
   input: Readable;
@@ -118,7 +118,8 @@ class Chat {
         return opened.sessionId === undefined ? 1 : this.#close(1);
       }
       this.#afterTurn(opened.result);
-      this.#say(this.#paint('dim', `session ${this.#sessionId} · reconnect later with: ${reconnectCommand(this.#opts, this.#sessionId!)}`));
+      const reconnect = reconnectCommand(this.#opts, this.#sessionId!);
+      this.#say(this.#paint('dim', `session ${this.#sessionId} · reconnect later with: ${reconnect}`));
       if (this.#ended(opened.result)) return 0;
     } else {
       this.#say(`Session ${this.#sessionId} with ${agent}: your first line reconnects to it.`);
@@ -193,7 +194,7 @@ class Chat {
         else if (typeof record.error === 'string') {
           end = {
             sessionId: this.#sessionId,
-            error: { status: res.statusCode, error: record.error, message: String(record.message ?? '') },
+            error: { status: res.statusCode, error: record.error, message: stringField(record.message) },
           };
         }
       }
@@ -216,7 +217,7 @@ class Chat {
 
   /** One element as it arrives: speech on its own line, markers for tools and shown elements. */
   #show(element: Element): void {
-    const p = isObject(element.params) ? (element.params as Json) : {};
+    const p = isObject(element.params) ? element.params : {};
     switch (element.type) {
       case 'session':
         if (typeof element.sessionId === 'string') this.#sessionId = element.sessionId.toLowerCase();
@@ -226,11 +227,11 @@ class Chat {
         if (text !== '') this.#say(`${this.#paint('bold', `${this.#opts.agent}>`)} ${text}`);
         return;
       }
-      case 'error':
-        this.#say(
-          this.#paint('red', `[engine error ${String(element.code ?? '')}${element.message ? `: ${String(element.message)}` : ''}]`),
-        );
+      case 'error': {
+        const message = stringField(element.message);
+        this.#say(this.#paint('red', `[engine error ${stringField(element.code)}${message ? `: ${message}` : ''}]`));
         return;
+      }
       case 'exit':
         if (element.sessionEnded === true) this.#say(this.#paint('dim', '[the agent ended the conversation]'));
         return;
@@ -255,8 +256,8 @@ class Chat {
   /** What the terminal should know beyond the speech: why the turn or the connection ended, reconnects. */
   #afterTurn(result: Json): void {
     if (typeof result.session_id === 'string') this.#sessionId = result.session_id;
-    const turn = isObject(result.turn) ? (result.turn as Json) : {};
-    const conversation = isObject(result.conversation) ? (result.conversation as Json) : {};
+    const turn = isObject(result.turn) ? result.turn : {};
+    const conversation = isObject(result.conversation) ? result.conversation : {};
     const notes = Array.isArray(result.notes) ? result.notes.filter((n): n is string => typeof n === 'string') : [];
     const unusual = turn.outcome !== 'exit' || conversation.connection === 'closed' || conversation.reconnected === true;
     if (unusual) for (const note of notes) this.#say(this.#paint('dim', `  note: ${note}`));
@@ -266,7 +267,7 @@ class Chat {
   }
 
   #ended(result: Json): boolean {
-    const conversation = isObject(result.conversation) ? (result.conversation as Json) : {};
+    const conversation = isObject(result.conversation) ? result.conversation : {};
     if (conversation.ended_by_agent !== true) return false;
     this.#say(this.#paint('dim', `Conversation ${this.#sessionId} ended by the agent.`));
     return true;
@@ -320,6 +321,8 @@ class Chat {
   }
 }
 
+/** A string field of an element or record, or '' when it is missing or not a string. */
+const stringField = (value: unknown): string => (typeof value === 'string' ? value : '');
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function elementsOf(result: Json): Element[] {

@@ -1,5 +1,7 @@
 /** Where both commands find the gateway and the caller's token. */
-export const DEFAULT_GATEWAY = 'http://127.0.0.1:8080';
+
+/** The demo's address: the gateway when neither `--gateway` nor $AGENT_TEST_GATEWAY_URL names one. */
+const DEFAULT_GATEWAY = 'http://127.0.0.1:8080';
 
 /** `--gateway`, else $AGENT_TEST_GATEWAY_URL, else the demo's address; no trailing slash. */
 export const gatewayUrl = (flag: string | undefined, env: NodeJS.ProcessEnv): string =>

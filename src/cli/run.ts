@@ -1,3 +1,12 @@
+/**
+ * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit FILE]`
+ *
+ * Reads every suite first (a problem is reported at its line, and nothing runs), then posts
+ * each to the gateway's runs route, prints its transcript with a ✓ or ✗ per expectation, and
+ * writes JUnit XML. Exit status: 0 all passed, 1 an expectation failed, 2 usage, suite or HTTP
+ * problems (a suite that could not run).
+ */
+
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import { request } from 'undici';
@@ -10,14 +19,6 @@ import type { RunReport, TurnEvent } from '../suites/report.js';
 import { FAIL, PASS, renderReport, turnTitle } from '../suites/transcript.js';
 import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/yaml.js';
 
-/**
- * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit FILE]`
- *
- * Reads every suite first (a problem is reported at its line, and nothing runs), then posts
- * each to the gateway's runs route, prints its transcript with a ✓ or ✗ per expectation, and
- * writes JUnit XML. Exit status: 0 all passed, 1 an expectation failed, 2 usage, suite or HTTP
- * problems (a suite that could not run).
- */
 export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]
 
   Runs test suites through a running gateway and prints each turn with a ✓ or ✗ per expectation.
@@ -205,7 +206,8 @@ async function post(
     }
     if (item.turn !== undefined) onTurn(item.turn as TurnEvent);
     else if (item.report !== undefined) report = item.report as RunReport;
-    else if (typeof item.error === 'string') failure = { status: 200, error: item.error, message: String(item.message ?? '') };
+    else if (typeof item.error === 'string')
+      failure = { status: 200, error: item.error, message: typeof item.message === 'string' ? item.message : '' };
   };
   try {
     for await (const line of ndjsonLines(res.body)) take(line);

@@ -1,3 +1,8 @@
+/**
+ * The engine adapter: everything the service says to the engine, the pipeline socket and the
+ * memory endpoints, as docs/engine-contract.md describes them. Nothing outside `src/engine` knows a wire detail.
+ */
+
 import type { ConnectResult, ConnectSettings } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
 import { createJsonClient, UpstreamError } from '../http/json-client.js';
@@ -6,10 +11,6 @@ import type { Metrics } from '../ops/metrics.js';
 import { socketUrl } from './socket-url.js';
 import { openEngineSocket, type EngineSocket } from './socket.js';
 
-/**
- * The engine adapter: everything the service says to the engine, the pipeline socket and the
- * memory endpoints, as docs/engine-contract.md describes them. Nothing outside `src/engine` knows a wire detail.
- */
 export interface ConnectRequest {
   agentKey: string;
   settings: ConnectSettings;
@@ -45,14 +46,16 @@ export function createEngineAdapter(config: Config, metrics: Metrics): EngineAda
     if (identity.state === 'none') {
       throw new GatewayError(
         'identity_not_configured',
-        `The project of agent:${req.agentKey} is closed to anonymous sessions and no engine test identity is configured (PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY); nothing was sent.`,
+        `The project of agent:${req.agentKey} is closed to anonymous sessions and no engine test identity is configured ` +
+          '(PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY); nothing was sent.',
       );
     }
     const header = identity.authorizationHeader();
     if (identity.state === 'malformed' || header === undefined) {
       throw new GatewayError(
         'identity_malformed',
-        'The configured engine test identity is not HTTP Basic credentials (Basic <base64 of user:password> or user:password), so it was never sent; fix PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY.',
+        'The configured engine test identity is not HTTP Basic credentials (Basic <base64 of user:password> or user:password), ' +
+          'so it was never sent; fix PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY.',
       );
     }
     return { authorization: header };
@@ -110,7 +113,8 @@ export function createEngineAdapter(config: Config, metrics: Metrics): EngineAda
     if (res.status === 404) {
       throw new GatewayError(
         'device_not_found',
-        `The device ${deviceRef} never connected to the engine, so it has no engine user and no memory yet: start a conversation with device_ref ${deviceRef} first (with any agent), then call again.`,
+        `The device ${deviceRef} never connected to the engine, so it has no engine user and no memory yet: ` +
+          `start a conversation with device_ref ${deviceRef} first (with any agent), then call again.`,
       );
     }
     const userId = (res.body as { userId?: unknown } | undefined)?.userId;

@@ -3,9 +3,12 @@
  * received — unknown types and fields pass through untouched — and only read here, so the rest
  * of the service sees a turn as data: its text, tools and shown elements.
  */
+
+/** One element as received: a string `type`, every other field kept untouched. */
 export type Element = { type: string; [field: string]: unknown };
 
-export type EngineErrorCode = 'FORBIDDEN' | 'NOT_FOUND' | 'INTERNAL' | string;
+/** The engine's error code: FORBIDDEN, NOT_FOUND, INTERNAL, or one it adds later (kept as sent). */
+export type EngineErrorCode = string;
 
 /** Parses one frame; `undefined` for a frame that is not a JSON object with a string `type`. */
 export function parseElement(frame: string): Element | undefined {

@@ -1,10 +1,11 @@
-import { inspect } from 'node:util';
-
 /**
  * The engine test identity (PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY), parsed once at start-up.
  * The header value lives in a private field and the object prints as "[redacted]" through
  * JSON, util.inspect and pino alike, so a stray log of the config cannot leak it.
  */
+
+import { inspect } from 'node:util';
+
 export type IdentityState = 'none' | 'malformed' | 'ok';
 
 export class EngineIdentity {

@@ -1,5 +1,3 @@
-import type { ConnectSettings } from '../domain/vocabulary.js';
-
 /**
  * The pipeline socket URL (docs/engine-contract.md, "The engine's pipeline socket").
  *
@@ -8,7 +6,10 @@ import type { ConnectSettings } from '../domain/vocabulary.js';
  * values still carry no bare `&`, `=`, `+` or `%`, and the second pass yield the value exactly as
  * validated — so `Etc/GMT+1` stays `Etc/GMT+1` and no value can smuggle in `testMode=false`.
  */
-export const encodeForDoubleDecoding = (value: string): string => encodeURIComponent(encodeURIComponent(value));
+
+import type { ConnectSettings } from '../domain/vocabulary.js';
+
+const encodeForDoubleDecoding = (value: string): string => encodeURIComponent(encodeURIComponent(value));
 
 export function socketUrl(engineUrl: string, agentKey: string, settings: ConnectSettings, sessionId?: string): string {
   const base = engineUrl.replace(/^http/i, 'ws');

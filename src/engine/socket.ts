@@ -1,13 +1,15 @@
-import WebSocket from 'ws';
-import type { TurnOutcome } from '../domain/vocabulary.js';
-import { GatewayError } from '../errors.js';
-import { endsSession, engineError, isExit, isSession, parseElement, type Element } from './elements.js';
-
 /**
  * One engine pipeline socket and its turn reader. A turn is one text frame out and elements in
  * until the turn's own `exit` — the only reliable end of a turn, since the engine may speak
  * again after `response-end` — or until the budget, the caller or the engine cuts it short.
  */
+
+import WebSocket from 'ws';
+import type { TurnOutcome } from '../domain/vocabulary.js';
+import { GatewayError } from '../errors.js';
+import { frameText } from '../http/ws-frames.js';
+import { endsSession, engineError, isExit, isSession, parseElement, type Element } from './elements.js';
+
 export interface TurnRecord {
   outcome: TurnOutcome;
   elements: Element[];
@@ -44,7 +46,7 @@ export interface SessionContext {
 }
 
 /** Maps an engine refusal to the API's error; the wire codes stay in this adapter. */
-export function refusalError(code: string, message: string, ctx: SessionContext): GatewayError | undefined {
+function refusalError(code: string, message: string, ctx: SessionContext): GatewayError | undefined {
   if (code === 'NOT_FOUND') {
     return new GatewayError('session_not_found', 'The engine does not know this session; start a new conversation instead.');
   }
@@ -52,7 +54,8 @@ export function refusalError(code: string, message: string, ctx: SessionContext)
   return ctx.signedIn
     ? new GatewayError(
         'identity_not_enabled',
-        `The engine knows the configured test identity but does not admit it to the project of agent:${ctx.agentKey}: it is not enabled for the project.`,
+        `The engine knows the configured test identity but does not admit it to the project of agent:${ctx.agentKey}: ` +
+          'it is not enabled for the project.',
       )
     : new GatewayError(
         'engine_refused',
@@ -162,7 +165,7 @@ export class EngineSocket {
   }
 
   #onFrame(data: WebSocket.RawData, isBinary: boolean): void {
-    const element = isBinary ? undefined : parseElement(data.toString());
+    const element = isBinary ? undefined : parseElement(frameText(data));
     const turn = this.#active;
     if (element === undefined) {
       const note = 'The engine sent a frame that is not a JSON element; it was skipped.';
@@ -275,7 +278,7 @@ export function openEngineSocket(
     ws.on('error', (err: Error & { code?: string }) => fail(unavailable(`could not be reached (${err.code ?? err.message})`)));
     ws.on('close', (code) => fail(unavailable(`closed the socket (code ${code}) before its session element`)));
     ws.on('message', (data, isBinary) => {
-      const element = isBinary ? undefined : parseElement(data.toString());
+      const element = isBinary ? undefined : parseElement(frameText(data));
       if (element === undefined) return;
       const failure = engineError(element);
       if (failure) {

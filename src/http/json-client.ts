@@ -1,9 +1,10 @@
-import { Pool } from 'undici';
-
 /**
  * A small JSON-over-HTTP client on one undici keep-alive pool per upstream. It knows nothing of
  * the upstream's meaning: the adapters map statuses and failures to the API's errors.
  */
+
+import { Pool } from 'undici';
+
 export type UpstreamFailure = 'timeout' | 'unreachable' | 'malformed';
 
 export class UpstreamError extends Error {

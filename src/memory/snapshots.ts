@@ -1,17 +1,21 @@
-import type { EngineAdapter } from '../engine/adapter.js';
-
 /**
  * Snapshot and restore of a simulated user's memory, as the REST routes and the MCP tools both
  * answer them. The device_ref is already under `mcp:` (the input rules force it).
  */
+
+import type { EngineAdapter } from '../engine/adapter.js';
+
 const AGGREGATION_NOTE =
-  'The snapshot holds no memory units. A session is aggregated about 30 s after its connection closes, so a snapshot taken straight after the last turn can hold nothing yet; try again in a minute.';
+  'The snapshot holds no memory units. A session is aggregated about 30 s after its connection closes, ' +
+  'so a snapshot taken straight after the last turn can hold nothing yet; try again in a minute.';
 export const RESTORE_CLEARS =
-  "Restoring is the engine's own delete-then-write: it clears the user's memory before loading the snapshot, so whatever the sessions since the snapshot left behind is gone.";
+  "Restoring is the engine's own delete-then-write: it clears the user's memory before loading the snapshot, " +
+  'so whatever the sessions since the snapshot left behind is gone.';
 
 /** The engine keeps one memory per simulated user, not per agent: `{agent}` only authorizes. */
-export const ACROSS_AGENTS =
-  "The memory is the simulated user's across every agent: the agent named in the call only authorized it, so the restore replaced this user's memory for all agents.";
+const ACROSS_AGENTS =
+  "The memory is the simulated user's across every agent: the agent named in the call only authorized it, " +
+  "so the restore replaced this user's memory for all agents.";
 
 export async function snapshotMemory(engine: EngineAdapter, deviceRef: string) {
   const userId = await engine.deviceUser(deviceRef);

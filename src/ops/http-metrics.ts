@@ -3,7 +3,7 @@ import type { GatewayError } from '../errors.js';
 import { refusalReason, type Metrics } from './metrics.js';
 
 /** The `route` of a request no route matched (404s, malformed paths): never the raw path. */
-export const UNMATCHED = 'unmatched';
+const UNMATCHED = 'unmatched';
 
 /**
  * One onResponse hook on the root instance sees every answer, including those given before a

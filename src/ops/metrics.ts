@@ -1,10 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { totalmem } from 'node:os';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { CLOSE_CAUSES, CONNECT_RESULTS, EVICTION_LIMITS, TURN_OUTCOMES } from '../domain/vocabulary.js';
-import { errorStatus, type ErrorCode } from '../errors.js';
-import type { Config } from './config.js';
-
 /**
  * Every metric of the service, created once per app, in one registry with prom-client's default
  * process and Node.js metrics under their standard names. The service's own carry the
@@ -12,7 +5,15 @@ import type { Config } from './config.js';
  * reasons, route templates): never a session id, a ref, a device or a token. docs/operations.md
  * describes each one.
  */
-export const PREFIX = 'agent_test_gateway_';
+
+import { readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CLOSE_CAUSES, CONNECT_RESULTS, EVICTION_LIMITS, TURN_OUTCOMES } from '../domain/vocabulary.js';
+import { errorStatus, type ErrorCode } from '../errors.js';
+import type { Config } from './config.js';
+
+const PREFIX = 'agent_test_gateway_';
 
 export const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
 export const RUN_RESULTS = ['passed', 'failed', 'cancelled', 'error'] as const;

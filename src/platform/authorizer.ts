@@ -1,3 +1,9 @@
+/**
+ * The project-role authorizer: who the caller is (the platform's user id for the token, never
+ * a claim read from the token), and whether it may run an agent (Viewer or better on the
+ * agent's project, a tenant role falling through) and which revision that means.
+ */
+
 import { createHash } from 'node:crypto';
 import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
@@ -6,11 +12,6 @@ import type { Metrics } from '../ops/metrics.js';
 import type { PlatformClient, Revision, Role } from './client.js';
 import { CoalescingCache } from './coalescing-cache.js';
 
-/**
- * The project-role authorizer: who the caller is (the platform's user id for the token, never
- * a claim read from the token), and whether it may run an agent (Viewer or better on the
- * agent's project, a tenant role falling through) and which revision that means.
- */
 export interface Authorizer {
   authenticate(authorization: string | undefined): Promise<Caller>;
   /** Viewer or better on the agent's project, and a revision the engine may run. */
@@ -97,7 +98,9 @@ function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisio
       // Naming the Draft as ref.N would only be refused in turn: say at once what unblocks it.
       return new GatewayError(
         'no_published_revision',
-        `The agent ${agent.ref} has only a Draft (revision ${draft.revision}), no Published or Preview revision, and the engine runs a Draft for no anonymous session: promote it to Preview to test it, then name it as ${agent.ref}.N (e.g. ${agent.ref}.${draft.revision} once promoted).`,
+        `The agent ${agent.ref} has only a Draft (revision ${draft.revision}), no Published or Preview revision, ` +
+          'and the engine runs a Draft for no anonymous session: ' +
+          `promote it to Preview to test it, then name it as ${agent.ref}.N (e.g. ${agent.ref}.${draft.revision} once promoted).`,
       );
     }
     return new GatewayError(
@@ -114,7 +117,8 @@ function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisio
   if (wanted.state === 'Draft') {
     return new GatewayError(
       'revision_not_runnable',
-      `Revision ${wanted.revision} of ${agent.ref} is a Draft, and the engine runs a Draft for no anonymous session: promote it to Preview to test it.`,
+      `Revision ${wanted.revision} of ${agent.ref} is a Draft, ` +
+        'and the engine runs a Draft for no anonymous session: promote it to Preview to test it.',
     );
   }
   return new GatewayError(

@@ -1,13 +1,14 @@
+/**
+ * The platform API adapter (docs/engine-contract.md, "The platform API"). It forwards the caller's bearer token
+ * and nothing else of the caller's request; answers are checked before anything trusts them.
+ */
+
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { createJsonClient, UpstreamError } from '../http/json-client.js';
 import type { Config } from '../ops/config.js';
 import { statusClass, type Metrics } from '../ops/metrics.js';
 
-/**
- * The platform API adapter (docs/engine-contract.md, "The platform API"). It forwards the caller's bearer token
- * and nothing else of the caller's request; answers are checked before anything trusts them.
- */
 const role = z.enum(['Owner', 'Editor', 'Viewer']).nullable().catch(null);
 export type Role = z.infer<typeof role>;
 

@@ -1,9 +1,10 @@
-import { LRUCache } from 'lru-cache';
-
 /**
  * Answers cached for a short TTL, and identical concurrent look-ups coalesced into one: every
  * waiter gets the same answer or the same failure. Failures are never cached.
  */
+
+import { LRUCache } from 'lru-cache';
+
 export type CacheResult = 'hit' | 'miss' | 'coalesced';
 
 export class CoalescingCache<V extends object> {

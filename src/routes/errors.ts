@@ -1,11 +1,12 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { GatewayError, invalidRequest, isGatewayError } from '../errors.js';
-import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
-
 /**
  * Every error leaves as `{ error, message }` (optionally `details`): the gateway's own errors as
  * they are, Fastify's (body parsing, limits, media types) translated into the same codes.
  */
+
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, invalidRequest, isGatewayError } from '../errors.js';
+import { countRefusal, observeAnswer } from '../ops/http-metrics.js';
+
 function translate(err: FastifyError, bodyLimit: number): GatewayError {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -33,7 +34,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body.toString();
     if (text.trim() === '') return done(null, undefined);
-    parseJson(req, text, done);
+    // The default parser answers through `done`; it returns nothing to wait for.
+    void parseJson(req, text, done);
   });
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
@@ -49,7 +51,8 @@ export function installErrorHandling(app: FastifyInstance): void {
       !app.config.debugPage && /^\/debug(\/|$)/.test(path)
         ? new GatewayError(
             'not_found',
-            "The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug (it shows every caller's conversations on this pod, so it is off by default).",
+            'The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug ' +
+              "(it shows every caller's conversations on this pod, so it is off by default).",
           )
         : notFound(request.method, path);
     countRefusal(app.metrics, error);
@@ -98,7 +101,7 @@ export function pathErrorHandler(maxParamLength: number) {
     // The router never got to match the path: ask it again with every unreadable segment made plain.
     const readable = segments.map((segment) => (unreadable(segment) ? 'x' : segment)).join('/');
     const error =
-      request.server.findRoute({ method: request.method as HTTPMethods, url: readable }) === null
+      request.server.findRoute({ method: request.method, url: readable }) === null
         ? notFound(request.method, path)
         : badPathParameter(segments, unreadable, tooLong, maxParamLength);
     countRefusal(request.server.metrics, error);

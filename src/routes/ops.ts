@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 /** openapi.yaml sits at the package root, one level above both src/ and dist/. */
 const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
 
-export const loadOpenApi = (): unknown => parseYaml(readFileSync(OPENAPI_PATH, 'utf8'));
+const loadOpenApi = (): unknown => parseYaml(readFileSync(OPENAPI_PATH, 'utf8'));
 
 /** Probes and scrapes come every few seconds: logged only when something goes wrong. */
 const QUIET = { logLevel: 'warn' } as const;

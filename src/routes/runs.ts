@@ -1,3 +1,10 @@
+/**
+ * Test suites: `POST /v1/agents/{agent}/runs` runs a suite (validate, authorize, run every
+ * conversation through the registry, close each) and answers its report.
+ * `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated, then
+ * `{"report": …}`; errors before the first turn are ordinary JSON errors.
+ */
+
 import type { FastifyInstance } from 'fastify';
 import { GatewayError, shuttingDown } from '../errors.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
@@ -8,12 +15,6 @@ import { runSuite } from '../suites/runner.js';
 import { authorizeAgent, requireToken } from './access.js';
 import { answerLongCall } from './streaming.js';
 
-/**
- * Test suites: `POST /v1/agents/{agent}/runs` runs a suite (validate, authorize, run every
- * conversation through the registry, close each) and answers its report.
- * `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated, then
- * `{"report": …}`; errors before the first turn are ordinary JSON errors.
- */
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {

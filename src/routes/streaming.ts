@@ -1,3 +1,9 @@
+/**
+ * A long call (a turn, a suite run) answered as JSON, or with `Accept: application/x-ndjson` as
+ * one JSON line per event as it happens and then the final body. The caller hanging up aborts
+ * the work. Errors before the first line are ordinary JSON errors; after it, a last error line.
+ */
+
 import { PassThrough } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
@@ -5,11 +11,6 @@ import { NDJSON } from '../http/ndjson.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { countRefusal } from '../ops/http-metrics.js';
 
-/**
- * A long call (a turn, a suite run) answered as JSON, or with `Accept: application/x-ndjson` as
- * one JSON line per event as it happens and then the final body. The caller hanging up aborts
- * the work. Errors before the first line are ordinary JSON errors; after it, a last error line.
- */
 const ANSWER_TYPES = ['application/json', NDJSON];
 
 // A stream only when the caller prefers it: q-values count, and any type or no Accept means JSON.

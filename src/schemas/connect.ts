@@ -1,11 +1,12 @@
-import { z } from 'zod';
-import { DEVICE_NAMESPACE } from '../domain/vocabulary.js';
-
 /**
  * Caller input rules (openapi.yaml, start and turn bodies). Every rule message names its field, and a value
  * that passes is sent to the engine exactly as returned here.
  */
-export const MAX_LINE_CHARS = 4000;
+
+import { z } from 'zod';
+import { DEVICE_NAMESPACE } from '../domain/vocabulary.js';
+
+const MAX_LINE_CHARS = 4000;
 const MAX_NAME_CHARS = 256;
 
 // Letters, digits and `. _ : @ -`: nothing that could mean something in a query or a path.
@@ -43,7 +44,7 @@ const nameSchema = (field: string) =>
     .regex(NAME_CHARS, { error: `${field} ${NAME_RULE}` });
 
 /** `alice` → `mcp:alice`; `mcp:alice` stays; `client:bob` → `mcp:client:bob`. */
-export const forceDeviceNamespace = (ref: string): string => (ref.startsWith(DEVICE_NAMESPACE) ? ref : `${DEVICE_NAMESPACE}${ref}`);
+const forceDeviceNamespace = (ref: string): string => (ref.startsWith(DEVICE_NAMESPACE) ? ref : `${DEVICE_NAMESPACE}${ref}`);
 
 export const deviceRefSchema = nameSchema('device_ref')
   .refine((ref) => ref !== DEVICE_NAMESPACE, { error: 'device_ref must name a device after mcp:' })
@@ -103,7 +104,8 @@ export const timeOffsetSchema = z.string({ error: 'time_offset must be a string'
     ctx.addIssue({
       code: 'custom',
       message:
-        'time_offset must be negative, e.g. -P10D for ten days ago: the engine adds the offset to its own clock, so a positive one would date the session in the future',
+        'time_offset must be negative, e.g. -P10D for ten days ago: ' +
+        'the engine adds the offset to its own clock, so a positive one would date the session in the future',
     });
   }
 });

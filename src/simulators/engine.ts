@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import websocket from '@fastify/websocket';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
+import { frameText } from '../http/ws-frames.js';
 import { agentReply } from './agent.js';
 import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
 
@@ -382,7 +383,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
 
     let turns = Promise.resolve();
     ws.on('message', (data) => {
-      const line = data.toString();
+      const line = frameText(data);
       const socketLines = conn.frames.length;
       conn.frames.push(line);
       // Silent, or an unknown session already refused: the line is recorded, never answered.

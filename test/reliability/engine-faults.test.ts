@@ -2,8 +2,9 @@
 // open conversation that takes a turn over its same socket after every fault, unaffected.
 import t from 'tap';
 import type { Test } from 'tap';
-import { eventually, startStack, type Answer, type Stack } from '../support/stack.js';
+import { eventually, startStack, type Stack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
+import { conversationPath, turnPath, type Answer } from '../support/http.js';
 
 const CONNECT_TIMEOUT_MS = 500;
 const TURN_BUDGET_MS = 600;
@@ -12,8 +13,6 @@ const MAX_FRAME_BYTES = 4096;
 const SLACK_MS = 1000;
 
 const figures = newFigures();
-const turnPath = (sessionId: string) => `/v1/agents/coach/conversations/${sessionId}/turns`;
-const convPath = (sessionId: string) => `/v1/agents/coach/conversations/${sessionId}`;
 const connectionsOf = (s: Stack, sessionId: string) => s.engine.record.connections.filter((c) => c.sessionId === sessionId);
 
 const s = await startStack(t, {
@@ -65,7 +64,7 @@ t.afterEach(() => {
 
 t.test('connection refused: 502 engine_unavailable, at once', async (t) => {
   const closed = (await s.open()).sessionId;
-  await s.call('DELETE', convPath(closed));
+  await s.call('DELETE', conversationPath(closed));
   await s.engine.refuseConnections(true);
   const start = await timed(() => s.call('POST', '/v1/agents/coach/conversations', { body: {} }));
   t.equal(start.status, 502);
@@ -77,13 +76,13 @@ t.test('connection refused: 502 engine_unavailable, at once', async (t) => {
   t.equal(reconnect.body.error, 'engine_unavailable');
   figures.faults += 2;
   await nothingHeld(t, 1);
-  const remembered = await s.call('GET', convPath(closed));
+  const remembered = await s.call('GET', conversationPath(closed));
   t.match(remembered.body, { connection: 'closed', close_cause: 'caller' }, 'the remembered conversation stays as it was');
   await bystanderUnaffected(t);
   await s.engine.refuseConnections(false);
   const back = await s.call('POST', turnPath(closed), { body: { line: 'back?' } });
   t.match(back.body.conversation, { reconnected: true, connection: 'open' }, 'once the engine listens again, the reconnect works');
-  await s.call('DELETE', convPath(closed));
+  await s.call('DELETE', conversationPath(closed));
 });
 
 t.test('upgrade timeout: 502 within ENGINE_CONNECT_TIMEOUT_MS', async (t) => {
@@ -128,7 +127,7 @@ t.test('socket dropped between turns: closed as engine_closed, the next turn rec
   );
   figures.faults += 1;
   await eventually(() => s.app.conversations.stats.open === 1);
-  const view = await s.call('GET', convPath(sessionId));
+  const view = await s.call('GET', conversationPath(sessionId));
   t.match(view.body, { connection: 'closed', close_cause: 'engine_closed' });
   t.ok(view.body.notes.includes('The engine closed the connection between turns.'), 'the note says the engine closed it');
   await bystanderUnaffected(t);
@@ -155,7 +154,7 @@ t.test('socket dropped between turns: closed as engine_closed, the next turn rec
   const sockets = connectionsOf(s, sessionId);
   t.equal(sockets.length, 2);
   t.match(sockets[1], { resumed: true, query: { sessionId, locale: 'de-DE', deviceId: 'mcp:dropped', testMode: 'true' } });
-  await s.call('DELETE', convPath(sessionId));
+  await s.call('DELETE', conversationPath(sessionId));
 });
 
 /** A turn on a fresh conversation that meets a fault: the answer, the socket and the bystander afterwards. */
@@ -205,7 +204,7 @@ t.test('a malformed frame is skipped with a note, the conversation goes on', asy
   const next = await s.call('POST', turnPath(sessionId), { body: { line: 'and now?' } });
   t.match(next.body, { turn: { outcome: 'exit' }, conversation: { connection: 'open', reconnected: false } });
   t.equal(connectionsOf(s, sessionId).length, 1, 'over the same socket');
-  await s.call('DELETE', convPath(sessionId));
+  await s.call('DELETE', conversationPath(sessionId));
   await nothingHeld(t, 1);
   await bystanderUnaffected(t);
 });
@@ -214,7 +213,7 @@ t.test('a frame over ENGINE_MAX_FRAME_BYTES: engine_error naming the limit, the 
   const { sessionId: under } = await s.open();
   const fits = await s.call('POST', turnPath(under), { body: { line: `sim:huge:${MAX_FRAME_BYTES - 100}` } });
   t.match(fits.body, { turn: { outcome: 'exit' }, conversation: { connection: 'open' } }, 'a frame under the limit passes');
-  await s.call('DELETE', convPath(under));
+  await s.call('DELETE', conversationPath(under));
 
   const { answer, socket } = await faultyTurn(t, `sim:huge:${MAX_FRAME_BYTES * 4}`);
   t.equal(answer.body.turn.outcome, 'engine_error');
@@ -260,7 +259,7 @@ t.test('the engine closes with 1011 mid-turn, or reports an error then closes', 
 
 t.test('an engine that accepts and never sends the session element: 502, no place held', async (t) => {
   const closed = (await s.open('coach', { device_ref: 'silent-reconnect' })).sessionId;
-  await s.call('DELETE', convPath(closed));
+  await s.call('DELETE', conversationPath(closed));
   s.engine.faults.silentAfterConnect = true;
   let peak = 0;
   const sample = setInterval(() => (peak = Math.max(peak, s.app.conversations.stats.open)), 5);
@@ -286,7 +285,7 @@ t.test('an engine that accepts and never sends the session element: 502, no plac
     'and every one of them was closed',
   );
   t.match(
-    (await s.call('GET', convPath(closed))).body,
+    (await s.call('GET', conversationPath(closed))).body,
     { connection: 'closed', close_cause: 'caller' },
     'the remembered one stays as it was',
   );
@@ -340,7 +339,7 @@ t.test('a storm of mixed faults on 40 conversations at once, bystanders going on
     [1, 1, 1],
     'each bystander kept its one socket',
   );
-  await Promise.all(others.map(({ sessionId }) => s.call('DELETE', convPath(sessionId), { token: 'bob-token' })));
+  await Promise.all(others.map(({ sessionId }) => s.call('DELETE', conversationPath(sessionId), { token: 'bob-token' })));
   await eventually(() => s.app.conversations.stats.open === s.engine.openSockets(), 2000);
   const view = await s.call('GET', '/v1/conversations');
   const open = view.body.conversations.filter((c: { connection: string }) => c.connection === 'open').length;

@@ -13,8 +13,9 @@ import type { Test } from 'tap';
 import { Pool } from 'undici';
 import { errorStatus } from '../../src/errors.js';
 import type { EngineConnection } from '../../src/simulators/engine.js';
-import { startStack, type Answer } from '../support/stack.js';
+import { startStack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
+import { conversationPath, turnPath, type Answer } from '../support/http.js';
 
 const MAX_BODY_BYTES = 65_536;
 const figures = newFigures();
@@ -403,12 +404,12 @@ const PATH_ROUTES: Array<{ field: string; make: (seg: string) => Sent }> = [
 // ------------------------------------------------------------------ tests
 
 const target = (await s.open('coach', { device_ref: 'target' })).sessionId;
-const turnPath = `/v1/agents/coach/conversations/${target}/turns`;
+const targetTurns = turnPath(target);
 
 /** An accepted start: check it, then close it so the caller's limit is never in the way. */
 async function acceptedStart(body: Record<string, unknown>, answer: Answer): Promise<string[]> {
   const problems = exactlyAsValidated(body, answer);
-  await send({ method: 'DELETE', path: `/v1/agents/coach/conversations/${answer.body.session_id}` });
+  await send({ method: 'DELETE', path: conversationPath(answer.body.session_id) });
   return problems;
 }
 
@@ -444,7 +445,7 @@ t.test('body fields of start and turn: every hostile value, every field', async 
       check(t, `start ${field}=${JSON.stringify(value).slice(0, 40)}`, start.problems);
 
       const turnBody = field === 'line' ? body : { line: 'hi', ...body };
-      const turn = await hostile({ method: 'POST', path: turnPath, body: JSON.stringify(turnBody) }, field);
+      const turn = await hostile({ method: 'POST', path: targetTurns, body: JSON.stringify(turnBody) }, field);
       if (reason !== undefined && turn.answer.status < 400) turn.problems.push(`accepted ${reason}`);
       if (turn.answer.status === 200) {
         const sent = s.engine.record.connections
@@ -472,7 +473,7 @@ t.test('the line rules, one by one, always 400 naming line', async (t) => {
     'x'.repeat(4001),
   ];
   for (const line of lines) {
-    for (const path of ['/v1/agents/coach/conversations', turnPath]) {
+    for (const path of ['/v1/agents/coach/conversations', targetTurns]) {
       const { answer, problems } = await hostile({ method: 'POST', path, body: JSON.stringify({ line }) }, 'line');
       if (answer.status !== 400 || answer.body?.details?.problems?.[0]?.field !== 'line')
         problems.push(`answered ${answer.status}: ${answer.text.slice(0, 120)}`);
@@ -519,7 +520,7 @@ t.test('bodies as a whole: not JSON, too large, arrays, nulls, scalars, extra fi
       (body, type) => ({ method: 'POST', path: '/v1/agents/coach/conversations', body, ...(type ? { contentType: type } : {}) }),
       true,
     ],
-    ['turn', (body, type) => ({ method: 'POST', path: turnPath, body, ...(type ? { contentType: type } : {}) }), true],
+    ['turn', (body, type) => ({ method: 'POST', path: targetTurns, body, ...(type ? { contentType: type } : {}) }), true],
     [
       'restore',
       (body, type) => ({ method: 'PUT', path: '/v1/agents/coach/memory/never-connected', body, ...(type ? { contentType: type } : {}) }),
@@ -694,7 +695,7 @@ t.test('property: random lines on a live conversation keep every rule', async (t
   let sentLines = 0;
   await fc.assert(
     fc.asyncProperty(lineArb, async (line) => {
-      const { answer, problems } = await hostile({ method: 'POST', path: turnPath, body: JSON.stringify({ line }) }, 'line');
+      const { answer, problems } = await hostile({ method: 'POST', path: targetTurns, body: JSON.stringify({ line }) }, 'line');
       const reason = mustRefuse({ line });
       if (reason !== undefined && answer.status < 400) problems.push(`accepted ${reason}`);
       if (answer.status === 200) {
@@ -746,7 +747,7 @@ t.test('property: random raw bodies never get a 5xx', async (t) => {
       .tuple(fc.json({ maxDepth: 2 }), fc.nat(), fc.string({ unit: 'binary', maxLength: 3 }))
       .map(([json, at, junk]) => json.slice(0, at % (json.length + 1)) + junk + json.slice(at % (json.length + 1))),
   );
-  for (const path of ['/v1/agents/coach/conversations', turnPath, '/v1/agents/coach/memory/never-connected']) {
+  for (const path of ['/v1/agents/coach/conversations', targetTurns, '/v1/agents/coach/memory/never-connected']) {
     await fc.assert(
       fc.asyncProperty(rawArb, async (raw) => {
         const { answer, problems } = await hostile({ method: path.includes('memory') ? 'PUT' : 'POST', path, body: raw }, '');

@@ -4,10 +4,10 @@
 import t from 'tap';
 import { startStack, type Stack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
+import { conversationPath, turnPath } from '../support/http.js';
 
 const figures = newFigures();
 const TOKENS = ['demo-token', 'bob-token', 'tenant-token'] as const;
-const turnPath = (sessionId: string) => `/v1/agents/coach/conversations/${sessionId}/turns`;
 
 /** Open engine sockets per simulated-user prefix (one prefix per caller), as the engine sees them. */
 function engineSocketsByCaller(s: Stack): Map<string, number> {
@@ -111,7 +111,7 @@ t.test('200 concurrent conversations, five turns each: all answered, one socket 
   t.comment(`200 conversations × ${TURNS + 1} calls in ${took} ms`);
 
   const deletes = await Promise.all(
-    results.map((r, i) => s.call('DELETE', `/v1/agents/coach/conversations/${r.sessionId}`, { token: TOKENS[i % TOKENS.length]! })),
+    results.map((r, i) => s.call('DELETE', conversationPath(r.sessionId), { token: TOKENS[i % TOKENS.length]! })),
   );
   t.ok(
     deletes.every((d) => d.status === 204),
@@ -153,7 +153,7 @@ t.test('racing requests never take a caller or the pod above its limit', async (
       const line = lines[i % lines.length]!;
       const turn = await s.call('POST', turnPath(opened.body.session_id), { token, body: { line } });
       count(turn.status);
-      if (i % 3 === 0) count((await s.call('DELETE', `/v1/agents/coach/conversations/${opened.body.session_id}`, { token })).status);
+      if (i % 3 === 0) count((await s.call('DELETE', conversationPath(opened.body.session_id), { token })).status);
     }),
   );
   stop();

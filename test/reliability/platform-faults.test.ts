@@ -5,15 +5,15 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import type { PlatformFaults } from '../../src/simulators/platform.js';
-import { eventually, startStack, type Answer } from '../support/stack.js';
+import { eventually, startStack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
+import { conversationPath, turnPath, type Answer } from '../support/http.js';
 
 const PLATFORM_TIMEOUT_MS = 500;
 const AUTH_CACHE_TTL_MS = 400;
 const WAITERS = 30;
 
 const figures = newFigures();
-const turnPath = (sessionId: string) => `/v1/agents/coach/conversations/${sessionId}/turns`;
 
 const s = await startStack(t, {
   env: {
@@ -176,9 +176,7 @@ t.test('platform slow but within its timeout on every hop: all answered, five re
   const slowest = Math.max(...answers.map((a) => a.ms));
   t.ok(slowest < 4 * 150 + 800, `no call waited longer than the chain of look-ups (slowest ${slowest} ms)`);
   t.equal(s.engine.record.connections.length, sockets + WAITERS / 2, 'one socket per start, none per turn');
-  await Promise.all(
-    answers.filter((a) => a.kind === 'start').map((a) => s.call('DELETE', `/v1/agents/coach/conversations/${a.body.session_id}`)),
-  );
+  await Promise.all(answers.filter((a) => a.kind === 'start').map((a) => s.call('DELETE', conversationPath(a.body.session_id))));
 });
 
 t.test('a platform fault for one caller is not answered to another', async (t) => {

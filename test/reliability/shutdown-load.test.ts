@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { startServer, type Server } from '../support/server.js';
 import { eventually } from '../support/stack.js';
 import { newFigures, reportFigures } from './figures.js';
+import { turnPath } from '../support/http.js';
 
 const TURNS = 50;
 const figures = newFigures();
@@ -15,9 +16,7 @@ async function turnsRunning(s: Server, lineOf: (i: number) => string) {
   const opened = await Promise.all(Array.from({ length: TURNS }, () => s.call('POST', '/v1/agents/coach/conversations')));
   if (!opened.every((o) => o.status === 201)) throw new Error(`could not open ${TURNS} conversations`);
   const running = opened.map((o, i) =>
-    s
-      .call('POST', `/v1/agents/coach/conversations/${o.body.session_id}/turns`, { line: lineOf(i) })
-      .then((answer) => ({ ...answer, at: Date.now() })),
+    s.call('POST', turnPath(o.body.session_id), { body: { line: lineOf(i) } }).then((answer) => ({ ...answer, at: Date.now() })),
   );
   await eventually(() => s.engine.record.connections.filter((c) => c.frames.length === 2).length === TURNS, 5000);
   return running;

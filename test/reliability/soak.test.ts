@@ -9,6 +9,7 @@ import type { Conversation } from '../../src/conversations/conversation.js';
 import type { EngineSocket } from '../../src/engine/socket.js';
 import { eventually, startStack, type Stack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
+import { conversationPath } from '../support/http.js';
 
 const WARMUP = 500;
 const SOAK = 2500;
@@ -62,7 +63,7 @@ async function openAndClose(s: Stack, count: number, sampled: Sampled): Promise<
         if (conv) sampled.conversations.push(new WeakRef(conv));
         if (conv?.socket) sampled.sockets.push(new WeakRef(conv.socket));
       }
-      const path = `/v1/agents/coach/conversations/${sessionId}`;
+      const path = conversationPath(sessionId);
       switch (i % 10) {
         case 7: // the agent ends it
         case 8: // the turn fails
@@ -168,7 +169,8 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
   const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
   const perConversation = Math.round((after - baseline) / SOAK);
   t.comment(
-    `heap (gc ${gc ? 'forced' : 'not available'}): baseline ${mb(baseline)} MB, after ${mb(after)} MB, ${perConversation} bytes per conversation`,
+    `heap (gc ${gc ? 'forced' : 'not available'}): baseline ${mb(baseline)} MB, after ${mb(after)} MB, ` +
+      `${perConversation} bytes per conversation`,
   );
   t.ok(
     after - baseline < HEAP_BOUND_MB * 1024 * 1024,
@@ -180,7 +182,8 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
     t.same(
       alive.filter((c) => !remembered.has(c)).length,
       0,
-      `every watched conversation no longer remembered was collected (${sampled.conversations.length} watched, ${alive.length} still remembered)`,
+      'every watched conversation no longer remembered was collected ' +
+        `(${sampled.conversations.length} watched, ${alive.length} still remembered)`,
     );
     t.equal(
       sampled.sockets.filter((w) => w.deref() !== undefined).length,

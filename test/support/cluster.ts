@@ -1,17 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { request } from 'undici';
-import { freePort } from './peers.js';
-import { waitUntilReady } from './server.js';
-import { childEnv } from './stack.js';
-
 /**
  * Real gateway processes (src/server.ts, as `npm start` runs it) that are peers of each other,
  * and Debian's nginx in front of them: one listener hashing on the Authorization header as the
  * chart's ingress does, one plain round robin.
  */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { freePort } from './http.js';
+import { waitUntilReady } from './server.js';
+import { childEnv } from './stack.js';
+
 export interface Pod {
   port: number;
   url: string;
@@ -20,14 +21,14 @@ export interface Pod {
   output(): string;
 }
 
-export function spawnPod(port: number, env: Record<string, string>): Pod {
+function spawnPod(port: number, env: Record<string, string>): Pod {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: childEnv({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { port, url: `http://127.0.0.1:${port}`, child, exited, output: () => output };
 }

@@ -1,18 +1,17 @@
+/**
+ * openapi.yaml as the tests read it, and validators for any schema in it by JSON pointer
+ * (`/components/schemas/Line`, `/paths/…/responses/200/content/application~1json/schema`).
+ */
+
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
+import { type Json } from './http.js';
 
-/**
- * openapi.yaml as the tests read it, and validators for any schema in it by JSON pointer
- * (`/components/schemas/Line`, `/paths/…/responses/200/content/application~1json/schema`).
- */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const OPENAPI_FILE = `${ROOT}openapi.yaml`;
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Json = any;
 
 export const doc: Json = parseYaml(readFileSync(OPENAPI_FILE, 'utf8'));
 

@@ -1,29 +1,21 @@
+/** Several gateways built from app.ts in this process, peers of each other, on one engine and platform. */
+
 import { createServer, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { request } from 'undici';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/ops/config.js';
 import { startEngineSimulator, type EngineSimulator } from '../../src/simulators/engine.js';
 import { startPlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
-import { freePort } from './server.js';
-import type { Answer } from './stack.js';
+import { callAt, freePort, type Answer, type CallOptions } from './http.js';
 
-export { freePort };
-
-/** Several gateways built from app.ts in this process, peers of each other, on one engine and platform. */
 export const PEER_SECRET = 'peer-secret-for-tests-0123456789';
 
 export interface Pods {
   engine: EngineSimulator;
   apps: FastifyInstance[];
   urls: string[];
-  call(
-    pod: number,
-    method: string,
-    path: string,
-    o?: { token?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
-  ): Promise<Answer>;
+  call(pod: number, method: string, path: string, o?: CallOptions): Promise<Answer>;
   open(pod: number, token?: string, body?: Record<string, unknown>): Promise<string>;
 }
 
@@ -61,24 +53,7 @@ export async function startPods(
   });
   const urls = ports.map((p) => `http://127.0.0.1:${p}`);
 
-  const call: Pods['call'] = async (pod, method, path, o = {}) => {
-    const headers: Record<string, string> = { authorization: `Bearer ${o.token ?? 'demo-token'}`, ...o.headers };
-    if (o.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(urls[pod]! + path, {
-      method: method as 'GET',
-      headers,
-      ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
-      ...(o.signal ? { signal: o.signal } : {}),
-    });
-    const text = await res.body.text();
-    let body: unknown;
-    try {
-      body = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: res.statusCode, headers: res.headers, body, text };
-  };
+  const call: Pods['call'] = (pod, method, path, o) => callAt(urls[pod]!, method, path, o);
 
   const open: Pods['open'] = async (pod, token = 'demo-token', body = {}) => {
     const answer = await call(pod, 'POST', '/v1/agents/coach/conversations', { token, body });

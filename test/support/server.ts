@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { request } from 'undici';
 import { startEngineSimulator, type EngineSimulator } from '../../src/simulators/engine.js';
 import { startPlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
+import { callAt, freePort, type Answer, type CallOptions } from './http.js';
 import { childEnv } from './stack.js';
 
 /**
@@ -13,8 +13,8 @@ import { childEnv } from './stack.js';
 export interface Server {
   engine: EngineSimulator;
   url: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }>;
+
+  call(method: string, path: string, opts?: CallOptions): Promise<Answer>;
   kill(signal: NodeJS.Signals): void;
   exited: Promise<number | null>;
   output(): string;
@@ -38,8 +38,8 @@ export async function startServer(t: { teardown(fn: () => unknown): void }, env:
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   t.teardown(async () => {
     child.kill('SIGKILL');
@@ -47,25 +47,9 @@ export async function startServer(t: { teardown(fn: () => unknown): void }, env:
     await platform.close();
   });
   const url = `http://127.0.0.1:${port}`;
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const res = await request(url + path, {
-      method,
-      headers: { authorization: 'Bearer demo-token', 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-  };
+  const call: Server['call'] = (method, path, opts) => callAt(url, method, path, opts);
   await waitUntilReady(url);
   return { engine, url, call, kill: (signal) => child.kill(signal), exited, output: () => output };
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function waitUntilReady(url: string, ms = 20_000): Promise<void> {

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { request as httpRequest } from 'undici';
 import { buildApp, loggerOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/ops/config.js';
 import { startEngineSimulator, type EngineSimulator, type EngineSimulatorOptions } from '../../src/simulators/engine.js';
 import { startPlatformSimulator, type PlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
+import { callAt, type Answer, type CallOptions } from './http.js';
 
 /**
  * A real stack on loopback for one test: the engine and platform simulators, and the gateway
@@ -21,22 +21,6 @@ export interface Stack {
   call(method: string, path: string, opts?: CallOptions): Promise<Answer>;
   /** Opens a conversation and returns its session id (asserting the 201). */
   open(agent?: string, body?: Record<string, unknown>, token?: string): Promise<Answer & { sessionId: string }>;
-}
-
-export interface CallOptions {
-  /** `null` sends no Authorization header. */
-  token?: string | null;
-  body?: unknown;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-}
-
-export interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-  text: string;
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -89,32 +73,6 @@ export async function startStack(
   }
 
   return { app, engine, platform, url, logs, call, open };
-}
-
-/** One call to a server on loopback (the gateway, or a proxy in front of it), as the stack's `call` makes it. */
-export async function callAt(base: string, method: string, path: string, o: CallOptions = {}): Promise<Answer> {
-  const token = o.token === undefined ? 'demo-token' : o.token;
-  const headers: Record<string, string> = { ...o.headers };
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  let body: string | undefined;
-  if (o.body !== undefined) {
-    body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
-    headers['content-type'] ??= 'application/json';
-  }
-  const res = await httpRequest(base + path, {
-    method: method as 'GET',
-    headers,
-    body,
-    ...(o.signal ? { signal: o.signal } : {}),
-  });
-  const text = await res.body.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = text === '' ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.statusCode, headers: res.headers, body: parsed, text };
 }
 
 /** Waits until `check` holds, polling; fails after `ms`. */

@@ -1,0 +1,58 @@
+// ESLint over src, test and bench with typescript-eslint's type-checked rules (types from the
+// project service, i.e. the tsconfig.json that holds each file). eslint-config-prettier comes last,
+// so no rule here argues with the formatter; `npm run lint` runs eslint, prettier --check and knip.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  globalIgnores(['dist/', 'coverage/', '.tap/', 'node_modules/', 'test/output/', 'bench/profiles/', 'examples/', 'helm/', 'docs/']),
+  {
+    files: ['**/*.ts'],
+    extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // `const { dropped, ...rest } = value` is how a field is left out of a copy.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+      // Fastify plugins and hooks, and tap subtests, pick their completion style by being async (a plain function must call
+      // done() or t.end()), so an async function without await is how they are written here.
+      '@typescript-eslint/require-await': 'off',
+      // A `let` a teardown closure reads before its one assignment (set up, then started) is not a `const`.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // Type-only imports as `import type`, so the emitted JS never loads a module only for its types.
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // Tests read parsed JSON, YAML and XML bodies and assert them with tap: `Json` (test/support/http.ts) is `any` on purpose.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      // tap queues and awaits every subtest itself: `t.test(…)` left unawaited is its documented use, not a lost promise.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafePromises: [{ from: 'package', package: '@tapjs/core', name: 'PromiseWithSubtest' }] },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+  prettier,
+  {
+    // After eslint-config-prettier, which turns it off: Prettier wraps code at 140 columns but not strings,
+    // comments or template literals. A regex is kept whole.
+    rules: { 'max-len': ['error', { code: 140, tabWidth: 2, ignoreRegExpLiterals: true, ignoreUrls: true }] },
+  },
+);
