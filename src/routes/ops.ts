@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { parse as parseYaml } from 'yaml';
 
 /** openapi.yaml sits at the package root, one level above both src/ and dist/. */
 const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
 
-export const loadOpenApi = (): unknown => parseYaml(readFileSync(OPENAPI_PATH, 'utf8'));
+/** The YAML parser loads with the document, on the first request for it. */
+const loadOpenApi = async (): Promise<unknown> => (await import('yaml')).parse(readFileSync(OPENAPI_PATH, 'utf8'));
 
 /** Probes and scrapes come every few seconds: logged only when something goes wrong. */
 const QUIET = { logLevel: 'warn' } as const;
@@ -28,7 +28,7 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/openapi.json', async (_request, reply) => {
-    openapi ??= JSON.stringify(loadOpenApi());
+    openapi ??= JSON.stringify(await loadOpenApi());
     return reply.type('application/json').send(openapi);
   });
 }
