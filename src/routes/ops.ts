@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { Health, Readiness, responseSchema } from '../api/responses.js';
 
 /** openapi.yaml sits at the package root, one level above both src/ and dist/. */
 const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
@@ -15,9 +16,10 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   // Parsed on first request, not at start-up: it is most of the time to ready.
   let openapi: string | undefined;
 
-  app.get('/healthz', QUIET, async () => ({ status: 'ok' }));
+  app.get('/healthz', { ...QUIET, schema: { response: { 200: responseSchema(Health) } } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', QUIET, async (_request, reply) => {
+  const readiness = responseSchema(Readiness);
+  app.get('/readyz', { ...QUIET, schema: { response: { 200: readiness, 503: readiness } } }, async (_request, reply) => {
     const { draining, open, busy } = app.conversations.stats;
     return reply.code(draining ? 503 : 200).send({ ready: !draining, open, busy });
   });
