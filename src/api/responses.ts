@@ -19,11 +19,16 @@ const named = <S extends z.ZodType>(id: string, schema: S, extra: { format?: str
  * An object that passes unknown fields through: engine elements and memory units are kept as
  * received. `additionalProperties: true` (not `{}`) so that MCP clients read it as intended.
  */
-const open = <Shape extends z.ZodRawShape>(shape: Shape) => z.looseObject(shape).meta({ additionalProperties: true });
+export const openObject = <Shape extends z.ZodRawShape>(shape: Shape) => z.looseObject(shape).meta({ additionalProperties: true });
+
+/**
+ * A value or null. zod writes a nullable bare type as a `type` array (`["string", "null"]`),
+ * which some MCP clients reject; with a description it stays an `anyOf` of two branches.
+ */
+export const nullable = <S extends z.ZodType>(schema: S, description: string) => schema.describe(description).nullable();
 
 const count = (min: number) => z.int().min(min);
 const timestamp = z.iso.datetime();
-const nullableString = z.string().nullable();
 
 export const SessionId = named('SessionId', z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/), {
   format: 'uuid',
@@ -31,16 +36,16 @@ export const SessionId = named('SessionId', z.string().regex(/^[0-9a-f]{8}-[0-9a
 export const AgentKey = named('AgentKey', z.string().regex(/^agent:[A-Za-z0-9_.-]+$/));
 export const DeviceKey = named('DeviceKey', z.string().regex(/^mcp:[\p{L}\p{Nd}._:@-]+$/u));
 export const Notes = named('Notes', z.array(z.string()));
-export const Element = named('Element', open({ type: z.string() }));
-export const MemoryUnit = named('MemoryUnit', open({}));
+export const Element = named('Element', openObject({ type: z.string() }));
+export const MemoryUnit = named('MemoryUnit', openObject({}));
 
 /** The connect settings as results show them. */
 const settings = {
   device_ref: DeviceKey,
   locale: z.string(),
-  time_zone: nullableString,
-  run_label: nullableString,
-  time_offset: nullableString,
+  time_zone: nullable(z.string(), 'The IANA time zone sent to the engine; null: none.'),
+  run_label: nullable(z.string(), 'The run label sent to the engine; null: none.'),
+  time_offset: nullable(z.string(), 'How far back the conversation is dated, a negative ISO-8601 duration; null: not backdated.'),
 };
 const connection = z.enum(['open', 'closed']);
 
