@@ -203,8 +203,20 @@ export function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
+/**
+ * An open object (an engine element, a memory unit) is passed on as received, so the serializer
+ * writes it whole, as JSON.stringify does: field by field it would be slower and say nothing more.
+ */
+function serializedWhole(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(serializedWhole);
+  if (typeof node !== 'object' || node === null) return node;
+  if ((node as JsonSchema).additionalProperties === true) return {};
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, serializedWhole(v)]));
+}
+
 /** One shape, self-contained, for a route's `schema.response`: Fastify compiles its serializer from it. */
 export function responseSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _, ...rest } = collapseNullable(z.toJSONSchema(schema, { ...options, metadata: z.globalRegistry })) as JsonSchema;
+  const json = z.toJSONSchema(schema, { ...options, metadata: z.globalRegistry });
+  const { $schema: _, ...rest } = serializedWhole(collapseNullable(json)) as JsonSchema;
   return rest;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -57,7 +57,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
     if (token === undefined) {
       throw new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.');
     }
-    const key = createHash('sha256').update(token).digest('base64url');
+    const key = hash('sha256', token, 'base64url');
     const user = await identities.get(key, async () => {
       try {
         return await platform.me(token);
