@@ -11,8 +11,8 @@
 // variant; each at 1 conversation and at 200 concurrent ones, closed loop, after a warm-up.
 // Human-readable output first; the LAST line of stdout is one JSON object. Progress goes to stderr.
 // Options: --cpu-prof (profile the gateway; figures are then distorted), --quick (short phases).
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
@@ -55,6 +55,8 @@ const T = QUICK
 const MAX_TURNS_1 = 50_000;
 const MAX_TURNS_200 = 300_000;
 const STARTUP_SAMPLES = QUICK ? 1 : 5;
+/** What the image runs (Dockerfile: ENTRYPOINT and CMD, after tini). */
+const IMAGE_COMMAND = ['dist/entrypoint.js', 'serve'];
 const MEMORY_SAMPLES = 5;
 const MEMORY_CYCLES = QUICK ? 1 : 3;
 const TIME_CAP_MS = 170_000;
@@ -67,7 +69,8 @@ const TARGETS = {
   overhead_p99_ms: 3,
   throughput_ratio_200: 0.5,
   rss_kib_per_conversation: 64,
-  startup_ms: 1000,
+  gateway_cpu_us_per_turn_200: 80,
+  startup_ms: 500,
 };
 
 async function main(): Promise<void> {
@@ -97,16 +100,29 @@ async function main(): Promise<void> {
     SHUTDOWN_GRACE_MS: '0',
   });
 
-  // Start-up: spawn → first 200 on /readyz, of `node dist/server.js` exactly as deployed.
-  const startup: number[] = [];
-  for (let i = 0; i < STARTUP_SAMPLES; i++) {
+  // Start-up: spawn → first 200 on /readyz. `startup_ms` is the image's command (the Dockerfile's
+  // ENTRYPOINT and CMD without tini) with its compile cache, which the image fills at build and a
+  // first start here fills too (not counted); `node dist/server.js` is measured as well, no cache.
+  const compileCache = mkdtempSync(join(tmpdir(), 'agent-test-gateway-bench-cache-'));
+  const startOnce = async (name: string, args: string[], env: Record<string, string>): Promise<number> => {
     const port = await freePort();
     const since = performance.now();
-    const child = startChild('gateway (start-up)', ['dist/server.js'], gatewayEnv(port));
-    startup.push(round(await waitReady(child, `http://127.0.0.1:${port}`, since), 1));
+    const child = startChild(name, args, { ...gatewayEnv(port), ...env });
+    const ms = round(await waitReady(child, `http://127.0.0.1:${port}`, since), 1);
     await stopChild(child);
-  }
-  log(`start-up: ${startup.join(', ')} ms`);
+    return ms;
+  };
+  const startupSamples = async (name: string, args: string[], env: Record<string, string>): Promise<number[]> => {
+    const samples: number[] = [];
+    for (let i = 0; i < STARTUP_SAMPLES; i++) samples.push(await startOnce(name, args, env));
+    return samples;
+  };
+  const imageEnv = { NODE_ENV: 'production', NODE_COMPILE_CACHE: compileCache };
+  await startOnce('gateway (filling the compile cache)', IMAGE_COMMAND, imageEnv);
+  const startup = await startupSamples('gateway (start-up, image command)', IMAGE_COMMAND, imageEnv);
+  const startupServer = await startupSamples('gateway (start-up, dist/server.js)', ['dist/server.js'], { NODE_DISABLE_COMPILE_CACHE: '1' });
+  rmSync(compileCache, { recursive: true, force: true });
+  log(`start-up: image command ${startup.join(', ')} ms; dist/server.js ${startupServer.join(', ')} ms`);
 
   const gwPort = await freePort();
   const gwUrl = `http://127.0.0.1:${gwPort}`;
@@ -260,7 +276,10 @@ async function main(): Promise<void> {
     throughput_ratio_200: round(b200.turns_per_s / a200.turns_per_s),
     per_turn_socket_ratio: round(c200.turns_per_s / b200.turns_per_s),
     rss_kib_per_conversation: round(rssPerConversation, 1),
+    gateway_cpu_us_per_turn_200: b200.cpu_us_per_turn.gateway,
+    direct_cpu_us_per_turn_200: a200.cpu_us_per_turn.client,
     startup_ms: median(startup),
+    startup_server_ms: median(startupServer),
     forward_overhead_p50_ms: forward.forward_overhead_p50_ms,
     forward_overhead_p99_ms: forward.forward_overhead_p99_ms,
   };
@@ -269,7 +288,9 @@ async function main(): Promise<void> {
     overhead_p99_ms: result.overhead_p99_ms <= TARGETS.overhead_p99_ms,
     throughput_ratio_200: result.throughput_ratio_200 >= TARGETS.throughput_ratio_200,
     rss_kib_per_conversation: result.rss_kib_per_conversation <= TARGETS.rss_kib_per_conversation,
-    startup_ms: result.startup_ms < TARGETS.startup_ms,
+    gateway_cpu_us_per_turn_200:
+      result.gateway_cpu_us_per_turn_200 !== undefined && result.gateway_cpu_us_per_turn_200 <= TARGETS.gateway_cpu_us_per_turn_200,
+    startup_ms: result.startup_ms <= TARGETS.startup_ms,
   };
   const runs: RunFigures[] = [runs1.a, runs1.b, runs1.c, a200, b200, c200];
   const host = {
@@ -323,9 +344,17 @@ async function main(): Promise<void> {
         `JS heap used ${heapPerConversation.toFixed(1)} KiB per conversation`,
     ),
     row(
-      'start-up, spawn → first 200 on /readyz',
-      `${result.startup_ms} ms, median of [${startup.join(', ')}] (target < ${TARGETS.startup_ms}) ${ok(met.startup_ms)}`,
+      `gateway CPU per turn at ${MANY} conversations`,
+      `${result.gateway_cpu_us_per_turn_200} µs (target ≤ ${TARGETS.gateway_cpu_us_per_turn_200}) ${ok(met.gateway_cpu_us_per_turn_200)}; ` +
+        `the direct socket's client ${result.direct_cpu_us_per_turn_200} µs (mode (a), same run; ` +
+        `a busy loop is charged ${host.cpu_charged_per_wall_ms} ms per ms)`,
     ),
+    row(
+      'start-up, spawn → first 200 on /readyz',
+      `${result.startup_ms} ms for the image's command (${IMAGE_COMMAND.join(' ')}, compile cache), ` +
+        `median of [${startup.join(', ')}] (target ≤ ${TARGETS.startup_ms}) ${ok(met.startup_ms)}`,
+    ),
+    row('', `${result.startup_server_ms} ms for node dist/server.js (no compile cache), median of [${startupServer.join(', ')}]`),
     row(
       'forwarded turn over a local one (peer hop)',
       `p50 ${result.forward_overhead_p50_ms.toFixed(3)} ms, p99 ${result.forward_overhead_p99_ms.toFixed(3)} ms ` +
@@ -344,6 +373,7 @@ async function main(): Promise<void> {
       cycles: memoryCycles,
     },
     startup_samples_ms: startup,
+    startup_server_samples_ms: startupServer,
     forward: { local: forward.local, forwarded: forward.forwarded },
     per_turn_socket_ratio_1: round(runs1.c.turns_per_s / runs1.b.turns_per_s),
     machine: host,

@@ -3,7 +3,7 @@
  * the upstream's meaning: the adapters map statuses and failures to the API's errors.
  */
 
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 
 export type UpstreamFailure = 'timeout' | 'unreachable' | 'malformed';
 
@@ -42,19 +42,27 @@ export interface JsonClient {
 export function createJsonClient(baseUrl: string, opts: { timeoutMs: number; connections?: number; observe?: ObserveRequest }): JsonClient {
   const url = new URL(baseUrl);
   const basePath = url.pathname.replace(/\/+$/, '');
-  const pool = new Pool(url.origin, {
-    connections: opts.connections ?? 32,
-    keepAliveTimeout: 30_000,
-    headersTimeout: opts.timeoutMs,
-    bodyTimeout: opts.timeoutMs,
-    connectTimeout: opts.timeoutMs,
-  });
+  // undici loads with the first request, not at start-up (it is a tenth of the modules a pod loads).
+  let pool: Promise<Pool> | undefined;
+  const openPool = (): Promise<Pool> =>
+    (pool ??= import('undici').then(
+      ({ Pool }) =>
+        new Pool(url.origin, {
+          connections: opts.connections ?? 32,
+          keepAliveTimeout: 30_000,
+          headersTimeout: opts.timeoutMs,
+          bodyTimeout: opts.timeoutMs,
+          connectTimeout: opts.timeoutMs,
+        }),
+    ));
 
   async function request(req: JsonRequest): Promise<JsonResponse> {
     const started = performance.now();
     let status: number | 'error' = 'error';
     try {
-      const res = await pool.request({
+      const res = await (
+        await openPool()
+      ).request({
         method: req.method ?? 'GET',
         path: basePath + req.path,
         headers: {
@@ -86,5 +94,5 @@ export function createJsonClient(baseUrl: string, opts: { timeoutMs: number; con
     }
   }
 
-  return { request, close: () => pool.close() };
+  return { request, close: async () => (pool === undefined ? undefined : (await pool).close()) };
 }

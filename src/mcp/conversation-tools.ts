@@ -1,13 +1,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { Conversation, ConversationList, TurnResult } from '../api/responses.js';
 import type { TurnResultView } from '../conversations/views.js';
 import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
 import { invalidRequest } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
-import { conversationListOutput, conversationOutput, turnResultOutput } from './outputs.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
 
 /**
@@ -43,7 +43,7 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       title: 'Test an agent: one turn of a live conversation',
       description: TEST_AGENT,
       inputSchema: testAgentInput,
-      outputSchema: turnResultOutput,
+      outputSchema: TurnResult,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     (args, extra) =>
@@ -77,7 +77,7 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       description:
         'Close a test conversation: a plain socket close, never #exit; about 30 s later the engine runs its end-of-conversation work. Closing a closed conversation again is fine.',
       inputSchema: z.strictObject({ agent: agentField, session_id: sessionIdSchema.describe('The conversation to close.') }),
-      outputSchema: conversationOutput,
+      outputSchema: Conversation,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     ({ agent, session_id }, extra) =>
@@ -99,7 +99,7 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
     {
       title: 'List my test conversations',
       description: 'Your test conversations on every pod of this gateway, open and recently closed, newest first (any agent).',
-      outputSchema: conversationListOutput,
+      outputSchema: ConversationList,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (extra) =>

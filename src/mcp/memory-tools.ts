@@ -3,11 +3,11 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { MemorySnapshot, RestoreResult } from '../api/responses.js';
 import { GatewayError } from '../errors.js';
 import { RESTORE_CLEARS, restoreMemory, snapshotMemory } from '../memory/snapshots.js';
 import { agentSchema, restoreBody } from '../schemas/requests.js';
 import { deviceRefSchema } from '../schemas/connect.js';
-import { restoreOutput, snapshotOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
 
 /** snapshot_memory and restore_memory: the memory routes as tools; a restore needs a confirmation. */
@@ -56,7 +56,7 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
       description:
         'Read the memory units the engine holds for a simulated user (device_ref). The engine aggregates a session about 30 s after its connection closes, so a snapshot taken sooner may not hold it yet.',
       inputSchema: z.strictObject({ agent: agentField, device_ref: deviceField }),
-      outputSchema: snapshotOutput,
+      outputSchema: MemorySnapshot,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     ({ agent, device_ref }, extra) =>
@@ -81,7 +81,7 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
         snapshot: restoreBody.shape.snapshot,
         confirm: z.boolean().optional().describe('true: the user agreed to the restore (used only by clients without elicitation).'),
       }),
-      outputSchema: restoreOutput,
+      outputSchema: RestoreResult,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     ({ agent, device_ref, snapshot, confirm }, extra) =>

@@ -1,20 +1,14 @@
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../domain/vocabulary.js';
 import { isGatewayError } from '../errors.js';
-import { mcpForwarder } from './forward.js';
-import { CALLER_ID } from './results.js';
-import { createMcpServer } from './server.js';
-import { McpSessions } from './sessions.js';
+import type { McpEndpoint } from './endpoint.js';
 
 /**
  * `/mcp`: the gateway as a remote MCP server (Streamable HTTP), and its OAuth protected resource
  * metadata (RFC 9728). Every request is authenticated as REST is (the platform bearer token);
- * the SDK's transport then answers it on the raw request, with the caller in its AuthInfo.
+ * the SDK's transport then answers it on the raw request, with the caller in its AuthInfo. The SDK
+ * and the MCP server load on the first `/mcp` request, not at start-up: many pods never serve one.
  */
 export const MCP_PATH = '/mcp';
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
@@ -35,17 +29,13 @@ function origin(request: FastifyRequest): string {
   return `${scheme}://${request.host}`;
 }
 
-const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
-  reply
-    .code(status)
-    .type('application/json')
-    .send({ jsonrpc: '2.0', error: { code: status === 404 ? -32001 : -32000, message }, id: null });
-
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
-  const sessions = new McpSessions({ idleMs: app.config.mcpSessionIdleMs, createServer: () => createMcpServer(app, version) });
-  app.addHook('onClose', async () => sessions.closeAll());
-  app.peers?.answerMcpLookups((id) => sessions.has(id));
-  const forwardToHolder = mcpForwarder(app, MCP_PATH);
+  let endpoint: McpEndpoint | undefined;
+  let loading: Promise<McpEndpoint> | undefined;
+  const load = (): Promise<McpEndpoint> =>
+    (loading ??= import('./endpoint.js').then((m) => (endpoint = m.createMcpEndpoint(app, { path: MCP_PATH, version }))));
+  app.addHook('onClose', async () => (loading === undefined ? undefined : (await loading).closeAll()));
+  app.peers?.answerMcpLookups((id) => endpoint?.has(id) ?? false);
 
   app.get(RESOURCE_METADATA_PATH, async (request) => ({
     resource: `${origin(request)}${MCP_PATH}`,
@@ -72,26 +62,7 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const caller = await callerOr401(request, reply);
     if (caller === undefined) return reply;
-    const sessionId = request.headers['mcp-session-id'];
-    let transport: StreamableHTTPServerTransport | undefined;
-    if (typeof sessionId === 'string') {
-      // Another caller's session is as unknown as an expired one: the client starts a new one.
-      transport = sessions.get(sessionId, caller.id);
-      // Not on this pod: perhaps on a peer (routing that is not sticky), which then answers.
-      if (transport === undefined && !sessions.has(sessionId) && (await forwardToHolder?.(request, reply, sessionId))) return undefined;
-      if (transport === undefined) return jsonRpcError(reply, 404, 'Session not found: send initialize again to start a new MCP session.');
-    } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
-      transport = await sessions.open(caller.id);
-    } else {
-      return jsonRpcError(reply, 400, 'Bad Request: send the Mcp-Session-Id header that initialize answered, or initialize first.');
-    }
-    const auth: AuthInfo = { token: caller.token, clientId: caller.id, scopes: [], extra: { [CALLER_ID]: caller.id } };
-    (request.raw as IncomingMessage & { auth?: AuthInfo }).auth = auth;
-    reply.hijack();
-    // Progress and elicitation travel as server-sent events: a proxy must pass each one on at once.
-    reply.raw.setHeader('x-accel-buffering', 'no');
-    await transport.handleRequest(request.raw, reply.raw, request.body);
-    return undefined;
+    return (endpoint ?? (await load())).handle(request, reply, caller);
   }
 
   app.post(MCP_PATH, handle);

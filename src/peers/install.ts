@@ -4,7 +4,7 @@ import { ADVISED_SECRET_CHARS } from '../ops/peer-config.js';
 import { AS_HOLDER_HEADER } from './client.js';
 import { PeerForwarder } from './forwarder.js';
 import { createPeerMetrics } from './metrics.js';
-import { Peers } from './peers.js';
+import type { Peers } from './peers.js';
 import { peerRoutes } from './routes.js';
 
 declare module 'fastify' {
@@ -34,6 +34,8 @@ export async function installPeers(app: FastifyInstance): Promise<Forwarder | un
   }
   // A forwarded call may take as long as any call on the holder: a whole turn, after signing in and connecting.
   const callTimeoutMs = config.turnBudgetMs + config.engineConnectTimeoutMs + config.platformTimeoutMs + 10_000;
+  // Loaded only when peers are configured: with it comes the HTTP client (undici) a single pod never needs at start-up.
+  const { Peers } = await import('./peers.js');
   const peers = new Peers({
     config: config.peers,
     ownPort: config.port,

@@ -4,7 +4,7 @@
  * agent's project, a tenant role falling through) and which revision that means.
  */
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
 import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
@@ -42,7 +42,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
     if (token === undefined) {
       throw new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.');
     }
-    const key = createHash('sha256').update(token).digest('base64url');
+    const key = hash('sha256', token, 'base64url');
     const user = await identities.get(key, async () => {
       try {
         return await platform.me(token);

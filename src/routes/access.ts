@@ -7,10 +7,13 @@ import { GatewayError } from '../errors.js';
  * call without one is a 401, not a 400); the platform is asked only once the input is valid.
  */
 export function requireToken(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
-    if (!request.headers.authorization) {
-      throw new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.');
-    }
+  // A callback hook, not an async one: no promise per request for a header check.
+  app.addHook('onRequest', (request, _reply, done) => {
+    done(
+      request.headers.authorization
+        ? undefined
+        : new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.'),
+    );
   });
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Conversation, ConversationList, responseSchema, TurnResult } from '../api/responses.js';
 import type { CallContext, TurnCall } from '../conversations/service.js';
 import type { TurnResultView } from '../conversations/views.js';
 import type { AgentRef, Caller } from '../domain/vocabulary.js';
@@ -16,8 +17,10 @@ import { answerLongCall } from './streaming.js';
  */
 export async function conversationRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
+  // Fastify serializes each answer with a serializer compiled from its shape (a stream is sent as it is).
+  const turnResult = responseSchema(TurnResult);
 
-  app.post('/v1/agents/:agent/conversations', async (request, reply) => {
+  app.post('/v1/agents/:agent/conversations', { schema: { response: { 201: turnResult } } }, async (request, reply) => {
     const { agent } = parse(agentParams, request.params, 'path');
     const { line = INTRO, ...connect } = parse(startBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
@@ -26,7 +29,7 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     );
   });
 
-  app.post('/v1/agents/:agent/conversations/:session_id/turns', async (request, reply) => {
+  app.post('/v1/agents/:agent/conversations/:session_id/turns', { schema: { response: { 200: turnResult } } }, async (request, reply) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
     const { line, ...connect } = parse(turnBody, request.body === undefined ? {} : request.body, 'body');
     const { caller, access } = await authorizeAgent(app, request, agent);
@@ -35,11 +38,15 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     );
   });
 
-  app.get('/v1/agents/:agent/conversations/:session_id', async (request) => {
-    const { agent, session_id } = parse(conversationParams, request.params, 'path');
-    const caller = await authorizeViewer(app, request, agent);
-    return app.conversationService.get(callOf(request, caller, agent, session_id));
-  });
+  app.get(
+    '/v1/agents/:agent/conversations/:session_id',
+    { schema: { response: { 200: responseSchema(Conversation) } } },
+    async (request) => {
+      const { agent, session_id } = parse(conversationParams, request.params, 'path');
+      const caller = await authorizeViewer(app, request, agent);
+      return app.conversationService.get(callOf(request, caller, agent, session_id));
+    },
+  );
 
   app.delete('/v1/agents/:agent/conversations/:session_id', { onRequest: refuseBody }, async (request, reply) => {
     const { agent, session_id } = parse(conversationParams, request.params, 'path');
@@ -49,7 +56,7 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     return reply.code(204).header('x-conversation-note', note).send();
   });
 
-  app.get('/v1/conversations', async (request) => {
+  app.get('/v1/conversations', { schema: { response: { 200: responseSchema(ConversationList) } } }, async (request) => {
     const caller = await authenticate(app, request);
     return { conversations: await app.conversationService.list(caller) };
   });

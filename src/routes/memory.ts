@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { MemorySnapshot, responseSchema, RestoreResult } from '../api/responses.js';
 import { GatewayError } from '../errors.js';
 import { RESTORE_CLEARS, restoreMemory, snapshotMemory } from '../memory/snapshots.js';
 import { memoryParams, parse, restoreBody } from '../schemas/requests.js';
@@ -11,13 +12,13 @@ import { authorizeViewer, requireToken } from './access.js';
 export async function memoryRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
 
-  app.get('/v1/agents/:agent/memory/:device_ref', async (request) => {
+  app.get('/v1/agents/:agent/memory/:device_ref', { schema: { response: { 200: responseSchema(MemorySnapshot) } } }, async (request) => {
     const { agent, device_ref } = parse(memoryParams, request.params, 'path');
     await authorizeViewer(app, request, agent);
     return snapshotMemory(app.engine, device_ref);
   });
 
-  app.put('/v1/agents/:agent/memory/:device_ref', async (request) => {
+  app.put('/v1/agents/:agent/memory/:device_ref', { schema: { response: { 200: responseSchema(RestoreResult) } } }, async (request) => {
     const { agent, device_ref } = parse(memoryParams, request.params, 'path');
     if ((request.body as { confirm?: unknown } | undefined)?.confirm !== true) {
       throw new GatewayError('confirmation_required', `Send "confirm": true to restore. ${RESTORE_CLEARS} Nothing was sent.`);

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { parse as parseYaml } from 'yaml';
+import { Health, Readiness, responseSchema } from '../api/responses.js';
 
 /** openapi.yaml sits at the package root, one level above both src/ and dist/. */
 const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
 
-const loadOpenApi = (): unknown => parseYaml(readFileSync(OPENAPI_PATH, 'utf8'));
+/** The YAML parser loads with the document, on the first request for it. */
+const loadOpenApi = async (): Promise<unknown> => (await import('yaml')).parse(readFileSync(OPENAPI_PATH, 'utf8'));
 
 /** Probes and scrapes come every few seconds: logged only when something goes wrong. */
 const QUIET = { logLevel: 'warn' } as const;
@@ -15,9 +16,10 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   // Parsed on first request, not at start-up: it is most of the time to ready.
   let openapi: string | undefined;
 
-  app.get('/healthz', QUIET, async () => ({ status: 'ok' }));
+  app.get('/healthz', { ...QUIET, schema: { response: { 200: responseSchema(Health) } } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', QUIET, async (_request, reply) => {
+  const readiness = responseSchema(Readiness);
+  app.get('/readyz', { ...QUIET, schema: { response: { 200: readiness, 503: readiness } } }, async (_request, reply) => {
     const { draining, open, busy } = app.conversations.stats;
     return reply.code(draining ? 503 : 200).send({ ready: !draining, open, busy });
   });
@@ -28,7 +30,7 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/openapi.json', async (_request, reply) => {
-    openapi ??= JSON.stringify(loadOpenApi());
+    openapi ??= JSON.stringify(await loadOpenApi());
     return reply.type('application/json').send(openapi);
   });
 }

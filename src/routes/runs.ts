@@ -10,12 +10,16 @@ import { GatewayError, shuttingDown } from '../errors.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
 import { agentParams, parse } from '../schemas/requests.js';
 import type { TurnEvent } from '../suites/report.js';
-import { countRun, suiteToRun } from '../suites/request.js';
-import { runSuite } from '../suites/runner.js';
 import { authorizeAgent, requireToken } from './access.js';
 import { answerLongCall } from './streaming.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The suite format and runner load on the first run, not at start-up: many pods never run one. */
+const loadSuites = async () => {
+  const [request, runner] = await Promise.all([import('../suites/request.js'), import('../suites/runner.js')]);
+  return { ...request, ...runner };
+};
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
@@ -29,6 +33,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
         `Send "memory": { "confirm": true, … } to restore memory before the run. ${RESTORE_CLEARS} Nothing was sent.`,
       );
     }
+    const { countRun, runSuite, suiteToRun } = await loadSuites();
     const { suite } = suiteToRun(body, agent);
     if (app.conversations.stats.draining) {
       throw shuttingDown('retry the run on another pod');
