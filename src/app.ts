@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { ConversationRegistry } from './conversations/registry.js';
 import { ConversationService } from './conversations/service.js';
 import { createEngineAdapter, type EngineAdapter } from './engine/adapter.js';
+import { createModelClient, type ModelClient } from './model/client.js';
 import type { Config } from './ops/config.js';
 import { observeRequests } from './ops/http-metrics.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
@@ -27,6 +28,8 @@ declare module 'fastify' {
     conversations: ConversationRegistry;
     /** Conversation calls for every front: here, or on the sibling pod holding the conversation. */
     conversationService: ConversationService;
+    /** The model client of simulated users and judges; undefined without MODEL_BASE_URL. */
+    model: ModelClient | undefined;
   }
 }
 
@@ -39,6 +42,9 @@ const REDACTED_PATHS = [
   'authorization',
   'token',
   'config.engineIdentity',
+  'config.model.apiKey',
+  'apiKey',
+  'model.apiKey',
 ];
 
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
@@ -80,6 +86,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.decorate('platform', platform);
   app.decorate('authorizer', createAuthorizer(config, platform, metrics));
   app.decorate('conversations', new ConversationRegistry({ config, engine, metrics, log: app.log }));
+  const model = config.model === undefined ? undefined : createModelClient(config.model, metrics);
+  app.decorate('model', model);
 
   if (config.engineIdentity.state === 'malformed') {
     app.log.warn(
@@ -93,7 +101,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await app.conversations.drain(0);
   });
   app.addHook('onClose', async () => {
-    await Promise.all([engine.close(), platform.close()]);
+    await Promise.all([engine.close(), platform.close(), model?.close()]);
   });
 
   installErrorHandling(app);

@@ -9,6 +9,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './ops/config.js';
 import { startEngineSimulator } from './simulators/engine.js';
+import { startModelSimulator } from './simulators/model.js';
 import { startPlatformSimulator } from './simulators/platform.js';
 import { demoWorld } from './simulators/world.js';
 
@@ -25,7 +26,10 @@ function fail(message: string): never {
 const world = demoWorld();
 const engine = await startEngineSimulator({ world, sessionEndDelayMs: AGGREGATION_MS, speechPaceMs: SPEECH_PACE_MS });
 const platform = await startPlatformSimulator({ world });
-const closeSimulators = () => Promise.all([engine.close(), platform.close()]);
+// Simulated users and judges: the model simulator, unless MODEL_BASE_URL puts a real model in front of the simulated engine.
+const realModel = Boolean(process.env.MODEL_BASE_URL);
+const model = realModel ? undefined : await startModelSimulator();
+const closeSimulators = () => Promise.all([engine.close(), platform.close(), model?.close()]);
 
 let config: Config;
 try {
@@ -37,6 +41,7 @@ try {
     HOST: process.env.HOST ?? '127.0.0.1',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     SHUTDOWN_GRACE_MS: process.env.SHUTDOWN_GRACE_MS ?? '2000',
+    ...(model ? { MODEL_BASE_URL: model.url, SIMULATOR_MODEL: 'simulated-user', JUDGE_MODEL: 'simulated-judge', MODEL_API_KEY: '' } : {}),
   });
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
@@ -85,6 +90,11 @@ function banner(gw: string, debugPage: boolean): string {
 agent-test-gateway demo: gateway on ${gw}
   engine simulator   ${engine.url}  (${engineNote})
   platform simulator ${platform.url}
+  model              ${
+    model
+      ? `${model.url}  (a deterministic stand-in for simulated users and judges; MODEL_BASE_URL=… npm run ` + `demo uses a real one)`
+      : `${config.model?.baseUrl} (MODEL_BASE_URL: a real model for simulated users and judges)`
+  }
   token demo-token (user u-demo, Viewer); agents: coach (Published rev 2, Preview rev 3 as coach.3), preview-only,
   draft-only (only a Draft: refused until promoted), secure (closed project, signed in with the demo test identity)
   Every phrase (planning?, sim:delay:N, sim:hang, sim:remember:…, bye) and agent: docs/demo.md
@@ -101,6 +111,9 @@ Hold a conversation (copy and paste):
 
   # 3. watch a turn arrive element by element: one JSON line per element, then the result
   curl -sN -X POST ${turns} -H 'Accept: application/x-ndjson' -d '{"line":"Which size fits me?"}'
+
+  # 3b. a simulated user and a judge (docs/simulated-users.md)
+  AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway run examples/simulated-user.yaml --gateway ${gw}
 
   # 4. or talk from a terminal (Ctrl-D closes; it prints how to reconnect)
   AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway chat coach --gateway ${gw}

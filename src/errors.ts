@@ -24,6 +24,7 @@ export const errorStatus = {
   revision_not_runnable: 409,
   turn_in_progress: 409,
   conversation_settings_fixed: 409,
+  model_not_configured: 409,
   // 413 / 415
   body_too_large: 413,
   unsupported_media_type: 415,
@@ -37,6 +38,8 @@ export const errorStatus = {
   // 502 — the engine did not do what was asked.
   engine_unavailable: 502,
   engine_refused: 502,
+  // The model (simulated users, judges) did not answer as asked, twice: inside a run's report only.
+  model_failed: 502,
   identity_unrecognised: 502,
   identity_not_enabled: 502,
   // 500 — a fault of the gateway itself.

@@ -25,6 +25,15 @@ t.test('defaults are the ones docs/configuration.md states', async (t) => {
   });
   t.ok(config.shutdownGraceMs > config.turnBudgetMs, 'running turns may finish within the grace');
   t.equal(config.engineIdentity.state, 'none');
+  t.equal(config.model, undefined, 'no model unless MODEL_BASE_URL is set');
+  const model = loadConfig({ ...base, MODEL_BASE_URL: 'https://api.example/v1/', MODEL_API_KEY: 'sk-abc', SIMULATOR_MODEL: 'small' });
+  t.same(model.model, {
+    baseUrl: 'https://api.example/v1',
+    apiKey: 'sk-abc',
+    simulatorModel: 'small',
+    judgeModel: 'small',
+    timeoutMs: 60_000,
+  });
 });
 
 t.test('a wrong value names the variable and the rule', async (t) => {
@@ -36,6 +45,13 @@ t.test('a wrong value names the variable and the rule', async (t) => {
     [{ ...base, MAX_CONVERSATIONS_PER_POD: '1.5' }, /MAX_CONVERSATIONS_PER_POD must be a whole number/],
     [{ ...base, LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     [{ ...base, DEBUG_PAGE: 'maybe' }, /DEBUG_PAGE must be true or false/],
+    [{ ...base, MODEL_BASE_URL: 'ftp://model' }, /MODEL_BASE_URL must be an absolute http:\/\/ or https:\/\/ URL/],
+    [{ ...base, MODEL_BASE_URL: 'http://model/v1' }, /SIMULATOR_MODEL is required when MODEL_BASE_URL is set/],
+    [{ ...base, MODEL_API_KEY: 'sk-abc' }, /MODEL_API_KEY is set but MODEL_BASE_URL is not/],
+    [
+      { ...base, MODEL_BASE_URL: 'http://model/v1', SIMULATOR_MODEL: 'm', MODEL_TIMEOUT_MS: '0' },
+      /MODEL_TIMEOUT_MS must be a whole number from 1/,
+    ],
   ];
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), ConfigError);

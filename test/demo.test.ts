@@ -4,10 +4,12 @@
  */
 
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { request } from 'undici';
+import { parse as parseYaml } from 'yaml';
 import { ndjsonLines } from '../src/http/ndjson.js';
 import { childEnv, eventually } from './support/stack.js';
 
@@ -85,6 +87,14 @@ t.test('the walk-through, and a streamed turn arriving sentence by sentence', as
   const spread = spoken.at(-1)!.at - spoken[0]!.at;
   t.ok(spread >= pace / 2, `the first sentence arrived ${Math.round(spread)} ms before the last: streamed, not one block`);
   for (let i = 1; i < spoken.length; i++) t.ok(spoken[i]!.at > spoken[i - 1]!.at, `sentence ${i + 1} arrived after sentence ${i}`);
+
+  // The model simulator stands in for a real model: the simulated-user example passes against the demo.
+  t.match(banner, /model +http:\/\/127\.0\.0\.1:\d+\/v1 +\(a deterministic stand-in/, 'the banner names the model simulator');
+  const example = parseYaml(await readFile('examples/simulated-user.yaml', 'utf8')) as Record<string, unknown>;
+  const ran = await request(`${gw}/v1/agents/coach/runs`, { method: 'POST', headers: auth, body: JSON.stringify(example) });
+  const report = (await ran.body.json()) as { passed: boolean; conversations: Array<{ attempts: Array<{ stop_reason: string }> }> };
+  t.equal(report.passed, true, `examples/simulated-user.yaml passes against the demo: ${JSON.stringify(report).slice(0, 600)}`);
+  t.equal(report.conversations[0]!.attempts[0]!.stop_reason, 'user_done');
 
   const debug = await request(`${gw}/debug`);
   t.equal(debug.statusCode, 404);

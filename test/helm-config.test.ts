@@ -16,7 +16,7 @@ const deployment = readFileSync(join(chartDir, 'templates', 'deployment.yaml'), 
 const helpers = readFileSync(join(chartDir, 'templates', '_helpers.tpl'), 'utf8');
 
 /** Secrets come from a Secret (secretKeyRef), never from a plain config.* value. */
-const FROM_SECRET = new Set(['PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY', 'PEER_SECRET']);
+const FROM_SECRET = new Set(['PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY', 'PEER_SECRET', 'MODEL_API_KEY']);
 
 /** Variables the chart sets from elsewhere than config.*, each with the place that sets it. */
 const SET_ELSEWHERE: Record<string, RegExp | undefined> = {

@@ -129,6 +129,7 @@ t.test('the dashboard ConfigMap carries the sidecar label and the plain dashboar
     /^Process CPU/,
     /^Process memory/,
     /^Event-loop lag/,
+    /^Model calls by role and outcome/,
   ]) {
     t.ok(
       titles.some((title) => wanted.test(title)),

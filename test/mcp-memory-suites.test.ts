@@ -155,6 +155,32 @@ t.test('run_suite: YAML text, a failing expectation, progress per turn', async (
   t.equal(s.engine.record.connections.length, 2, 'no refused suite reached the engine');
 });
 
+t.test('run_suite with a simulated user and criteria; model_not_configured without a model', async (t) => {
+  const s = await startStack(t, { model: true });
+  const client = await mcpClient(t, s);
+  const suite = {
+    agent: 'coach',
+    conversations: [
+      {
+        name: 'dana',
+        simulated_user: { persona: 'Dana', goal: 'Find out when my order will be delivered.', facts: { order_number: '12345' } },
+        expect: { criteria: ['The agent gave a delivery date', 'The agent said "refund"'] },
+      },
+    ],
+  };
+  const result: Json = await client.callTool({ name: 'run_suite', arguments: { suite } });
+  t.notOk(result.isError, textOf(result));
+  const attempt = result.structuredContent.conversations[0].attempts[0];
+  t.match(attempt, { stop_reason: 'user_done', turns: [{ source: 'script' }, { source: 'simulated_user' }, { source: 'simulated_user' }] });
+  t.match(textOf(result), /dana: ✗ criterion_2: The agent said "refund" — The agent never said "refund"/);
+  t.match(textOf(result), /against agent:coach \(revision 2, Published\), seed \d+/);
+
+  const bare = await startStack(t);
+  const refused: Json = await (await mcpClient(t, bare)).callTool({ name: 'run_suite', arguments: { suite } });
+  t.match(textOf(refused), /^model_not_configured: .*MODEL_BASE_URL/);
+  t.equal(bare.engine.record.connections.length, 0);
+});
+
 t.test('cancelling a running run_suite cancels its turns like a hang-up', async (t) => {
   const s = await startStack(t);
   const client = await mcpClient(t, s);

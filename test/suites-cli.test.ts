@@ -46,27 +46,50 @@ async function readJunit(path: string): Promise<{ valid: unknown; doc: Json }> {
 const noEngine = (s: Stack) => s.engine.record.connections.length + s.engine.record.memoryRequests.length;
 
 t.test('the examples pass against the demo world', async (t) => {
-  const s = await startStack(t);
+  const s = await startStack(t, { model: true });
   const dir = t.testdir();
   const out = join(dir, 'reports', 'junit.xml');
-  const examples = ['examples/basic.yaml', 'examples/returning-user.yaml', 'examples/memory-fixture.yaml'];
+  const examples = [
+    'examples/basic.yaml',
+    'examples/returning-user.yaml',
+    'examples/memory-fixture.yaml',
+    'examples/simulated-user.yaml',
+    'examples/simulated-returning-user.yaml',
+  ];
   const result = await cli([...examples, '--gateway', s.url, '--junit', out]);
   t.equal(result.code, 0, result.stdout + result.stderr);
-  t.match(result.stdout, /basic \(examples\/basic\.yaml\) — agent:coach · run label run-[0-9a-f]{8}/);
+  t.match(result.stdout, /basic \(examples\/basic\.yaml\) — agent:coach · revision 2 \(Published\) · run label run-[0-9a-f]{8} · seed \d+/);
   t.match(result.stdout, /✓ tool lookup_order/);
   t.notMatch(result.stdout, /✗/);
-  t.match(result.stdout, /✓ 3 of 3 suites passed/);
+  t.match(result.stdout, /✓ 5 of 5 suites passed/);
+  // Simulated lines are marked as such; each criterion with ✓ and the judge's reasoning.
+  t.match(result.stdout, /> \[simulated\] My order number is 12345\./);
+  t.match(result.stdout, /✓ delivery_date: The agent gave a delivery date — The agent named a date/);
+  t.match(result.stdout, /✓ turn_1: The agent remembered Dana's order from the earlier visit — The agent recalled the earlier visit/);
 
   const { valid, doc: report } = await readJunit(out);
   t.equal(valid, true, 'the JUnit file is well-formed XML');
-  t.match(report, { tests: '10', failures: '0', errors: '0', skipped: '0' });
+  t.match(report, { tests: '23', failures: '0', errors: '0', skipped: '0' });
   t.same(
     report.testsuite.map((suite: Json) => [suite.name, suite.tests, suite.failures]),
     [
       ['basic', '4', '0'],
       ['returning user', '4', '0'],
       ['memory fixture', '2', '0'],
+      ['simulated user', '5', '0'],
+      ['simulated returning user', '8', '0'],
     ],
+  );
+  t.same(
+    report.testsuite[3].testcase.map((c: Json) => c.name),
+    [
+      'delivery date / turn 1: #intro',
+      'delivery date / turn 2: [simulated] Find out when my order will be delivered.',
+      'delivery date / turn 3: [simulated] My order number is 12345.',
+      'delivery date / criterion delivery_date: The agent gave a delivery date',
+      'delivery date / criterion criterion_2: The agent said "delivered"',
+    ],
+    'a testcase per turn and per criterion',
   );
   t.same(
     report.testsuite[0].testcase.map((c: Json) => c.name),
@@ -248,7 +271,7 @@ conversations:
     /note: The device had never connected, so the run first opened one engine session for it/,
     'the warm-up session is reported',
   );
-  t.match(result.stdout, /note: The restore was the engine's own delete-then-write/, 'the memory notes are in the report');
+  t.match(result.stdout, /note: Each restore was the engine's own delete-then-write/, 'the memory notes are in the report');
   t.match(result.stdout, /note: The engine aggregates a session into memory about 30 s after its connection closes.*set memory\.wait_ms/);
   const saved = JSON.parse(await readFile(join(dir, 'suites', 'out', 'erin-after.json'), 'utf8'));
   t.match(saved, { device_ref: 'mcp:erin', user_id: /^u-/ });
@@ -335,4 +358,57 @@ conversations:
   t.equal(await main(['--help'], io), 0);
   t.equal(await main([join(dir, 'mixed.yaml'), '--gateway'], io), 2);
   t.match(stderr, /--gateway needs a value/);
+});
+
+t.test('exit 2 only when nothing failed but something could not run; --repeat and --agent override the suite', async (t) => {
+  const { main } = await import('../src/cli/run.js');
+  const s = await startStack(t, { model: true });
+  const dir = t.testdir({
+    'listens.yaml': `agent: coach
+conversations:
+  - name: dana
+    simulated_user:
+      persona: Dana
+      goal: Find out when my order will be delivered.
+      facts: { order_number: "12345" }
+    expect:
+      criteria: [The agent gave a delivery date]
+`,
+    'fails.yaml': `agent: coach
+conversations:
+  - turns:
+      - line: hi
+        expect: { tool: refund }
+`,
+  });
+  let stdout = '';
+  const io = {
+    env: { AGENT_TEST_GATEWAY_TOKEN: 'demo-token' },
+    stdout: (text: string) => void (stdout += text),
+    stderr: () => undefined,
+    progress: false,
+  };
+  const junit = join(dir, 'junit.xml');
+  s.model!.faults = { fault: 'http_503', role: 'simulator' };
+  t.equal(await main([join(dir, 'listens.yaml'), '--gateway', s.url, '--junit', junit], io), 2, 'a model failure only: could not run');
+  t.match(stdout, /✗ could not go on: The simulated user could not answer: the model answered HTTP 503 \(asked twice\)/);
+  const { doc } = await readJunit(junit);
+  t.match(doc, { errors: '1' });
+  const error = doc.testsuite[0].testcase.find((c: Json) => c.error !== undefined);
+  t.match(error, { name: 'dana / could not go on', error: { type: 'model_failed' } });
+  t.match(
+    doc.testsuite[0].testcase.find((c: Json) => /criterion/.test(c.name)),
+    { name: 'dana / criterion criterion_1: The agent gave a delivery date', skipped: { message: /^not judged/ } },
+  );
+  t.equal(await main([join(dir, 'listens.yaml'), join(dir, 'fails.yaml'), '--gateway', s.url], io), 1, 'a failure counts over an error');
+
+  s.model!.faults = {};
+  stdout = '';
+  s.engine.reset();
+  t.equal(await main([join(dir, 'listens.yaml'), '--gateway', s.url, '--repeat', '2', '--agent', 'coach.3'], io), 0);
+  t.match(stdout, /— agent:coach\.3 · revision 3 \(Preview\)/, 'the report names the revision that ran');
+  t.match(stdout, /1\/1 attempts passed|2\/2 attempts passed/);
+  t.same(new Set(s.engine.record.connections.map((c) => c.key)), new Set(['coach.3']));
+  t.equal(s.engine.record.connections.length, 2, 'two attempts');
+  t.equal(await main([join(dir, 'listens.yaml'), '--gateway', s.url, '--repeat', '21'], io), 2, '--repeat is checked');
 });

@@ -55,8 +55,9 @@ t.test('the request schema agrees with the service', async (t) => {
   for (const [name, example] of Object.entries<Json>(op.requestBody.content['application/json'].examples)) {
     t.ok(requestSchema(example.value), `example ${name} is a RunRequest`, { errors: requestSchema.errors });
   }
-  const s = await startStack(t);
+  const s = await startStack(t, { model: true });
   const ok = { conversations: [{ turns: [{ line: '#intro' }] }] };
+  const user = { persona: 'p', goal: 'Find out when my order will be delivered.', facts: { order_number: '12345' } };
   const cases: Array<[unknown, boolean]> = [
     [ok, true],
     [
@@ -100,6 +101,42 @@ t.test('the request schema agrees with the service', async (t) => {
       true,
     ],
     [{ conversations: [{ turns: [{ line: 'hi', expect: null }] }] }, true],
+    [
+      {
+        repeat: 2,
+        pass_rate: 0.5,
+        seed: 3,
+        conversations: [
+          {
+            turns: [{ line: '#intro', expect: { judge: 'The agent said "help"', not_tool: 'x' } }],
+            simulated_user: { ...user, max_turns: 3, min_turns: 1, model: 'm', temperature: 0.2 },
+            expect: { tools: 'lookup_order', not_tools: ['x'], shown: [], ended_by_agent: false, criteria: ['a', { id: 'b', text: 'c' }] },
+          },
+        ],
+      },
+      false,
+    ],
+    [
+      {
+        repeat: 2,
+        pass_rate: 0.5,
+        seed: 3,
+        conversations: [
+          {
+            turns: [{ line: '#intro', expect: { judge: 'The agent said "help"', not_tool: 'x' } }],
+            simulated_user: { ...user, max_turns: 3, min_turns: 1, model: 'm', temperature: 0.2 },
+            expect: { tools: 'lookup_order', not_tools: ['x'], ended_by_agent: false, criteria: ['a', { id: 'b', text: 'c' }] },
+          },
+        ],
+      },
+      true,
+    ],
+    [{ conversations: [{ simulated_user: user }] }, true],
+    [{ conversations: [{ name: 'neither' }] }, false],
+    [{ conversations: [{ simulated_user: { ...user, api_key: 'k' } }] }, false],
+    [{ conversations: [{ simulated_user: { ...user, max_turns: 0 } }] }, false],
+    [{ repeat: 0, ...ok }, false],
+    [{ pass_rate: -0.1, ...ok }, false],
     [{ device_ref: 'a', memory: { save: true, wait_ms: 0 }, ...ok }, true],
     [{}, false],
     [{ conversations: [] }, false],

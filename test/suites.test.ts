@@ -5,7 +5,8 @@
 
 import t from 'tap';
 import { request } from 'undici';
-import { parseFieldPath, parseHttpSuite } from '../src/suites/format.js';
+import { parseFieldPath } from '../src/suites/problems.js';
+import { parseHttpSuite } from '../src/suites/schema.js';
 import type { RunReport } from '../src/suites/report.js';
 import { formatProblem, loadSuite } from '../src/suites/yaml.js';
 import { eventually, startStack, UUID, type Stack } from './support/stack.js';
@@ -246,14 +247,21 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
   t.match(report.run_id, UUID);
   t.equal(report.run_label, `run-${report.run_id.slice(0, 8)}`, 'a default run label from the run id');
   t.same(report.totals, {
-    conversations: { total: 2, passed: 2, failed: 0, skipped: 0 },
+    conversations: { total: 2, passed: 2, flaky: 0, failed: 0, error: 0 },
+    attempts: { total: 2, passed: 2, failed: 0, error: 0 },
     turns: { total: 5, passed: 5, failed: 0, skipped: 0 },
     expectations: { total: 10, passed: 10, failed: 0, skipped: 0 },
+    criteria: { total: 0, passed: 0, failed: 0, skipped: 0 },
   });
-  const [order, plain] = report.conversations;
+  t.match(report, { repeat: 1, pass_rate: 1, revision: { ref: 'coach', revision: 2, state: 'Published' } });
+  t.type(report.seed, 'number');
+  t.same(report.model_usage, { calls: 0, prompt_tokens: 0, completion_tokens: 0, duration_ms: 0 });
+  t.match(report.conversations[0], { name: 'order', index: 0, status: 'passed', passed: true, pass_rate: 1, attempts_total: 1 });
+  const [order, plain] = report.conversations.map((c) => c.attempts[0]!);
   t.match(order!.turns[0], {
     index: 1,
     line: '#intro',
+    source: 'script',
     status: 'passed',
     outcome: 'exit',
     text: "Hi, I'm coach. How can I help?",
@@ -278,7 +286,7 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
     ],
   });
   t.match(order!.turns[3], { ended_by_agent: true, text: 'Goodbye!' });
-  t.match(order, { ended_by_agent: true, passed: true });
+  t.match(order, { ended_by_agent: true, status: 'passed', stop_reason: 'agent_ended', attempt: 1 });
   t.match(order!.device_ref, /^mcp:[0-9a-f-]{36}$/);
   t.match(plain!.turns[0]!.expectations, [
     { kind: 'text_matches', passed: true },
@@ -330,7 +338,7 @@ t.test('failing expectations are reported with their evidence, still 200', async
   t.equal(report.passed, false);
   t.equal(report.run_label, 'ci-42');
   t.equal(s.engine.record.connections[0]!.query.runLabel, 'ci-42');
-  const [first, second] = report.conversations[0]!.turns;
+  const [first, second] = report.conversations[0]!.attempts[0]!.turns;
   t.match(first!.expectations[0], {
     kind: 'text_matches',
     passed: false,
@@ -366,7 +374,7 @@ t.test('a turn that fails fails its expectations and skips the rest of its conve
   t.equal(answer.status, 200);
   const report = answer.body as RunReport;
   t.equal(report.passed, false);
-  const [hangs, closes, early, fine] = report.conversations;
+  const [hangs, closes, early, fine] = report.conversations.map((c) => c.attempts[0]!);
   t.match(hangs!.turns[1], {
     status: 'failed',
     outcome: 'timeout',
@@ -393,7 +401,8 @@ t.test('a turn that fails fails its expectations and skips the rest of its conve
     expectations: [{ kind: 'conversation_continues', passed: false, evidence: 'the agent ended the conversation here' }],
   });
   t.match(early!.turns[1], { status: 'skipped', skipped_reason: 'the agent ended the conversation at turn 1' });
-  t.equal(fine!.passed, true);
+  t.equal(fine!.status, 'passed');
+  t.match(hangs, { status: 'failed', stop_reason: 'turn_failed' });
   t.same(report.totals.turns, { total: 8, passed: 2, failed: 3, skipped: 3 });
   t.same(report.totals.expectations, { total: 7, passed: 2, failed: 4, skipped: 1 });
   const hangConn = s.engine.record.connections.find((c) => c.sessionId === hangs!.session_id)!;
@@ -450,7 +459,7 @@ t.test('conversations sharing a device_ref run one after the other, in order, wi
   });
   const report = answer.body as RunReport;
   t.equal(report.passed, true, answer.text);
-  const [past, other, today] = report.conversations;
+  const [past, other, today] = report.conversations.map((c) => c.attempts[0]!);
   t.match(past, { device_ref: 'mcp:alice', time_offset: '-P10D', time_zone: 'Europe/Prague', locale: 'de-DE' });
   t.match(other, { device_ref: 'mcp:bob', time_offset: null });
   t.match(today, { device_ref: 'mcp:alice', time_offset: null });
@@ -520,6 +529,58 @@ t.test('memory: restore before (confirmed), snapshot after', async (t) => {
   t.equal(again.body.memory.snapshot, null);
 });
 
+t.test("the warm-up session counts in the caller's limit: a run never holds more than its 5 sockets", async (t) => {
+  const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '5' } });
+  for (let i = 0; i < 5; i++) await s.open();
+  // At each engine connect: the sockets the registry counts, and the idle conversations among them.
+  const atConnect: Array<[number, number]> = [];
+  const connect = s.app.engine.connect.bind(s.app.engine);
+  s.app.engine.connect = (req) => {
+    atConnect.push([s.app.conversations.stats.open, s.app.conversations.list('u-demo').filter((c) => c.state === 'idle').length]);
+    return connect(req);
+  };
+  const answer = await s.call('POST', runPath(), {
+    body: {
+      device_ref: 'dave',
+      memory: { restore: { units: [{ kind: 'fact', text: 'x' }] }, confirm: true },
+      conversations: [{ turns: [intro] }],
+    },
+  });
+  t.equal(answer.status, 200, answer.text);
+  t.ok(
+    answer.body.memory.notes.some((n: string) => /never connected/.test(n)),
+    'a warm-up session ran',
+  );
+  t.same(
+    atConnect,
+    [
+      [5, 4],
+      [5, 4],
+    ],
+    'the warm-up and the conversation were each counted before their socket opened: 4 idle ones and itself, never 6 sockets',
+  );
+  const evicted = s.app.conversations.list('u-demo').filter((c) => c.closeCause === 'evicted');
+  t.equal(evicted.length, 1, 'the warm-up evicted an idle conversation; its plain close then made room for the conversation');
+});
+
+t.test('a full limit: the run waits for the registry to free a place, then starts', async (t) => {
+  const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '1' } });
+  const busy = await s.open();
+  const slowTurn = s.call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, { body: { line: 'sim:delay:300' } });
+  await eventually(() => s.app.conversations.stats.busy === 1);
+  const answer = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] } });
+  t.equal((await slowTurn).status, 200);
+  t.equal(answer.status, 200, answer.text);
+  const attempt = (answer.body as RunReport).conversations[0]!.attempts[0]!;
+  t.equal(attempt.status, 'passed');
+  t.ok(attempt.notes.includes('The conversation waited for room under the conversation limit before it started.'));
+  const run = s.engine.record.connections.find((c) => c.sessionId === attempt.session_id)!;
+  const other = s.engine.record.connections.find((c) => c.sessionId === busy.sessionId)!;
+  t.ok(other.frames.includes('sim:delay:300'), 'the busy turn ran to its end');
+  t.equal(other.closedBy, 'client', 'then its idle conversation was evicted to make room');
+  t.ok(run.frames.includes('#intro'));
+});
+
 t.test('input is validated before anything is asked or sent', async (t) => {
   const s = await startStack(t);
   const cases: Array<[unknown, RegExp]> = [
@@ -585,7 +646,11 @@ t.test('a turn the gateway cannot run is an error in the report', async (t) => {
   s.engine.faults.handshake = 503;
   const answer = await s.call('POST', runPath(), { body: { conversations: [{ name: 'down', turns: [intro, { line: 'hi' }] }] } });
   t.equal(answer.status, 200);
-  t.match(answer.body.conversations[0].turns, [
+  t.match(answer.body.conversations[0], {
+    status: 'error',
+    attempts: [{ status: 'error', stop_reason: 'error', error: { error: 'engine_unavailable' } }],
+  });
+  t.match(answer.body.conversations[0].attempts[0].turns, [
     {
       status: 'failed',
       outcome: 'error',
@@ -629,7 +694,13 @@ t.test('streamed: each turn as it is evaluated, then the report', async (t) => {
   t.match(streamed.type, /application\/x-ndjson/);
   t.equal(streamed.lines.length, 3);
   t.match(streamed.lines[0], {
-    turn: { conversation: 'a', conversation_index: 0, session_id: UUID, turn: { index: 1, status: 'passed' } },
+    turn: {
+      conversation: 'a',
+      conversation_index: 0,
+      attempt: 1,
+      session_id: UUID,
+      turn: { index: 1, status: 'passed', source: 'script' },
+    },
   });
   t.match(streamed.lines[1], { turn: { turn: { index: 2, tools: ['lookup_order'] } } });
   t.match(streamed.lines[2], { report: { passed: true, totals: { turns: { total: 2 } } } });

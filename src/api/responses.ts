@@ -171,7 +171,7 @@ function collapseNullable(node: unknown): unknown {
     ...rest,
     ...other,
     type: [other.type, 'null'],
-    ...(Array.isArray(other.enum) ? { enum: [...other.enum, null] } : {}),
+    ...(Array.isArray(other.enum) ? { enum: [...(other.enum as unknown[]), null] } : {}),
   };
 }
 

@@ -13,21 +13,36 @@ import { request } from 'undici';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
 import { ndjsonLines } from '../http/ndjson.js';
 import { expandSuitePatterns } from './patterns.js';
-import { parseFieldPath } from '../suites/format.js';
+import type { AgentRef } from '../domain/vocabulary.js';
+import { agentSchema } from '../schemas/requests.js';
+import { parseFieldPath } from '../suites/problems.js';
+import { repeatSchema } from '../suites/schema.js';
 import { junitXml, type JUnitSuite } from '../suites/junit.js';
 import type { RunReport, TurnEvent } from '../suites/report.js';
 import { FAIL, PASS, renderReport, turnTitle } from '../suites/transcript.js';
 import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/yaml.js';
 
-export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]
+/**
+ * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit FILE] [--repeat N] [--agent REF]`
+ *
+ * Reads every suite first (a problem is reported at its line, and nothing runs), then posts
+ * each to the gateway's runs route, prints its transcript with a ✓ or ✗ per expectation, and
+ * writes JUnit XML. Exit status: 0 all passed; 1 something failed (an expectation, a criterion, a
+ * conversation under its pass rate), whatever else happened; 2 nothing failed but something could
+ * not run (usage, suite or HTTP problems, an attempt that could not go on or be judged).
+ */
+export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--repeat N] [--agent REF]
 
   Runs test suites through a running gateway and prints each turn with a ✓ or ✗ per expectation.
 
   --gateway URL   the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
   --junit FILE    also write JUnit XML to FILE, for CI
+  --repeat N      run each conversation N times (1-20), over the suites' own repeat
+  --agent REF     run the suites against this agent or revision (coach, coach.3), over their own agent
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
-  Exit status: 0 every expectation passed, 1 an expectation failed, 2 usage, suite or HTTP errors.
+  Exit status: 0 everything passed; 1 something failed (an expectation, a criterion, a pass rate);
+  2 nothing failed but something could not run (usage, suite or HTTP errors, a model failure).
 `;
 
 export interface Io {
@@ -49,7 +64,13 @@ interface Options {
   files: string[];
   gateway: string;
   junit: string | undefined;
+  /** `--repeat N`: attempts of each conversation, over the suites' own `repeat` */
+  repeat: number | undefined;
+  /** `--agent REF`: the agent or revision to run against, over the suites' own `agent` */
+  agent: AgentRef | undefined;
 }
+
+const OPTIONS = ['--gateway', '--junit', '--repeat', '--agent'];
 
 class UsageError extends Error {}
 
@@ -57,6 +78,8 @@ function parseArgs(args: string[], env: NodeJS.ProcessEnv): Options | 'help' {
   const files: string[] = [];
   let gateway: string | undefined;
   let junit: string | undefined;
+  let repeat: number | undefined;
+  let agent: AgentRef | undefined;
   let onlyFiles = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -71,17 +94,26 @@ function parseArgs(args: string[], env: NodeJS.ProcessEnv): Options | 'help' {
     if (arg === '-h' || arg === '--help') return 'help';
     const eq = arg.indexOf('=');
     const name = eq < 0 ? arg : arg.slice(0, eq);
-    if (name !== '--gateway' && name !== '--junit') throw new UsageError(`unknown option ${name}`);
+    if (!OPTIONS.includes(name)) throw new UsageError(`unknown option ${name}`);
     const value = eq < 0 ? args[++i] : arg.slice(eq + 1);
     if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new UsageError(`${name} needs a value`);
     if (name === '--gateway') gateway = value;
-    else junit = value;
+    else if (name === '--junit') junit = value;
+    else if (name === '--repeat') {
+      const parsed = repeatSchema.safeParse(Number(value));
+      if (!parsed.success) throw new UsageError(`--repeat ${parsed.error.issues[0]!.message}`);
+      repeat = parsed.data;
+    } else {
+      const parsed = agentSchema.safeParse(value);
+      if (!parsed.success) throw new UsageError(`--agent ${parsed.error.issues[0]!.message.replace(/^agent /, '')}`);
+      agent = parsed.data;
+    }
   }
   if (files.length === 0) throw new UsageError('name at least one suite file');
   const url = gatewayUrl(gateway, env);
   const problem = gatewayProblem(url);
   if (problem !== undefined) throw new UsageError(problem);
-  return { files, gateway: url, junit };
+  return { files, gateway: url, junit, repeat, agent };
 }
 
 interface Prepared {
@@ -92,7 +124,7 @@ interface Prepared {
 }
 
 /** Reads, validates and resolves one suite file (its memory fixture read relative to it). */
-async function prepare(file: string): Promise<{ ok: true; suite: Prepared } | { ok: false; problems: SourceProblem[] }> {
+async function prepare(file: string, options: Options): Promise<{ ok: true; suite: Prepared } | { ok: false; problems: SourceProblem[] }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -102,6 +134,11 @@ async function prepare(file: string): Promise<{ ok: true; suite: Prepared } | { 
   const loaded = loadSuite(text, file);
   if (!loaded.ok) return loaded;
   const body = structuredClone(loaded.data);
+  if (options.repeat !== undefined) body.repeat = options.repeat;
+  if (options.agent !== undefined) {
+    body.agent = options.agent.key;
+    loaded.suite.agent = options.agent;
+  }
   const memory = loaded.suite.memory;
   if (memory !== undefined) {
     const wire: Record<string, unknown> = { ...(body.memory as Record<string, unknown>) };
@@ -255,7 +292,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   const prepared: Prepared[] = [];
   const problems: SourceProblem[] = [];
   for (const file of await expandSuitePatterns(options.files)) {
-    const result = await prepare(file);
+    const result = await prepare(file, options);
     if (result.ok) prepared.push(result.suite);
     else problems.push(...result.problems);
   }
@@ -303,7 +340,9 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     }
     const report = answer.report;
     io.stdout(renderReport(report, `${suite.name} (${suite.file})`));
-    if (!report.passed) failed = true;
+    // A conversation that failed counts over one that could not run (status error).
+    if (report.conversations.some((c) => !c.passed && c.status !== 'error')) failed = true;
+    else if (!report.passed) broken = true;
     junit.push({ name: suite.name, file: suite.file, report });
 
     const save = suite.loaded.suite.memory?.save;
@@ -331,7 +370,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
       ran < prepared.length ? ` (${prepared.length - ran} could not run)` : ''
     }\n`,
   );
-  return broken ? 2 : failed ? 1 : 0;
+  return failed ? 1 : broken ? 2 : 0;
 }
 
 /** A path as the user can open it from where the command ran: relative to the working directory when inside it, else absolute. */

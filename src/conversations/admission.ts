@@ -19,15 +19,18 @@ export interface Limits {
 export class Admission {
   readonly #limits: Limits;
   readonly #evict: (conv: Conversation, limit: EvictionLimit) => void;
+  /** Told when a closing socket has ended: a place may have come free. */
+  readonly #freed: () => void;
   /** Conversations holding (or opening) a socket. */
   readonly #open = new Set<Conversation>();
   readonly #byCaller = new Map<string, Set<Conversation>>();
   /** Sockets the gateway closed whose close handshake is not over, with their caller: they still count. */
   readonly #closing = new Map<EngineSocket, string>();
 
-  constructor(limits: Limits, evict: (conv: Conversation, limit: EvictionLimit) => void) {
+  constructor(limits: Limits, evict: (conv: Conversation, limit: EvictionLimit) => void, freed: () => void) {
     this.#limits = limits;
     this.#evict = evict;
+    this.#freed = freed;
   }
 
   get size(): number {
@@ -48,7 +51,8 @@ export class Admission {
       if (victim === undefined) {
         throw new GatewayError(
           'caller_conversation_limit',
-          `You already have ${mine.size} open conversations with a turn running or connecting (the limit is ${perCaller}); close one (DELETE) or wait for a turn to end.`,
+          `You already have ${mine.size} open conversations with a turn running or connecting (the limit is ${perCaller}); close ` +
+            `one (DELETE) or wait for a turn to end.`,
         );
       }
       this.#evict(victim, 'caller');
@@ -81,7 +85,10 @@ export class Admission {
     if (mine?.size === 0) this.#byCaller.delete(conv.callerId);
     if (closing !== undefined) {
       this.#closing.set(closing, conv.callerId);
-      void closing.whenEnded().then(() => this.#closing.delete(closing));
+      void closing.whenEnded().then(() => {
+        this.#closing.delete(closing);
+        this.#freed();
+      });
     }
   }
 

@@ -4,7 +4,8 @@ import type { Conversation } from './conversation.js';
 
 /** The plain sentences results and views carry about a conversation's connection. */
 export const END_OF_CONVERSATION_NOTE =
-  "The engine saw a plain socket close (never #exit): about 30 s later it runs the session's end-of-conversation work (post-session integrations, end-of-conversation evaluations), once per conversation.";
+  "The engine saw a plain socket close (never #exit): about 30 s later it runs the session's end-of-conversation work " +
+  '(post-session integrations, end-of-conversation evaluations), once per conversation.';
 
 const CLOSE_NOTES: Record<CloseCause, string> = {
   idle: 'The connection closed after the idle time without a turn.',
@@ -19,7 +20,8 @@ const CLOSE_NOTES: Record<CloseCause, string> = {
 };
 
 export const HELD_ELSEWHERE_NOTE =
-  'Another gateway pod of this release opened this conversation and no pod holds its connection now (that pod closed it or went away); the next turn reconnects.';
+  'Another gateway pod of this release opened this conversation and no pod holds its connection now (that pod closed it or went ' +
+  'away); the next turn reconnects.';
 
 export const closeNotes = (conv: Conversation): string[] =>
   conv.heldElsewhere && conv.closeCause === undefined
@@ -40,7 +42,8 @@ const PREVIOUSLY = {
 export type Previously = keyof typeof PREVIOUSLY;
 
 const reconnectNote = (sessionId: string, previously: Previously): string =>
-  `This turn opened a new socket to the existing engine session ${sessionId} (${PREVIOUSLY[previously]}): the engine kept its messages but not the earlier turns' planning.`;
+  `This turn opened a new socket to the existing engine session ${sessionId} (${PREVIOUSLY[previously]}): the engine kept its ` +
+  `messages but not the earlier turns' planning.`;
 
 /** A turn's notes: the engine's, then (first) a reconnect's, then (last) how its conversation closed, if it did. */
 export function turnNotes(conv: Conversation, record: TurnRecord, reconnectedFrom: Previously | undefined): string[] {

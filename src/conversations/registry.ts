@@ -55,6 +55,8 @@ export class ConversationRegistry {
   readonly #remembered: RememberedConversations;
   readonly #connected: Array<(conv: Conversation) => void> = [];
   readonly #closed: Array<(sessionId: string) => void> = [];
+  /** Those waiting for a place under the limits (whenRoom). */
+  readonly #roomWaiters = new Set<() => void>();
   #busy = 0;
   #draining = false;
 
@@ -64,7 +66,11 @@ export class ConversationRegistry {
     this.#metrics = deps.metrics;
     this.#log = deps.log;
     this.#remembered = new RememberedConversations(deps.config.rememberedConversationsMax, deps.config.rememberedConversationsTtlMs);
-    this.#admission = new Admission(deps.config, (conv, limit) => this.#evict(conv, limit));
+    this.#admission = new Admission(
+      deps.config,
+      (conv, limit) => this.#evict(conv, limit),
+      () => this.#roomMayHaveFreed(),
+    );
   }
 
   get stats(): { open: number; busy: number; remembered: number; draining: boolean } {
@@ -109,6 +115,43 @@ export class ConversationRegistry {
     if (live !== undefined) this.#close(live, 'moved', false);
     this.#remembered.fromNotice(owner);
     this.#publish();
+  }
+
+  /**
+   * Opens an engine socket for a device without sending a line and closes it plainly at once, so
+   * the engine creates the device's user (a memory restore needs it). Admitted like any
+   * conversation: it counts in the caller's and the pod's limits until its close handshake ends.
+   */
+  async warmUp(caller: Caller, access: AgentAccess, input: ConnectInput): Promise<void> {
+    const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
+    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings });
+    this.#admit(conv);
+    await this.#connect(conv, access);
+    this.#close(conv, 'caller', false);
+  }
+
+  /**
+   * Resolves when a place under the limits may have come free (a conversation went idle or
+   * closed, a closing socket ended), when `signal` aborts, or after `ms`: the caller then tries
+   * again. Nothing polls.
+   */
+  whenRoom(signal: AbortSignal, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.#roomWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      if (signal.aborted) return done();
+      signal.addEventListener('abort', done, { once: true });
+      this.#roomWaiters.add(done);
+    });
+  }
+
+  #roomMayHaveFreed(): void {
+    for (const waiter of [...this.#roomWaiters]) waiter();
   }
 
   /** Opens a new conversation and runs its first turn. */
@@ -332,6 +375,7 @@ export class ConversationRegistry {
     if (state === 'busy') this.#busy += 1;
     conv.moveTo(state, state === 'idle' ? { afterMs: this.#config.idleCloseMs, close: () => this.#close(conv, 'idle') } : undefined);
     this.#metrics.busyConversations.set(this.#busy);
+    if (state === 'idle' || state === 'closed') queueMicrotask(() => this.#roomMayHaveFreed());
   }
 
   #publish(): void {

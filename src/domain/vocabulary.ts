@@ -49,7 +49,10 @@ export interface AgentRef {
 export interface AgentAccess {
   /** The engine key without `agent:`, e.g. `coach` or `coach.7`. */
   agentKey: string;
+  /** The revision the engine runs for the key: a plain ref resolves to its Published one. */
   revision: number;
+  /** That revision's state (Published or Preview). */
+  revisionState: string;
   projectId: string;
   /** The project is closed to anonymous sessions: the engine test identity signs in. */
   signIn: boolean;

@@ -34,7 +34,14 @@ const testAgentInput = startBody.extend({
   session_id: sessionField.optional(),
 });
 
-const TEST_AGENT = `Say one line to a Promethist agent in a live test conversation and answer what the agent did: its speech, tool calls, shown elements, how the turn ended. Without session_id a new conversation starts (one real engine session, counting towards usage) with #intro unless a line is given; pass the answered session_id to continue it over the same engine socket (the engine keeps its planning). locale, device_ref (the simulated user, under mcp:), time_zone, run_label and time_offset (a negative ISO-8601 duration) are fixed when the conversation connects. A line may not start with # (engine actions such as #exit are never sent). With a progress token, progress notifications carry the agent's speech as it arrives.`;
+const TEST_AGENT =
+  `Say one line to a Promethist agent in a live test conversation and answer what the agent did: its speech, ` +
+  `tool calls, shown elements, how the turn ended. Without session_id a new conversation starts (one real engine session, ` +
+  `counting towards usage) with #intro unless a line is given; pass the answered session_id to continue it over the same ` +
+  `engine socket (the engine keeps its planning). locale, device_ref (the simulated user, under mcp:), time_zone, run_label ` +
+  `and time_offset (a negative ISO-8601 duration) are fixed when the conversation connects. A line may not start with # ` +
+  `(engine actions such as #exit are never sent). With a progress token, progress notifications carry the agent's speech ` +
+  `as it arrives.`;
 
 export function registerConversationTools(server: McpServer, app: FastifyInstance): void {
   server.registerTool(
@@ -75,7 +82,8 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
     {
       title: 'End a test conversation',
       description:
-        'Close a test conversation: a plain socket close, never #exit; about 30 s later the engine runs its end-of-conversation work. Closing a closed conversation again is fine.',
+        'Close a test conversation: a plain socket close, never #exit; about 30 s later the engine runs its end-of-conversation ' +
+        'work. Closing a closed conversation again is fine.',
       inputSchema: z.strictObject({ agent: agentField, session_id: sessionIdSchema.describe('The conversation to close.') }),
       outputSchema: Conversation,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
@@ -108,7 +116,8 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
         const conversations = await app.conversationService.list(caller);
         const lines = conversations.map(
           (c) =>
-            `- ${c.session_id} ${c.agent}: ${c.connection}, ${c.turns} turn(s), device ${c.device_ref}${c.close_cause ? `, closed (${c.close_cause})` : ''}`,
+            `- ${c.session_id} ${c.agent}: ${c.connection}, ${c.turns} turn(s), device ` +
+            `${c.device_ref}${c.close_cause ? `, closed (${c.close_cause})` : ''}`,
         );
         return success(
           { conversations },
@@ -145,7 +154,8 @@ function renderTurn(view: TurnResultView): string {
     said,
     `tools: ${turn.tools.join(', ') || 'none'}; shown: ${turn.shown.join(', ') || 'none'}`,
     `outcome: ${turn.outcome}; ended_by_agent: ${yesNo(c.ended_by_agent)}; reconnected: ${yesNo(c.reconnected)}`,
-    `session_id: ${view.session_id} (connection ${c.connection}, ${c.turns} turn(s))${c.connection === 'open' ? ': pass it to test_agent to continue' : ''}`,
+    `session_id: ${view.session_id} (connection ${c.connection}, ${c.turns} ` +
+      `turn(s))${c.connection === 'open' ? ': pass it to test_agent to continue' : ''}`,
     ...view.notes,
   ].join('\n');
 }

@@ -38,13 +38,15 @@ export async function confirmRestore(server: McpServer, extra: Extra, confirm: b
     if (answer.action === 'accept' && answer.content?.confirm === true) return;
     throw new GatewayError(
       'confirmation_required',
-      `The restore was not confirmed (the user answered ${answer.action === 'accept' ? 'no' : answer.action}). ${RESTORE_CLEARS} Nothing was sent.`,
+      `The restore was not confirmed (the user answered ${answer.action === 'accept' ? 'no' : answer.action}). ${RESTORE_CLEARS} ` +
+        `Nothing was sent.`,
     );
   }
   if (confirm === true) return;
   throw new GatewayError(
     'confirmation_required',
-    `This client cannot ask its user (no elicitation capability): pass "confirm": true once the user has agreed. ${RESTORE_CLEARS} Nothing was sent.`,
+    `This client cannot ask its user (no elicitation capability): pass "confirm": true once the user has agreed. ` +
+      `${RESTORE_CLEARS} Nothing was sent.`,
   );
 }
 
@@ -54,7 +56,8 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
     {
       title: "Snapshot a simulated user's memory",
       description:
-        'Read the memory units the engine holds for a simulated user (device_ref). The engine aggregates a session about 30 s after its connection closes, so a snapshot taken sooner may not hold it yet.',
+        'Read the memory units the engine holds for a simulated user (device_ref). The engine aggregates a session about 30 s ' +
+        'after its connection closes, so a snapshot taken sooner may not hold it yet.',
       inputSchema: z.strictObject({ agent: agentField, device_ref: deviceField }),
       outputSchema: MemorySnapshot,
       annotations: { readOnlyHint: true, openWorldHint: true },
@@ -74,7 +77,9 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
     'restore_memory',
     {
       title: "Restore a simulated user's memory",
-      description: `Load a snapshot (as snapshot_memory answers it) into a simulated user's memory. ${RESTORE_CLEARS} Asks the user to confirm when the client supports elicitation; otherwise runs only with confirm: true.`,
+      description:
+        `Load a snapshot (as snapshot_memory answers it) into a simulated user's memory. ${RESTORE_CLEARS} Asks the ` +
+        `user to confirm when the client supports elicitation; otherwise runs only with confirm: true.`,
       inputSchema: z.strictObject({
         agent: agentField,
         device_ref: deviceField,

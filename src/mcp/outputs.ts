@@ -6,18 +6,42 @@ import { nullable, openObject } from '../api/responses.js';
  * same report. (The other tools' output schemas are the REST shapes of src/api/responses.ts.)
  */
 const count = z.object({ total: z.number(), passed: z.number(), failed: z.number(), skipped: z.number() });
+const usage = z.object({ calls: z.number(), prompt_tokens: z.number(), completion_tokens: z.number(), duration_ms: z.number() });
+const criterion = openObject({
+  id: z.string(),
+  text: z.string(),
+  verdict: z.enum(['passed', 'failed', 'inconclusive']),
+  passed: z.boolean(),
+  reasoning: nullable(z.string(), "The judge's one sentence; null when it was not judged."),
+});
+const expectation = openObject({
+  kind: z.string(),
+  passed: nullable(z.boolean(), 'null: not evaluated, the turn was skipped.'),
+  evidence: z.string(),
+});
 
 export const runReportOutput = z.object({
   run_id: z.string(),
   run_label: z.string(),
   agent: z.string(),
+  revision: z.object({ ref: z.string(), revision: z.number(), state: z.string() }),
   name: nullable(z.string(), 'The suite name; null when it has none.'),
   passed: z.boolean(),
   started_at: z.string(),
   finished_at: z.string(),
   duration_ms: z.number(),
   parallelism: z.number(),
-  totals: z.object({ conversations: count, turns: count, expectations: count }),
+  seed: z.number(),
+  repeat: z.number(),
+  pass_rate: z.number(),
+  totals: z.object({
+    conversations: z.object({ total: z.number(), passed: z.number(), flaky: z.number(), failed: z.number(), error: z.number() }),
+    attempts: z.object({ total: z.number(), passed: z.number(), failed: z.number(), error: z.number() }),
+    turns: count,
+    expectations: count,
+    criteria: count,
+  }),
+  model_usage: usage,
   session_ids: z.array(z.string()),
   memory: openObject({
     device_ref: z.string(),
@@ -26,21 +50,30 @@ export const runReportOutput = z.object({
   conversations: z.array(
     openObject({
       name: z.string(),
-      session_id: nullable(z.string(), 'The engine session; null when its first turn could not run.'),
+      index: z.number(),
+      status: z.enum(['passed', 'flaky', 'failed', 'error']),
       passed: z.boolean(),
-      turns: z.array(
+      pass_rate: z.number(),
+      model_usage: usage,
+      attempts: z.array(
         openObject({
-          index: z.number(),
-          line: z.string(),
-          status: z.enum(['passed', 'failed', 'skipped']),
-          text: nullable(z.string(), 'The spoken text of the turn, joined; null when it did not run.'),
-          expectations: z.array(
+          attempt: z.number(),
+          status: z.enum(['passed', 'failed', 'error']),
+          session_id: nullable(z.string(), 'The engine session; null when its first turn could not run.'),
+          stop_reason: z.string(),
+          turns: z.array(
             openObject({
-              kind: z.string(),
-              passed: nullable(z.boolean(), 'null: not evaluated, the turn was skipped.'),
-              evidence: z.string(),
+              index: z.number(),
+              line: z.string(),
+              source: z.enum(['script', 'simulated_user']),
+              status: z.enum(['passed', 'failed', 'skipped']),
+              text: nullable(z.string(), 'The spoken text of the turn, joined; null when it did not run.'),
+              expectations: z.array(expectation),
+              criteria: z.array(criterion),
             }),
           ),
+          expectations: z.array(expectation),
+          criteria: z.array(criterion),
         }),
       ),
     }),

@@ -6,7 +6,9 @@ import { registerSuiteTools } from './suite-tools.js';
 
 /** One MCP server (one per MCP session) with every tool, each calling the service's own parts. */
 const INSTRUCTIONS =
-  "Test Promethist agents in live conversations: test_agent says one line and answers what the agent did (pass its session_id to continue); end_conversation closes one; run_suite runs a whole suite with expectations; snapshot_memory and restore_memory read and reset a simulated user's memory. Every conversation is a real engine session and counts towards usage.";
+  'Test Promethist agents in live conversations: test_agent says one line and answers what the agent did (pass its session_id to ' +
+  'continue); end_conversation closes one; run_suite runs a whole suite with expectations; snapshot_memory and restore_memory ' +
+  "read and reset a simulated user's memory. Every conversation is a real engine session and counts towards usage.";
 
 export function createMcpServer(app: FastifyInstance, version: string): McpServer {
   const server = new McpServer(

@@ -75,6 +75,20 @@ const envSchema = z.object({
   MCP_SESSION_IDLE_MS: integer('MCP_SESSION_IDLE_MS', 1_800_000, 1_000),
   ...peerEnvFields,
   PEER_TIMEOUT_MS: integer('PEER_TIMEOUT_MS', 300, 1, 60_000),
+  MODEL_BASE_URL: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return undefined;
+      const url = httpUrl('MODEL_BASE_URL').safeParse(value);
+      if (url.success) return url.data;
+      ctx.addIssue({ code: 'custom', message: url.error.issues[0]!.message });
+      return z.NEVER;
+    }),
+  MODEL_API_KEY: z.string().optional(),
+  SIMULATOR_MODEL: z.string().trim().optional(),
+  JUDGE_MODEL: z.string().trim().optional(),
+  MODEL_TIMEOUT_MS: integer('MODEL_TIMEOUT_MS', 60_000, 1, 600_000),
 });
 
 /** Every environment variable the service reads (the chart's tests check each one is settable). */
@@ -107,6 +121,39 @@ export interface Config {
   mcpSessionIdleMs: number;
   /** The other pods of the release; undefined: a single pod. */
   peers: PeerConfig | undefined;
+  /** The model simulated users and judges call; undefined: none configured (suites needing one are refused). */
+  model: ModelConfig | undefined;
+}
+
+export interface ModelConfig {
+  /** An OpenAI-compatible API base, e.g. https://api.openai.com/v1 */
+  baseUrl: string;
+  /** A secret: never logged (redacted by path), never in an error, a metric or a response. */
+  apiKey: string | undefined;
+  simulatorModel: string;
+  judgeModel: string;
+  timeoutMs: number;
+}
+
+/** The model connection, all or nothing: a base URL needs the simulator's model name. */
+function modelConfig(e: z.output<typeof envSchema>): ModelConfig | undefined | string {
+  const key = e.MODEL_API_KEY?.trim() || undefined;
+  if (e.MODEL_BASE_URL === undefined) {
+    const stray = [key && 'MODEL_API_KEY', e.SIMULATOR_MODEL && 'SIMULATOR_MODEL', e.JUDGE_MODEL && 'JUDGE_MODEL'].filter(Boolean);
+    return stray.length > 0
+      ? `${stray.join(', ')} ${stray.length > 1 ? 'are' : 'is'} set but MODEL_BASE_URL is not: set MODEL_BASE_URL too, or leave ` +
+          `the model unconfigured`
+      : undefined;
+  }
+  if (!e.SIMULATOR_MODEL)
+    return 'SIMULATOR_MODEL is required when MODEL_BASE_URL is set: the model name simulated users use (the judge defaults to it)';
+  return {
+    baseUrl: e.MODEL_BASE_URL,
+    apiKey: key,
+    simulatorModel: e.SIMULATOR_MODEL,
+    judgeModel: e.JUDGE_MODEL || e.SIMULATOR_MODEL,
+    timeoutMs: e.MODEL_TIMEOUT_MS,
+  };
 }
 
 export class ConfigError extends Error {
@@ -125,6 +172,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   const peers = peerConfig(e, e.PEER_TIMEOUT_MS);
   if (typeof peers === 'string') throw new ConfigError([peers]);
+  const model = modelConfig(e);
+  if (typeof model === 'string') throw new ConfigError([model]);
   return {
     engineUrl: e.PROMETHIST_MCP_ENGINE_URL,
     platformUrl: e.PROMETHIST_PLATFORM_URL,
@@ -149,5 +198,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAuthorizationServers: e.MCP_AUTHORIZATION_SERVERS ?? [e.PROMETHIST_PLATFORM_URL],
     mcpSessionIdleMs: e.MCP_SESSION_IDLE_MS,
     peers,
+    model,
   };
 }

@@ -57,7 +57,12 @@ const packageVersion = (): string => (JSON.parse(readFileSync(PACKAGE_JSON, 'utf
 export type MetricsConfig = Pick<
   Config,
   'turnBudgetMs' | 'platformTimeoutMs' | 'engineConnectTimeoutMs' | 'maxConversationsPerCaller' | 'maxConversationsPerPod' | 'revision'
->;
+> & { model?: { timeoutMs: number } | undefined };
+
+/** Who calls the model and how a call ended (the model adapter's vocabulary, kept here with the other label sets). */
+export const MODEL_ROLES = ['simulator', 'judge'] as const;
+export const MODEL_OUTCOMES = ['ok', 'http_error', 'timeout', 'unreachable', 'invalid_answer'] as const;
+const DEFAULT_MODEL_TIMEOUT_MS = 60_000;
 
 export function createMetrics(config: MetricsConfig) {
   const registry = new Registry();
@@ -165,6 +170,27 @@ export function createMetrics(config: MetricsConfig) {
       labelNames: ['operation', 'result'] as const,
       registers,
     }),
+    modelRequests: new Counter({
+      name: `${p}model_requests_total`,
+      help:
+        'Model calls (chat completions), by role (simulator, judge) and outcome (ok, http_error, timeout, unreachable, ' +
+        'invalid_answer); a retry is a call of its own.',
+      labelNames: ['role', 'outcome'] as const,
+      registers,
+    }),
+    modelRequestDuration: new Histogram({
+      name: `${p}model_request_duration_seconds`,
+      help: 'Model call duration, by role, until the answer or the failure.',
+      labelNames: ['role'] as const,
+      buckets: bucketsUpTo(config.model?.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS),
+      registers,
+    }),
+    modelTokens: new Counter({
+      name: `${p}model_tokens_total`,
+      help: 'Tokens the model reported using, by role and kind (prompt, completion).',
+      labelNames: ['role', 'kind'] as const,
+      registers,
+    }),
     suiteRuns: new Counter({
       name: `${p}suite_runs_total`,
       help: 'Test suite runs, by result (passed, failed, cancelled, error).',
@@ -189,6 +215,11 @@ export function createMetrics(config: MetricsConfig) {
   for (const result of CONNECT_RESULTS) for (const kind of ['new', 'reconnect']) metrics.engineConnects.inc({ result, kind }, 0);
   for (const operation of MEMORY_OPERATIONS) for (const result of ['ok', 'error']) metrics.memoryCalls.inc({ operation, result }, 0);
   for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ result }, 0);
+  for (const role of MODEL_ROLES) {
+    for (const outcome of MODEL_OUTCOMES) metrics.modelRequests.inc({ role, outcome }, 0);
+    for (const kind of ['prompt', 'completion']) metrics.modelTokens.inc({ role, kind }, 0);
+    metrics.modelRequestDuration.zero({ role });
+  }
   return metrics;
 }
 

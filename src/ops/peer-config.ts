@@ -70,7 +70,10 @@ export function peerConfig(env: PeerEnv, timeoutMs: number): PeerConfig | undefi
   const secret = env.PEER_SECRET?.trim() ?? '';
   if (env.PEERS.length === 0 && env.PEER_DNS === null) return undefined;
   if (secret === '') {
-    return `PEER_SECRET is required with PEERS or PEER_DNS: a shared secret (${ADVISED_SECRET_CHARS} characters or more advised) that every pod of the release has`;
+    return (
+      `PEER_SECRET is required with PEERS or PEER_DNS: a shared secret (${ADVISED_SECRET_CHARS} characters or more advised) ` +
+      `that every pod of the release has`
+    );
   }
   return { static: env.PEERS, dns: env.PEER_DNS, secret, timeoutMs };
 }

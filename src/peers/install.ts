@@ -29,7 +29,8 @@ export async function installPeers(app: FastifyInstance): Promise<Forwarder | un
   }
   if (config.peers.secret.length < ADVISED_SECRET_CHARS) {
     app.log.warn(
-      `PEER_SECRET is shorter than ${ADVISED_SECRET_CHARS} characters: anyone who guesses it reaches the peer routes; use a long random value`,
+      `PEER_SECRET is shorter than ${ADVISED_SECRET_CHARS} characters: anyone who guesses it reaches the peer routes; use a long ` +
+        `random value`,
     );
   }
   // A forwarded call may take as long as any call on the holder: a whole turn, after signing in and connecting.

@@ -23,14 +23,18 @@ export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gatew
   const metrics = {
     lookups: new Histogram({
       name: `${prefix}peer_lookup_duration_seconds`,
-      help: 'Asking one peer about a session this pod does not hold, by its answer (held, known, unknown, error: no answer in time counts as error).',
+      help:
+        'Asking one peer about a session this pod does not hold, by its answer (held, known, unknown, error: no answer in ' +
+        'time counts as error).',
       labelNames: ['result'] as const,
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers: [registry],
     }),
     forwarded: new Counter({
       name: `${prefix}peer_forwarded_calls_total`,
-      help: 'Calls forwarded to the peer holding the conversation, by outcome (answered, fallback: run here after all, moved: the remembered holder no longer held it, failed: the answer broke off, cancelled: the caller hung up).',
+      help:
+        'Calls forwarded to the peer holding the conversation, by outcome (answered, fallback: run here after all, moved: ' +
+        'the remembered holder no longer held it, failed: the answer broke off, cancelled: the caller hung up).',
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),

@@ -208,7 +208,7 @@ export class Peers {
         try {
           const { status, body } = await this.client.internal(peer, 'GET', PEER_PATHS.conversations(callerId));
           const conversations = (body as { conversations?: unknown } | undefined)?.conversations;
-          return status === 200 && Array.isArray(conversations) ? conversations : [];
+          return status === 200 && Array.isArray(conversations) ? (conversations as unknown[]) : [];
         } catch {
           return [];
         }

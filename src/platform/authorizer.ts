@@ -81,7 +81,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
     async authorize(caller, agent) {
       const { projectId, signIn, runnable } = await resolved(caller, agent);
       if (runnable instanceof GatewayError) throw runnable;
-      return { agentKey: agent.key, revision: runnable.revision, projectId, signIn };
+      return { agentKey: agent.key, revision: runnable.revision, revisionState: runnable.state, projectId, signIn };
     },
     async authorizeViewer(caller, agent) {
       return { projectId: (await resolved(caller, agent)).projectId };

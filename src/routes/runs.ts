@@ -1,6 +1,6 @@
 /**
  * Test suites: `POST /v1/agents/{agent}/runs` runs a suite (validate, authorize, run every
- * conversation through the registry, close each) and answers its report.
+ * conversation through the conversation service, close each) and answers its report.
  * `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated, then
  * `{"report": …}`; errors before the first turn are ordinary JSON errors.
  */
@@ -17,8 +17,12 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** The suite format and runner load on the first run, not at start-up: many pods never run one. */
 const loadSuites = async () => {
-  const [request, runner] = await Promise.all([import('../suites/request.js'), import('../suites/runner.js')]);
-  return { ...request, ...runner };
+  const [request, runner, context] = await Promise.all([
+    import('../suites/request.js'),
+    import('../suites/runner.js'),
+    import('../suites/context.js'),
+  ]);
+  return { ...request, ...runner, ...context };
 };
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
@@ -33,8 +37,8 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
         `Send "memory": { "confirm": true, … } to restore memory before the run. ${RESTORE_CLEARS} Nothing was sent.`,
       );
     }
-    const { countRun, runSuite, suiteToRun } = await loadSuites();
-    const { suite } = suiteToRun(body, agent);
+    const { countRun, runContext, runSuite, suiteToRun } = await loadSuites();
+    const { suite } = suiteToRun(body, agent, app.model !== undefined);
     if (app.conversations.stats.draining) {
       throw shuttingDown('retry the run on another pod');
     }
@@ -47,21 +51,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       hangUpNote: 'The turn was cancelled: the caller hung up before the run ended.',
       run: async ({ signal, emit }) => {
         const onTurn = emit && ((event: TurnEvent) => emit({ turn: event }));
-        return countRun(app.metrics, signal, () =>
-          runSuite(
-            {
-              registry: app.conversations,
-              engine: app.engine,
-              config: app.config,
-              caller,
-              access,
-              signal,
-              log: request.log,
-              ...(onTurn ? { onTurn } : {}),
-            },
-            suite,
-          ),
-        );
+        return countRun(app.metrics, signal, () => runSuite(runContext(app, { caller, access, signal, log: request.log, onTurn }), suite));
       },
     });
   });

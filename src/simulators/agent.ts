@@ -36,15 +36,59 @@ function ordinaryReply(line: string, paced = false): Json[] {
   ];
 }
 
+/** An order number in a line ("my order number is 12345", "order number: 12345"): the agent answers it, the engine remembers it. */
+export const ORDER_NUMBER = /\border number(?: is)?:?\s*#?(\d{4,})\b/i;
+
+/** What the engine knows beyond the line: the session's ordinal (1, 2, …) and the user's remembered facts. */
+export interface AgentContext {
+  session: number;
+  facts: string[];
+}
+
+/** The delivery date the demo agent gives for any order: a fixed day, so suites are deterministic. */
+const DELIVERY_DATE = 'Friday, 4 December 2026';
+
+/** The agent's opening: a returning user with a remembered order is welcomed back with it. */
+function greeting(ref: string, paced: boolean, facts: string[]): Json[] {
+  const order = facts.map((f) => /^order (\d+)$/.exec(f)?.[1]).find((n) => n !== undefined);
+  const back = order === undefined ? [] : [text(`Welcome back! Last time you asked about order ${order}.`)];
+  return [...(paced ? [text(`Hi, I'm ${ref}.`), text('How can I help?')] : [text(`Hi, I'm ${ref}. How can I help?`)]), ...back];
+}
+
+/** Orders and deliveries: a number is looked up and given a date; a delivery question without one is asked for it. */
+function orderReply(line: string, facts: string[]): Reply | undefined {
+  const order = ORDER_NUMBER.exec(line)?.[1];
+  if (order !== undefined) {
+    return {
+      elements: [
+        command('tool-call', { name: 'lookup_order', result: 'started' }),
+        command('tool-call', { name: 'lookup_order', result: 'completed' }),
+        text(`Thanks! Order ${order} will be delivered on ${DELIVERY_DATE}.`),
+        RESPONSE_END,
+        text('Anything else?'),
+        exit(false),
+      ],
+    };
+  }
+  if (!/\bdeliver/i.test(line)) return undefined;
+  const known = facts.map((f) => /^order (\d+)$/.exec(f)?.[1]).find((n) => n !== undefined);
+  if (known !== undefined) return orderReply(`order number ${known}`, []);
+  return { elements: [text('Which order do you mean? Please tell me your order number.'), RESPONSE_END, exit(false)] };
+}
+
 /**
  * The default agent, every agent: `socketLines` and `sessionLines` count the lines before this
  * one; `paced` speaks in more, shorter sentences (the demo's paced speech).
  */
-export function agentReply(line: string, ref: string, socketLines: number, sessionLines: number, paced: boolean): Reply {
-  if (line === '#intro') {
-    const greeting = paced ? [text(`Hi, I'm ${ref}.`), text('How can I help?')] : [text(`Hi, I'm ${ref}. How can I help?`)];
-    return { elements: [...greeting, RESPONSE_END, exit(false)] };
-  }
+export function agentReply(
+  line: string,
+  ref: string,
+  socketLines: number,
+  sessionLines: number,
+  paced: boolean,
+  context: AgentContext = { session: 1, facts: [] },
+): Reply {
+  if (line === '#intro') return { elements: [...greeting(ref, paced, context.facts), RESPONSE_END, exit(false)] };
   if (line === '#exit') return { elements: [exit(true)], then: 'exit' };
   // #ready:… and any other action: recorded (the gateway must never send one), answered with a bare exit.
   if (line.startsWith('#')) return { elements: [exit(false)] };
@@ -74,7 +118,11 @@ export function agentReply(line: string, ref: string, socketLines: number, sessi
       return { elements: [{ type: 'mystery', weird: true }, { type: 'text', text: 'Something unusual.', mood: 'curious' }, exit(false)] };
     case 'remember': // aggregation reads the fact from the session's lines
       return { elements: ordinaryReply(line, paced) };
+    case 'flaky': // odd sessions of the engine say yes, even ones no: a flaky agent, deterministically
+      return { elements: [text(context.session % 2 === 1 ? 'Yes, that works.' : 'No, sorry.'), RESPONSE_END, exit(false)] };
   }
+  const order = orderReply(line, context.facts);
+  if (order !== undefined) return order;
   if (/\b(good)?bye\b/i.test(line)) return { elements: [text('Goodbye!'), RESPONSE_END, exit(true)], then: 1000 };
   return { elements: ordinaryReply(line, paced) };
 }

@@ -9,7 +9,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { frameText } from '../http/ws-frames.js';
-import { agentReply } from './agent.js';
+import { agentReply, ORDER_NUMBER } from './agent.js';
 import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
 
 /** One engine element (a JSON object per text frame); memory units are opaque objects too. */
@@ -114,6 +114,8 @@ export interface EngineSimulatorOptions {
 
 interface Session {
   id: string;
+  /** 1 for the engine's first session, 2 for the next… (sim:flaky alternates on it) */
+  ordinal: number;
   userId?: string;
   /** every line of the session, across its sockets */
   lines: string[];
@@ -310,6 +312,8 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     const units = memory.get(session.userId) ?? [];
     for (const line of session.lines) {
       if (line.startsWith('sim:remember:')) units.push({ kind: 'fact', text: line.slice('sim:remember:'.length), sessionId: session.id });
+      const order = ORDER_NUMBER.exec(line);
+      if (order) units.push({ kind: 'fact', text: `order ${order[1]}`, sessionId: session.id });
     }
     units.push({ kind: 'summary', sessionId: session.id, lines: session.lines.length });
     memory.set(session.userId, units);
@@ -328,7 +332,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
   /** The session a connect names (undefined when the engine does not know it), or a new one. */
   function sessionFor(sessionId: string | undefined, userId: string | undefined): Session | undefined {
     if (sessionId !== undefined) return sessions.get(sessionId);
-    const session: Session = { id: randomUUID(), userId, lines: [], sockets: new Set(), ended: false };
+    const session: Session = { id: randomUUID(), ordinal: sessions.size + 1, userId, lines: [], sockets: new Set(), ended: false };
     sessions.set(session.id, session);
     return session;
   }
@@ -357,7 +361,10 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         send({ type: 'error', code: 'FORBIDDEN', message: `Not admitted to project ${agent.projectId}.` });
         return closeBy(1008, 'forbidden');
       }
-      const reply = agentReply(line, agent.ref, socketLines, s.lines.length, speechPaceMs > 0);
+      const facts = (s.userId === undefined ? [] : (memory.get(s.userId) ?? [])).flatMap((u) =>
+        u.kind === 'fact' ? [String(u.text)] : [],
+      );
+      const reply = agentReply(line, agent.ref, socketLines, s.lines.length, speechPaceMs > 0, { session: s.ordinal, facts });
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       for (const [i, element] of reply.elements.entries()) {

@@ -1,13 +1,14 @@
 import type { z } from 'zod';
 import { INTRO } from '../schemas/connect.js';
 
-/**
- * The suite rules that span fields (format.ts has the rules of single fields): unique
- * conversation names, #intro only first, ended_by_agent only last, and what memory needs.
- */
+/** The default of simulated_user.max_turns. */
+export const DEFAULT_MAX_TURNS = 10;
 
 /** What an unnamed conversation is called: in reports, and for the uniqueness of names. */
 export const defaultName = (index: number): string => `conversation ${index + 1}`;
+
+/** What a criterion written as plain text is called. */
+export const criterionId = (index: number): string => `criterion_${index + 1}`;
 
 const RESTORE_RULE =
   "must be true to restore: the engine's restore is delete-then-write, it clears the simulated user's memory before loading the snapshot";
@@ -16,7 +17,10 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /**
- * The rules that span fields. They run even when fields failed their own rules (`when` below),
+ * The suite rules that span fields (schema.ts has the rules of single fields): unique
+ * conversation names and criterion ids, #intro only first, ended_by_agent only last, turns or a
+ * simulated user, min_turns within max_turns, and what memory needs.
+ * They run even when fields failed their own rules (`when` below),
  * so a suite's every problem is reported at once; hence the raw value is read defensively.
  */
 export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
@@ -34,6 +38,16 @@ export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
       });
     } else names.set(name, i);
     const turns = listOf(conv.turns);
+    const simulated = conv.simulated_user !== undefined;
+    if (conv.turns === undefined && !simulated) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['conversations', i, 'turns'],
+        message: 'is required: list the turns, or add a simulated_user',
+      });
+    }
+    checkSimulatedUser(conv.simulated_user, i, ctx);
+    checkCriteria(isRecord(conv.expect) ? conv.expect.criteria : undefined, i, ctx);
     turns.forEach((turn, j) => {
       if (!isRecord(turn)) return;
       if (j > 0 && typeof turn.line === 'string' && turn.line.trim() === INTRO) {
@@ -43,11 +57,13 @@ export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
           message: `may be ${INTRO} only in the first turn of a conversation: it is the agent's opening`,
         });
       }
-      if (j < turns.length - 1 && isRecord(turn.expect) && turn.expect.ended_by_agent === true) {
+      if ((j < turns.length - 1 || simulated) && isRecord(turn.expect) && turn.expect.ended_by_agent === true) {
         ctx.addIssue({
           code: 'custom',
           path: ['conversations', i, 'turns', j, 'expect', 'ended_by_agent'],
-          message: 'can be true only in the last turn of a conversation: the turns after it could not run',
+          message: simulated
+            ? 'can be true only without a simulated_user: the simulated user speaks after the scripted turns'
+            : 'can be true only in the last turn of a conversation: the turns after it could not run',
         });
       }
     });
@@ -68,6 +84,34 @@ export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
   if (memory.restore !== undefined && (memory.confirm === undefined || memory.confirm === false)) {
     ctx.addIssue({ code: 'custom', path: ['memory', 'confirm'], message: RESTORE_RULE });
   }
+}
+
+function checkSimulatedUser(user: unknown, i: number, ctx: z.RefinementCtx): void {
+  if (!isRecord(user) || typeof user.min_turns !== 'number') return;
+  const max = typeof user.max_turns === 'number' ? user.max_turns : DEFAULT_MAX_TURNS;
+  if (user.min_turns > max) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['conversations', i, 'simulated_user', 'min_turns'],
+      message: `must be at most max_turns (${max})`,
+    });
+  }
+}
+
+function checkCriteria(criteria: unknown, i: number, ctx: z.RefinementCtx): void {
+  const ids = new Map<string, number>();
+  listOf(criteria).forEach((c, k) => {
+    const id = typeof c === 'string' ? criterionId(k) : isRecord(c) && typeof c.id === 'string' ? c.id : undefined;
+    if (id === undefined) return;
+    const first = ids.get(id);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['conversations', i, 'expect', 'criteria', k, ...(typeof c === 'string' ? [] : ['id'])],
+        message: `must be unique within the conversation: criteria[${first}] is also ${id}`,
+      });
+    } else ids.set(id, k);
+  });
 }
 
 /** Run the cross-field rules whatever else failed: every problem of a suite in one answer. */

@@ -1,5 +1,6 @@
-import { compilePattern, EXPECT_FIELDS, type Expectations } from './format.js';
-import type { ExpectationKind, ExpectationResult } from './report.js';
+import { EXPECT_FIELDS, type CONVERSATION_EXPECT_FIELDS, type ConversationExpect, type Expectations } from './format.js';
+import { compilePattern } from './patterns.js';
+import type { ExpectationKind, ExpectationResult, TurnReport } from './report.js';
 
 /** What a turn showed, as the expectations read it. */
 export interface Observed {
@@ -15,14 +16,18 @@ const MAX_QUOTE = 200;
 export const quote = (text: string): string => JSON.stringify(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}…` : text);
 const list = (items: string[]): string => (items.length === 0 ? 'none' : items.join(', '));
 
-type Check = (expected: never, seen: Observed) => { passed: boolean; evidence: string; actual: unknown };
+/** What one check found. */
+type Finding = { passed: boolean; evidence: string; actual: unknown };
+
+type Check = (expected: never, seen: Observed) => Finding;
 
 const CHECKS: Record<keyof Expectations, Check> = {
   text_matches: (pattern: string, seen) => {
     const passed = compilePattern(pattern).test(seen.text);
     return {
       passed,
-      evidence: `the text ${quote(seen.text)} ${passed ? 'matches' : 'does not match'} ${pattern.startsWith('/') ? pattern : `/${pattern}/`}`,
+      evidence:
+        `the text ${quote(seen.text)} ${passed ? 'matches' : 'does not match'} ` + `${pattern.startsWith('/') ? pattern : `/${pattern}/`}`,
       actual: seen.text,
     };
   },
@@ -40,6 +45,10 @@ const CHECKS: Record<keyof Expectations, Check> = {
   },
   tool: (name: string, seen) => {
     const passed = seen.tools.includes(name);
+    return { passed, evidence: `tools called: ${list(seen.tools)}`, actual: seen.tools };
+  },
+  not_tool: (name: string, seen) => {
+    const passed = !seen.tools.includes(name);
     return { passed, evidence: `tools called: ${list(seen.tools)}`, actual: seen.tools };
   },
   shown: (ref: string, seen) => {
@@ -73,10 +82,10 @@ const declared = (expect: Expectations): Array<[keyof Expectations, unknown]> =>
 
 /** A turn that ended with its own exit: every expectation is checked against what it showed. */
 export function evaluate(expect: Expectations, seen: Observed): ExpectationResult[] {
-  return declared(expect).map(([kind, expected]) => ({
+  return declared(expect).map(([kind, expected]): ExpectationResult => ({
     kind,
     expected,
-    ...(CHECKS[kind] as (e: unknown, s: Observed) => ReturnType<Check>)(expected, seen),
+    ...(CHECKS[kind] as (e: unknown, s: Observed) => Finding)(expected, seen),
   }));
 }
 
@@ -113,4 +122,53 @@ export function conversationEndedEarly(remaining: number): ExpectationResult {
     evidence: 'the agent ended the conversation here',
     actual: true,
   };
+}
+
+type ConversationCheck = (expected: never, turns: TurnReport[]) => Finding;
+
+const everyOne = (turns: TurnReport[], key: 'tools' | 'shown'): string[] => [...new Set(turns.flatMap((t) => t[key]))];
+
+const CONVERSATION_CHECKS: Record<Exclude<(typeof CONVERSATION_EXPECT_FIELDS)[number], 'criteria'>, ConversationCheck> = {
+  tools: (names: string[], turns) => {
+    const called = everyOne(turns, 'tools');
+    const missing = names.filter((n) => !called.includes(n));
+    const evidence =
+      missing.length === 0 ? `tools called: ${list(called)}` : `never called ${missing.join(', ')}; tools called: ${list(called)}`;
+    return { passed: missing.length === 0, evidence, actual: called };
+  },
+  not_tools: (names: string[], turns) => {
+    const called = everyOne(turns, 'tools');
+    const hit = names.filter((n) => called.includes(n));
+    return { passed: hit.length === 0, evidence: `tools called: ${list(called)}`, actual: called };
+  },
+  shown: (refs: string[], turns) => {
+    const shown = everyOne(turns, 'shown');
+    const missing = refs.filter((r) => !shown.includes(r));
+    const evidence = missing.length === 0 ? `shown: ${list(shown)}` : `never shown ${missing.join(', ')}; shown: ${list(shown)}`;
+    return { passed: missing.length === 0, evidence, actual: shown };
+  },
+  not_shown: (refs: string[], turns) => {
+    const shown = everyOne(turns, 'shown');
+    return { passed: refs.every((r) => !shown.includes(r)), evidence: `shown: ${list(shown)}`, actual: shown };
+  },
+  ended_by_agent: (expected: boolean, turns) => {
+    const ended = turns.some((t) => t.ended_by_agent);
+    return {
+      passed: ended === expected,
+      evidence: ended ? 'the agent ended the conversation' : 'the agent did not end the conversation',
+      actual: ended,
+    };
+  },
+};
+
+/** The conversation-level checks, over every turn that ran. */
+export function evaluateConversation(expect: ConversationExpect, turns: TurnReport[]): ExpectationResult[] {
+  const ran = turns.filter((t) => t.status !== 'skipped');
+  return (Object.keys(CONVERSATION_CHECKS) as Array<keyof typeof CONVERSATION_CHECKS>)
+    .filter((k) => expect[k] !== undefined)
+    .map((kind): ExpectationResult => ({
+      kind,
+      expected: expect[kind],
+      ...(CONVERSATION_CHECKS[kind] as (e: unknown, t: TurnReport[]) => Finding)(expect[kind], ran),
+    }));
 }

@@ -1,10 +1,11 @@
-import type { RunReport } from './report.js';
-import { failureLines, turnTitle } from './transcript.js';
+import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './report.js';
+import { describeExpectation, failureLines, lineOf, turnTitle } from './transcript.js';
 
 /**
- * JUnit XML for CI: one <testsuite> per suite file, one <testcase> per turn
- * (classname = the suite, name = "conversation / turn N: line"), a <failure> for a failed
- * expectation, an <error> for a turn the gateway could not run, <skipped> for a turn never sent.
+ * JUnit XML for CI: one <testsuite> per suite file; per conversation attempt, one <testcase> per
+ * turn (classname = the suite, name = "conversation[ / attempt K] / turn N: line") and one per
+ * criterion, a <failure> for a failed expectation or criterion, an <error> for a turn the gateway
+ * could not run or an attempt that could not go on, <skipped> for a turn never sent.
  */
 export interface JUnitSuite {
   name: string;
@@ -38,47 +39,98 @@ interface Counts {
   ms: number;
 }
 
-function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
-  const counts: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, ms: suite.report?.duration_ms ?? 0 };
-  const cases: string[] = [];
-  const classname = suite.name;
-  if (suite.report === undefined) {
-    counts.tests = 1;
-    counts.errors = 1;
-    const error = suite.error ?? { error: 'error', message: 'The suite did not run.' };
-    cases.push(
-      `    <testcase${attrs({ classname, name: 'run', time: seconds(0) })}>\n` +
-        `      <error${attrs({ message: error.message, type: error.error })}>${xmlText(error.message)}</error>\n` +
-        `    </testcase>`,
-    );
-  } else {
-    for (const conv of suite.report.conversations) {
-      for (const turn of conv.turns) {
-        counts.tests += 1;
-        const open = `    <testcase${attrs({ classname, name: turnTitle(conv.name, turn), time: seconds(turn.duration_ms) })}>`;
-        const body: string[] = [];
-        if (turn.status === 'skipped') {
-          counts.skipped += 1;
-          body.push(`      <skipped${attrs({ message: turn.skipped_reason ?? 'not run' })}/>`);
-        } else if (turn.status === 'failed') {
-          const lines = failureLines(turn);
-          const detail = [...lines, ...(turn.text ? [`agent: ${turn.text}`] : []), ...turn.notes.map((n) => `note: ${n}`)].join('\n');
-          if (turn.outcome === 'error') {
-            counts.errors += 1;
-            const error = turn.error ?? { error: 'error', message: lines[0] ?? 'The turn did not run.' };
-            body.push(`      <error${attrs({ message: error.message, type: error.error })}>${xmlText(detail)}</error>`);
-          } else {
-            counts.failures += 1;
-            body.push(`      <failure${attrs({ message: lines.join('; '), type: 'expectation' })}>${xmlText(detail)}</failure>`);
-          }
-        }
-        if (turn.text !== null) {
-          body.push(`      <system-out>${xmlText(`> ${turn.line}\n< ${turn.text}`)}</system-out>`);
-        }
-        cases.push(body.length === 0 ? `${open.slice(0, -1)}/>` : `${open}\n${body.join('\n')}\n    </testcase>`);
-      }
+type Case = { xml: string; kind: 'ok' | 'failure' | 'error' | 'skipped' };
+
+const testcase = (classname: string, name: string, ms: number | null, body: string[]): string => {
+  const open = `    <testcase${attrs({ classname, name, time: seconds(ms) })}>`;
+  return body.length === 0 ? `${open.slice(0, -1)}/>` : `${open}\n${body.join('\n')}\n    </testcase>`;
+};
+
+const errorTag = (error: { error: string; message: string }, detail: string): string =>
+  `      <error${attrs({ message: error.message, type: error.error })}>${xmlText(detail)}</error>`;
+
+/** One <testcase> per turn: <failure> for a failed expectation, <error> for a turn that did not run, <skipped> for one never sent. */
+function turnCase(classname: string, title: string, turn: TurnReport): Case {
+  const body: string[] = [];
+  let kind: Case['kind'] = 'ok';
+  if (turn.status === 'skipped') {
+    kind = 'skipped';
+    body.push(`      <skipped${attrs({ message: turn.skipped_reason ?? 'not run' })}/>`);
+  } else if (turn.status === 'failed') {
+    const lines = failureLines(turn);
+    const detail = [...lines, ...(turn.text ? [`agent: ${turn.text}`] : []), ...turn.notes.map((n) => `note: ${n}`)].join('\n');
+    if (turn.outcome === 'error') {
+      kind = 'error';
+      body.push(errorTag(turn.error ?? { error: 'error', message: lines[0] ?? 'The turn did not run.' }, detail));
+    } else {
+      kind = 'failure';
+      body.push(`      <failure${attrs({ message: lines.join('; '), type: 'expectation' })}>${xmlText(detail)}</failure>`);
     }
   }
+  if (turn.text !== null) body.push(`      <system-out>${xmlText(`> ${lineOf(turn)}\n< ${turn.text}`)}</system-out>`);
+  return { xml: testcase(classname, title, turn.duration_ms, body), kind };
+}
+
+/** One <testcase> per criterion: <failure> with the judge's reasoning unless it passed; <skipped> when never ruled on. */
+function criterionCase(classname: string, title: string, c: CriterionResult, judged: boolean): Case {
+  const name = `${title} / criterion ${c.id}: ${c.text}`;
+  if (!judged)
+    return {
+      xml: testcase(classname, name, null, [`      <skipped${attrs({ message: c.reasoning ?? 'not judged' })}/>`]),
+      kind: 'skipped',
+    };
+  if (c.passed)
+    return { xml: testcase(classname, name, null, [`      <system-out>${xmlText(c.reasoning ?? '')}</system-out>`]), kind: 'ok' };
+  const message = `${c.verdict}: ${c.reasoning ?? 'no reasoning'}`;
+  return {
+    xml: testcase(classname, name, null, [`      <failure${attrs({ message, type: 'criterion' })}>${xmlText(message)}</failure>`]),
+    kind: 'failure',
+  };
+}
+
+/** The cases of one attempt: its turns, its criteria, and an <error> when it could not go on. */
+function attemptCases(classname: string, conv: string, attempt: AttemptReport, repeat: number): Case[] {
+  const title = repeat > 1 ? `${conv} / attempt ${attempt.attempt}` : conv;
+  const judged = attempt.status !== 'error';
+  const cases = attempt.turns.flatMap((turn) => [
+    turnCase(classname, turnTitle(title, turn), turn),
+    ...turn.criteria.map((c) => criterionCase(classname, `${title} / turn ${turn.index}`, c, judged)),
+  ]);
+  cases.push(...attempt.criteria.map((c) => criterionCase(classname, title, c, judged)));
+  const failedChecks = attempt.expectations.filter((e) => e.passed === false);
+  if (failedChecks.length > 0) {
+    const message = failedChecks.map((e) => `${describeExpectation(e)}: ${e.evidence}`).join('; ');
+    cases.push({
+      xml: testcase(classname, `${title} / conversation checks`, null, [
+        `      <failure${attrs({ message, type: 'expectation' })}>${xmlText(message)}</failure>`,
+      ]),
+      kind: 'failure',
+    });
+  }
+  if (attempt.error !== null) {
+    cases.push({
+      xml: testcase(classname, `${title} / could not go on`, attempt.duration_ms, [errorTag(attempt.error, attempt.error.message)]),
+      kind: 'error',
+    });
+  }
+  return cases;
+}
+
+function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
+  const counts: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, ms: suite.report?.duration_ms ?? 0 };
+  const classname = suite.name;
+  let cases: Case[];
+  if (suite.report === undefined) {
+    const error = suite.error ?? { error: 'error', message: 'The suite did not run.' };
+    cases = [{ xml: testcase(classname, 'run', 0, [errorTag(error, error.message)]), kind: 'error' }];
+  } else {
+    const { repeat } = suite.report;
+    cases = suite.report.conversations.flatMap((conv) => conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat)));
+  }
+  counts.tests = cases.length;
+  counts.failures = cases.filter((c) => c.kind === 'failure').length;
+  counts.errors = cases.filter((c) => c.kind === 'error').length;
+  counts.skipped = cases.filter((c) => c.kind === 'skipped').length;
   const report = suite.report;
   const properties = report
     ? [
@@ -86,6 +138,8 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
         ...Object.entries({
           file: suite.file,
           agent: report.agent,
+          revision: String(report.revision.revision),
+          seed: String(report.seed),
           run_label: report.run_label,
           run_id: report.run_id,
           session_ids: report.session_ids.join(' '),
@@ -102,7 +156,7 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
     time: seconds(counts.ms),
     ...(report ? { timestamp: report.started_at } : {}),
   })}>`;
-  return { xml: [open, ...properties, ...cases, '  </testsuite>'].join('\n'), counts };
+  return { xml: [open, ...properties, ...cases.map((c) => c.xml), '  </testsuite>'].join('\n'), counts };
 }
 
 export function junitXml(suites: JUnitSuite[]): string {

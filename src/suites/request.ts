@@ -1,7 +1,8 @@
 import type { AgentRef } from '../domain/vocabulary.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, invalidRequest } from '../errors.js';
 import type { Metrics, RunResult } from '../ops/metrics.js';
-import { parseHttpSuite, type HttpMemory, type Suite } from './format.js';
+import { needsModel, type HttpMemory, type Suite } from './format.js';
+import { parseHttpSuite } from './schema.js';
 import type { RunReport } from './report.js';
 
 /**
@@ -9,26 +10,35 @@ import type { RunReport } from './report.js';
  * agent the call names: every problem a 400 naming its field, before anything reaches the engine.
  * `agent` undefined: the suite's own `agent` field names it.
  */
-export function suiteToRun(body: unknown, agent: AgentRef | undefined): { suite: Suite<HttpMemory>; agent: AgentRef } {
+export function suiteToRun(
+  body: unknown,
+  agent: AgentRef | undefined,
+  modelConfigured: boolean,
+): { suite: Suite<HttpMemory>; agent: AgentRef } {
   const parsed = parseHttpSuite(body);
   if (!parsed.ok) {
-    const first = parsed.problems[0]!;
-    throw new GatewayError('invalid_request', `${first.rule}; nothing was sent to the engine`, {
-      // The whole suite is the request's body, as the other routes name it.
-      problems: parsed.problems.map(({ field, rule }) => ({ field: field === 'the suite' ? 'body' : field, rule })),
-    });
+    // The whole suite is the request's body, as the other routes name it.
+    const [first, ...rest] = parsed.problems.map(({ field, rule }) => ({ field: field === 'the suite' ? 'body' : field, rule }));
+    throw invalidRequest([first!, ...rest]);
   }
   const suite = parsed.suite;
+  const needing = suite.conversations.find(needsModel);
+  if (needing !== undefined && !modelConfigured) {
+    throw new GatewayError(
+      'model_not_configured',
+      `The conversation "${needing.name}" needs a model (a simulated user or criteria for a judge), and this gateway has none: ` +
+        `set MODEL_BASE_URL (and SIMULATOR_MODEL) on the gateway. Nothing was sent to the engine or a model.`,
+      { variable: 'MODEL_BASE_URL' },
+    );
+  }
   if (agent === undefined) {
     if (suite.agent === undefined) {
-      const rule = 'agent is required: name the agent in the suite or in the call';
-      throw new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field: 'agent', rule }] });
+      throw invalidRequest([{ field: 'agent', rule: 'agent is required: name the agent in the suite or in the call' }]);
     }
     return { suite, agent: suite.agent };
   }
   if (suite.agent !== undefined && suite.agent.key !== agent.key) {
-    const rule = `agent must be ${agent.key}, the agent in the path, or be left out`;
-    throw new GatewayError('invalid_request', `${rule}; nothing was sent to the engine`, { problems: [{ field: 'agent', rule }] });
+    throw invalidRequest([{ field: 'agent', rule: `agent must be ${agent.key}, the agent in the path, or be left out` }]);
   }
   return { suite, agent };
 }

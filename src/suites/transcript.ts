@@ -1,8 +1,9 @@
-import type { ExpectationResult, RunReport, TurnReport } from './report.js';
+import type { AttemptReport, ConversationReport, CriterionResult, ExpectationResult, ModelUsage, RunReport, TurnReport } from './report.js';
 
 /**
- * A run report as a person reads it in a terminal or a CI log: each conversation's turns with
- * the line sent, what the agent said, and a ✓ or ✗ per expectation (the evidence for a ✗).
+ * A run report as a person reads it in a terminal or a CI log: each conversation's attempts,
+ * their turns with the line sent (a simulated user's marked as such), what the agent said, a ✓
+ * or ✗ per expectation (the evidence for a ✗) and per criterion (the judge's reasoning).
  */
 export const PASS = '✓';
 export const FAIL = '✗';
@@ -26,15 +27,28 @@ export function describeExpectation(e: ExpectationResult): string {
       return `text_matches ${pattern.startsWith('/') ? pattern : `/${pattern}/`}`;
     }
     case 'text_contains':
-      return `text_contains ${show(e.expected)}`;
+    case 'tools':
+    case 'not_tools':
+      return `${e.kind} ${show(e.expected)}`;
     default:
       return `${e.kind} ${show(e.expected)}`;
   }
 }
 
-export function turnTitle(conversation: string, turn: Pick<TurnReport, 'index' | 'line'>): string {
-  return `${conversation} / turn ${turn.index}: ${turn.line}`;
+/** How a simulated user's line is marked wherever a line is shown. */
+const SIMULATED = '[simulated]';
+
+export const lineOf = (turn: Pick<TurnReport, 'line' | 'source'>): string =>
+  turn.source === 'simulated_user' ? `${SIMULATED} ${turn.line}` : turn.line;
+
+export function turnTitle(conversation: string, turn: Pick<TurnReport, 'index' | 'line' | 'source'>): string {
+  return `${conversation} / turn ${turn.index}: ${lineOf(turn)}`;
 }
+
+/** `✓ criterion_1 The agent gave a date — reasoning` */
+export const criterionLine = (c: CriterionResult): string =>
+  `${c.passed ? PASS : FAIL} ${c.id}${c.verdict === 'inconclusive' ? ' (inconclusive)' : ''}: ` +
+  `${c.text}${c.reasoning ? ` — ${c.reasoning}` : ''}`;
 
 /** The failed expectations of a turn, one per line: what was expected, and what was seen. */
 export function failureLines(turn: TurnReport): string[] {
@@ -46,10 +60,10 @@ const indent = (text: string, by: string): string => text.split('\n').join(`\n${
 function renderTurn(turn: TurnReport): string[] {
   const out: string[] = [];
   if (turn.status === 'skipped') {
-    out.push(`    ${turn.index} ${SKIP} ${turn.line}   (skipped: ${turn.skipped_reason ?? 'not run'})`);
+    out.push(`    ${turn.index} ${SKIP} ${lineOf(turn)}   (skipped: ${turn.skipped_reason ?? 'not run'})`);
     return out;
   }
-  out.push(`    ${turn.index} > ${turn.line}`);
+  out.push(`    ${turn.index} > ${lineOf(turn)}`);
   if (turn.text !== null && turn.text !== '') out.push(`      < ${indent(turn.text, '        ')}`);
   const facts = [
     turn.outcome === 'error' ? `did not run (${turn.error?.error ?? 'error'})` : `${turn.outcome} in ${turn.duration_ms} ms`,
@@ -62,6 +76,7 @@ function renderTurn(turn: TurnReport): string[] {
   for (const e of turn.expectations) {
     out.push(e.passed ? `      ${PASS} ${describeExpectation(e)}` : `      ${FAIL} ${describeExpectation(e)} — ${e.evidence}`);
   }
+  for (const c of turn.criteria) out.push(`      ${criterionLine(c)}`);
   if (turn.status === 'failed' && turn.outcome !== 'exit') {
     // Why the turn failed, once: not what the evidence already says, nor the close boilerplate.
     const said = turn.expectations.map((e) => e.evidence).join('\n');
@@ -72,10 +87,19 @@ function renderTurn(turn: TurnReport): string[] {
   return out;
 }
 
+const usageText = (u: ModelUsage): string =>
+  `model: ${u.calls} call${u.calls === 1 ? '' : 's'}, ${u.prompt_tokens} + ${u.completion_tokens} tokens, ${u.duration_ms} ms`;
+
 export function summaryLine(report: RunReport): string {
-  const { conversations, turns, expectations } = report.totals;
+  const { conversations, turns, expectations, criteria, attempts } = report.totals;
+  const bad = [
+    conversations.flaky > 0 ? `${conversations.flaky} flaky` : '',
+    conversations.failed > 0 ? `${conversations.failed} failed` : '',
+    conversations.error > 0 ? `${conversations.error} could not run` : '',
+  ].filter(Boolean);
   const parts = [
-    `${conversations.total} conversation${conversations.total === 1 ? '' : 's'}${conversations.failed > 0 ? ` (${conversations.failed} failed)` : ''}`,
+    `${conversations.total} conversation${conversations.total === 1 ? '' : 's'}${bad.length > 0 ? ` (${bad.join(', ')})` : ''}`,
+    ...(report.repeat > 1 ? [`${attempts.passed} of ${attempts.total} attempts passed`] : []),
     `${turns.total} turn${turns.total === 1 ? '' : 's'}${
       turns.failed + turns.skipped > 0
         ? ` (${[turns.failed > 0 ? `${turns.failed} failed` : '', turns.skipped > 0 ? `${turns.skipped} skipped` : '']
@@ -83,34 +107,65 @@ export function summaryLine(report: RunReport): string {
             .join(', ')})`
         : ''
     }`,
-    `expectations: ${expectations.passed} passed, ${expectations.failed} failed${expectations.skipped > 0 ? `, ${expectations.skipped} not evaluated` : ''}`,
+    `expectations: ${expectations.passed} passed, ${expectations.failed} ` +
+      `failed${expectations.skipped > 0 ? `, ${expectations.skipped} not evaluated` : ''}`,
+    ...(criteria.total > 0
+      ? [`criteria: ${criteria.passed} passed, ${criteria.failed} failed${criteria.skipped > 0 ? `, ${criteria.skipped} not judged` : ''}`]
+      : []),
+    ...(report.model_usage.calls > 0 ? [usageText(report.model_usage)] : []),
   ];
   const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
   return `${report.passed ? `${PASS} passed` : `${FAIL} FAILED`} · ${parts.join(' · ')} · ${took}`;
 }
 
+function renderAttempt(attempt: AttemptReport, repeat: number): string[] {
+  const facts = [
+    ...(repeat > 1 ? [`attempt ${attempt.attempt}: ${attempt.status}`] : []),
+    attempt.session_id === null ? 'no session' : `session ${attempt.session_id}`,
+    ...(attempt.device_ref === null ? [] : [attempt.device_ref]),
+    ...(attempt.time_offset === null ? [] : [`time_offset ${attempt.time_offset}`]),
+    ...(attempt.stop_reason === 'script_end' ? [] : [`stopped: ${attempt.stop_reason}`]),
+    ...(attempt.model_usage.calls > 0 ? [usageText(attempt.model_usage)] : []),
+  ];
+  const out = [`    ${facts.join(' · ')}`];
+  for (const turn of attempt.turns) out.push(...renderTurn(turn));
+  for (const e of attempt.expectations) {
+    out.push(e.passed ? `    ${PASS} ${describeExpectation(e)}` : `    ${FAIL} ${describeExpectation(e)} — ${e.evidence}`);
+  }
+  for (const c of attempt.criteria) out.push(`    ${criterionLine(c)}`);
+  if (attempt.error !== null) out.push(`    ${FAIL} could not go on: ${attempt.error.message}`);
+  return out;
+}
+
+function conversationHead(conv: ConversationReport): string {
+  const rate =
+    conv.attempts_total > 1
+      ? ` · ${conv.attempts_passed}/${conv.attempts_total} attempts passed (needs ${Math.round(conv.required_pass_rate * 100)}%)`
+      : '';
+  return `  ${conv.passed ? PASS : FAIL} ${conv.name} · ${conv.status}${rate}`;
+}
+
 export function renderReport(report: RunReport, title: string): string {
-  const out: string[] = [`${title} — ${report.agent} · run label ${report.run_label}`];
+  const revision = `revision ${report.revision.revision} (${report.revision.state})`;
+  const out: string[] = [`${title} — ${report.agent} · ${revision} · run label ${report.run_label} · seed ${report.seed}`];
   if (report.memory !== null && report.memory.restored !== null) {
     out.push(
-      `  memory of ${report.memory.device_ref}: restored ${report.memory.restored} unit${report.memory.restored === 1 ? '' : 's'} before the run`,
+      `  memory of ${report.memory.device_ref}: restored ${report.memory.restored} unit${report.memory.restored === 1 ? '' : 's'} before ${
+        report.memory.restores === 1 ? 'the run' : `each of ${report.memory.restores} attempts`
+      }`,
     );
   }
   for (const conv of report.conversations) {
-    const facts = [
-      conv.session_id === null ? 'no session' : `session ${conv.session_id}`,
-      ...(conv.device_ref === null ? [] : [conv.device_ref]),
-      ...(conv.time_offset === null ? [] : [`time_offset ${conv.time_offset}`]),
-    ];
-    out.push(`  ${conv.passed ? PASS : FAIL} ${conv.name} · ${facts.join(' · ')}`);
-    for (const turn of conv.turns) out.push(...renderTurn(turn));
+    out.push(conversationHead(conv));
+    for (const attempt of conv.attempts) out.push(...renderAttempt(attempt, report.repeat));
   }
   if (report.memory?.snapshot) {
     out.push(
-      `  memory of ${report.memory.device_ref} after the run: ${report.memory.snapshot.unit_count} unit${report.memory.snapshot.unit_count === 1 ? '' : 's'}`,
+      `  memory of ${report.memory.device_ref} after the run: ${report.memory.snapshot.unit_count} ` +
+        `unit${report.memory.snapshot.unit_count === 1 ? '' : 's'}`,
     );
   }
-  if (report.memory?.error) out.push(`  ${FAIL} memory after the run: ${report.memory.error.message}`);
+  if (report.memory?.error) out.push(`  ${FAIL} memory: ${report.memory.error.message}`);
   // The warm-up session, the restore's delete-then-write, a snapshot taken before aggregation: not said above.
   for (const note of report.memory?.notes ?? []) {
     if (!report.memory?.error || !note.includes(report.memory.error.message)) out.push(`    note: ${note}`);

@@ -1,5 +1,7 @@
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { parseFileSuite, type FileMemory, type Path, type Suite } from './format.js';
+import type { FileMemory, Suite } from './format.js';
+import type { Path } from './problems.js';
+import { parseFileSuite } from './schema.js';
 
 /**
  * Reads a suite from YAML keeping where every value sits, so that a problem reads

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, loggerOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/ops/config.js';
 import { startEngineSimulator, type EngineSimulator, type EngineSimulatorOptions } from '../../src/simulators/engine.js';
+import { startModelSimulator, type ModelSimulator } from '../../src/simulators/model.js';
 import { startPlatformSimulator, type PlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
 import { callAt, type Answer, type CallOptions } from './http.js';
@@ -15,6 +16,8 @@ export interface Stack {
   app: FastifyInstance;
   engine: EngineSimulator;
   platform: PlatformSimulator;
+  /** The model simulator, when the stack was started with `model: true` (MODEL_BASE_URL points at it). */
+  model: ModelSimulator | undefined;
   url: string;
   /** Every log line the gateway wrote, as text. */
   logs: string[];
@@ -31,11 +34,21 @@ interface Teardown {
 
 export async function startStack(
   t: Teardown,
-  opts: { env?: Record<string, string>; engine?: EngineSimulatorOptions } = {},
+  opts: { env?: Record<string, string>; engine?: EngineSimulatorOptions; model?: boolean } = {},
 ): Promise<Stack> {
   const world = demoWorld();
   const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50, ...opts.engine });
   const platform = await startPlatformSimulator({ world });
+  const model = opts.model ? await startModelSimulator() : undefined;
+  const modelEnv = model
+    ? {
+        MODEL_BASE_URL: model.url,
+        MODEL_API_KEY: 'sk-test-secret-key',
+        SIMULATOR_MODEL: 'sim-user',
+        JUDGE_MODEL: 'sim-judge',
+        MODEL_TIMEOUT_MS: '10000',
+      }
+    : {};
   const config = loadConfig({
     PROMETHIST_MCP_ENGINE_URL: engine.url,
     PROMETHIST_PLATFORM_URL: platform.url,
@@ -45,6 +58,7 @@ export async function startStack(
     PLATFORM_TIMEOUT_MS: '1000',
     AUTH_CACHE_TTL_MS: '60000',
     LOG_LEVEL: 'debug',
+    ...modelEnv,
     ...opts.env,
   });
   const logs: string[] = [];
@@ -62,6 +76,7 @@ export async function startStack(
     await app.close();
     await engine.close();
     await platform.close();
+    await model?.close();
   });
 
   const call = (method: string, path: string, o: CallOptions = {}): Promise<Answer> => callAt(url, method, path, o);
@@ -72,7 +87,7 @@ export async function startStack(
     return { ...answer, sessionId: answer.body.session_id as string };
   }
 
-  return { app, engine, platform, url, logs, call, open };
+  return { app, engine, platform, model, url, logs, call, open };
 }
 
 /** Waits until `check` holds, polling; fails after `ms`. */

@@ -1,0 +1,203 @@
+import type { Conversation } from '../conversations/conversation.js';
+import type { TurnResult } from '../conversations/registry.js';
+import { summarize } from '../engine/elements.js';
+import { isGatewayError } from '../errors.js';
+import type { RunContext } from './context.js';
+import { conversationEndedEarly, evaluate, evaluateConversation, failTurn, skipTurn } from './expectations.js';
+import { errorOf, restoreFixture, usesFixture } from './fixture.js';
+import { CANCELLED, sleep } from './cancel.js';
+import type { Criterion, Expectations, SuiteConversation } from './format.js';
+import { judge, simulateUser } from './listeners.js';
+import {
+  attemptStatus,
+  noUsage,
+  turnReport,
+  unjudged,
+  type AttemptReport,
+  type StopReason,
+  type TurnReport,
+  type TurnSource,
+} from './report.js';
+import type { RunState } from './run-state.js';
+import { closeConversation, nextTurn, startConversation } from './session.js';
+
+// One attempt of one conversation: the memory fixture restored first when the conversation is on
+// its device, then its lines on one fresh engine session, each turn evaluated as it ends and the
+// conversation closed plainly when done.
+
+/** An attempt under way: its report, its conversation once started, and why the rest is skipped. */
+export class AttemptRun {
+  conv: Conversation | undefined;
+  skip: string | undefined;
+  stop: StopReason | undefined;
+  readonly report: AttemptReport;
+
+  constructor(
+    readonly ctx: RunContext,
+    readonly state: RunState,
+    readonly spec: SuiteConversation,
+    readonly index: number,
+    attempt: number,
+  ) {
+    this.report = {
+      attempt,
+      status: 'passed',
+      session_id: null,
+      device_ref: spec.connect.device_ref ?? null,
+      locale: spec.connect.locale ?? null,
+      time_zone: spec.connect.time_zone ?? null,
+      time_offset: spec.connect.time_offset ?? null,
+      started_at: null,
+      duration_ms: 0,
+      ended_by_agent: false,
+      stop_reason: 'script_end',
+      turns: [],
+      expectations: [],
+      criteria: [],
+      model_usage: noUsage(),
+      error: null,
+      notes: [],
+    };
+  }
+
+  #emit(turn: TurnReport): TurnReport {
+    this.report.turns.push(turn);
+    this.ctx.onTurn?.({
+      conversation: this.spec.name,
+      conversation_index: this.index,
+      attempt: this.report.attempt,
+      session_id: this.report.session_id,
+      turn,
+    });
+    return turn;
+  }
+
+  /** A turn never sent: listed, its expectations unevaluated, its criterion not judged. */
+  skipped(line: string, source: TurnSource, expect: Expectations, criterion?: Criterion): TurnReport {
+    const head = { index: this.report.turns.length + 1, line, source };
+    const why = this.skip ?? 'not run';
+    const criteria = criterion === undefined ? [] : [unjudged(criterion, 'the turn was skipped')];
+    return this.#emit(turnReport(head, { expectations: skipTurn(expect), criteria, skipped_reason: why }));
+  }
+
+  /**
+   * Sends one line and evaluates its turn (with the judge on `criterion`, if given, over the
+   * conversation so far). `remaining`: scripted turns after this one (the agent ending the
+   * conversation before them fails it). Sets `skip` and `stop` when the attempt cannot go on.
+   */
+  async say(line: string, source: TurnSource, expect: Expectations, remaining: number, criterion?: Criterion): Promise<TurnReport> {
+    const { ctx } = this;
+    if (this.skip === undefined && ctx.signal.aborted) this.skip = CANCELLED;
+    if (this.skip !== undefined) return this.skipped(line, source, expect, criterion);
+    const head = { index: this.report.turns.length + 1, line, source };
+    let result: TurnResult;
+    try {
+      result =
+        this.conv?.sessionId === undefined
+          ? await startConversation(ctx, { ...this.spec.connect, run_label: this.state.runLabel }, line, this.report.notes)
+          : await nextTurn(ctx, this.conv.sessionId, line);
+    } catch (err) {
+      const error = errorOf(err);
+      if (!isGatewayError(err)) ctx.log?.error({ err, session_id: this.report.session_id }, 'a suite turn failed');
+      this.skip = `turn ${head.index} did not run (${error.error})`;
+      this.fail(error, 'error');
+      const expectations = failTurn(expect, 'error', `the turn did not run: ${error.message}`, error);
+      const criteria = criterion === undefined ? [] : [unjudged(criterion, 'the turn did not run')];
+      return this.#emit(turnReport(head, { status: 'failed', outcome: 'error', expectations, criteria, error }));
+    }
+    const conv = (this.conv = result.conversation);
+    this.report.session_id = conv.sessionId ?? null;
+    this.report.device_ref = conv.settings.deviceRef;
+    this.report.locale = conv.settings.locale;
+    this.report.time_zone = conv.settings.timeZone;
+    this.report.time_offset = conv.settings.timeOffset;
+    const { record } = result;
+    const summary = summarize(record.elements);
+    let expectations;
+    if (record.outcome === 'exit') {
+      expectations = evaluate(expect, {
+        ...summary,
+        outcome: record.outcome,
+        endedByAgent: record.endedByAgent,
+        durationMs: record.durationMs,
+      });
+      if (record.endedByAgent) {
+        this.stop = 'agent_ended';
+        this.skip = `the agent ended the conversation at turn ${head.index}`;
+        if (remaining > 0) expectations.push(conversationEndedEarly(remaining));
+      }
+    } else {
+      const why = `the turn ended with outcome ${record.outcome} after ${record.durationMs} ms, not with its own exit${
+        record.notes.length > 0 ? `: ${record.notes.at(-1)}` : ''
+      }`;
+      expectations = failTurn(expect, record.outcome, why, { outcome: record.outcome, duration_ms: record.durationMs });
+      this.stop = 'turn_failed';
+      this.skip =
+        record.outcome === 'cancelled' && ctx.signal.aborted
+          ? CANCELLED
+          : `turn ${head.index} did not end with its own exit (outcome ${record.outcome})`;
+    }
+    if (record.endedByAgent) this.report.ended_by_agent = true;
+    const turn = turnReport(head, {
+      status: expectations.every((e) => e.passed === true) ? 'passed' : 'failed',
+      outcome: record.outcome,
+      text: summary.text,
+      tools: summary.tools,
+      shown: summary.shown,
+      ended_by_agent: record.endedByAgent,
+      duration_ms: record.durationMs,
+      reconnected: result.reconnected,
+      expectations,
+      notes: result.notes,
+    });
+    if (criterion !== undefined) {
+      turn.criteria = await judge(this, [...this.report.turns, turn], [criterion]);
+      if (!turn.criteria.every((c) => c.passed)) turn.status = 'failed';
+    }
+    return this.#emit(turn);
+  }
+
+  /** The attempt could not go on: an error, not a failure; nothing more is sent. */
+  fail(error: { error: string; message: string }, stop: StopReason = 'error'): void {
+    if (this.report.error === null) this.report.error = error;
+    this.stop ??= stop;
+    this.skip ??= `the attempt could not go on (${error.error})`;
+  }
+
+  /** Closes the conversation plainly, has the judge rule on its criteria, and sums the attempt up. */
+  async finish(started: number): Promise<AttemptReport> {
+    const { report } = this;
+    if (this.conv !== undefined) report.notes.push(...closeConversation(this.ctx, this.conv));
+    report.stop_reason = this.stop ?? 'script_end';
+    report.expectations = evaluateConversation(this.spec.expect, report.turns);
+    if (this.spec.criteria.length > 0) report.criteria = await judge(this, report.turns, this.spec.criteria);
+    report.stop_reason = this.stop ?? 'script_end';
+    report.status = attemptStatus(report);
+    report.duration_ms = Date.now() - started;
+    return report;
+  }
+}
+
+/** Runs attempt `attempt` (1-based) of conversation `index` of the prepared run. */
+export async function runAttempt(ctx: RunContext, state: RunState, index: number, attempt: number): Promise<AttemptReport> {
+  const spec = state.suite.conversations[index]!;
+  const run = new AttemptRun(ctx, state, spec, index, attempt);
+  await sleep(spec.waitMs, ctx.signal);
+  const started = Date.now();
+  run.report.started_at = new Date(started).toISOString();
+  const { memory } = state.suite;
+  if (usesFixture(memory, spec) && state.memory !== null && !ctx.signal.aborted) {
+    try {
+      await restoreFixture(ctx, memory!, state.memory, spec.connect, state.runLabel);
+    } catch (err) {
+      const error = errorOf(err);
+      state.memory.error = error;
+      run.fail({ error: error.error, message: `The memory fixture could not be restored before the attempt: ${error.message}` });
+      if (!isGatewayError(err)) ctx.log?.error({ err, run_id: state.runId }, 'memory restore before an attempt failed');
+    }
+  }
+  const last = spec.turns.length - 1;
+  for (const [j, turn] of spec.turns.entries()) await run.say(turn.line, 'script', turn.expect, last - j, turn.judge);
+  if (spec.simulatedUser !== undefined) await simulateUser(run, spec.simulatedUser);
+  return run.finish(started);
+}

@@ -1,0 +1,68 @@
+import { isGatewayError } from '../errors.js';
+import { snapshotMemory } from '../memory/snapshots.js';
+import type { RunContext } from './context.js';
+import type { HttpMemory, SuiteConversation } from './format.js';
+import type { MemoryReport } from './report.js';
+import { warmUpDevice } from './session.js';
+
+// A suite's memory fixture: restored before each attempt of a conversation on its device (every
+// attempt starts from the same state), and the snapshot read after the run.
+
+const FIXTURE_NOTES = {
+  aggregation:
+    'The engine aggregates a session into memory about 30 s after its connection closes, so a snapshot taken sooner may not hold ' +
+    "this run's conversations yet; set memory.wait_ms (e.g. 35000) to wait for them.",
+  restoreClears:
+    "Each restore was the engine's own delete-then-write: it cleared the simulated user's memory before loading the snapshot, " +
+    'before every attempt of a conversation on that device.',
+  warmUp:
+    'The device had never connected, so the run first opened one engine session for it without sending a line (closed plainly, ' +
+    'counted in your conversation limit) to create its engine user, which the restore needs.',
+};
+
+export const errorOf = (err: unknown): { error: string; message: string } =>
+  isGatewayError(err)
+    ? { error: err.code, message: err.message }
+    : { error: 'internal', message: 'The gateway failed while running this turn; it has been logged.' };
+
+export const blankMemoryReport = (memory: HttpMemory | undefined): MemoryReport | null =>
+  memory === undefined ? null : { device_ref: memory.deviceRef, restored: null, restores: 0, snapshot: null, error: null, notes: [] };
+
+/** Whether an attempt of this conversation starts with the fixture restored. */
+export const usesFixture = (memory: HttpMemory | undefined, conv: SuiteConversation | undefined): boolean =>
+  memory?.restore !== undefined && (conv === undefined || conv.connect.device_ref === memory.deviceRef);
+
+/** Restores the fixture (creating the device's engine user first when it never connected). */
+export async function restoreFixture(
+  ctx: RunContext,
+  memory: HttpMemory,
+  report: MemoryReport,
+  connect: SuiteConversation['connect'] | undefined,
+  runLabel: string,
+): Promise<void> {
+  const { engine } = ctx;
+  let userId: string;
+  try {
+    userId = await engine.deviceUser(memory.deviceRef);
+  } catch (err) {
+    if (!isGatewayError(err) || err.code !== 'device_not_found') throw err;
+    await warmUpDevice(ctx, { ...connect, device_ref: memory.deviceRef, run_label: runLabel });
+    if (!report.notes.includes(FIXTURE_NOTES.warmUp)) report.notes.push(FIXTURE_NOTES.warmUp);
+    userId = await engine.deviceUser(memory.deviceRef);
+  }
+  report.restored = await engine.restoreMemory(userId, memory.restore!.units);
+  report.restores += 1;
+  if (!report.notes.includes(FIXTURE_NOTES.restoreClears)) report.notes.push(FIXTURE_NOTES.restoreClears);
+}
+
+/** The snapshot after the run, when the suite asked for one; a failure is reported, not thrown. */
+export async function saveSnapshot(ctx: RunContext, memory: HttpMemory, report: MemoryReport, runId: string): Promise<void> {
+  try {
+    report.snapshot = await snapshotMemory(ctx.engine, memory.deviceRef);
+    if (memory.waitMs < 30_000) report.notes.push(FIXTURE_NOTES.aggregation);
+  } catch (err) {
+    report.error = errorOf(err);
+    report.notes.push(`The snapshot after the run could not be taken: ${report.error.message}`);
+    if (!isGatewayError(err)) ctx.log?.error({ err, run_id: runId }, 'memory snapshot after the run failed');
+  }
+}

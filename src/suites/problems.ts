@@ -1,0 +1,131 @@
+import type { z } from 'zod';
+import {
+  CONVERSATION_EXPECT_FIELDS,
+  CONVERSATION_FIELDS,
+  CRITERION_FIELDS,
+  MEMORY_FIELDS,
+  SIMULATED_USER_FIELDS,
+  SUITE_FIELDS,
+  TURN_EXPECT_FIELDS,
+  TURN_FIELDS,
+} from './format.js';
+
+// A suite's problems as a field path and one plain sentence ("conversations[0].turns[2].expect.tool
+// must be a string"), so the CLI can point at the line and the route can name the field; an
+// unknown field gets a "did you mean".
+
+export type Path = ReadonlyArray<PropertyKey>;
+
+export interface Problem {
+  /** `conversations[0].turns[2].expect.tool` */
+  field: string;
+  path: Array<string | number>;
+  /** The whole sentence, starting with the field: "conversations[0].turns[2].expect.tool must be a string". */
+  rule: string;
+}
+
+/** `conversations[0].turns[2].line` → `['conversations', 0, 'turns', 2, 'line']` */
+export function parseFieldPath(field: string): Array<string | number> {
+  const path: Array<string | number> = [];
+  for (const [, key, index] of field.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) path.push(index === undefined ? key! : Number(index));
+  return path;
+}
+
+export function formatPath(path: Path): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object (a mapping of fields)',
+  array: 'a list',
+};
+
+/** Fills in a rule where a schema sets none (plain zod types). */
+export const fallbackRule: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code === 'invalid_type') {
+    if (issue.input === undefined) return 'is required';
+    return `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+  }
+  return undefined;
+};
+
+/** The fields an object at this path knows, for an unknown field's message. */
+function knownFields(path: Path): readonly string[] {
+  const last = path.at(-1);
+  const parent = path.at(-2);
+  if (path.length === 0) return SUITE_FIELDS;
+  if (last === 'memory') return MEMORY_FIELDS;
+  if (last === 'simulated_user') return SIMULATED_USER_FIELDS;
+  if (last === 'expect') return typeof parent === 'number' && path.at(-3) === 'turns' ? TURN_EXPECT_FIELDS : CONVERSATION_EXPECT_FIELDS;
+  if (typeof last === 'number' && parent === 'criteria') return CRITERION_FIELDS;
+  if (typeof last === 'number' && parent === 'turns') return TURN_FIELDS;
+  if (typeof last === 'number' && parent === 'conversations') return CONVERSATION_FIELDS;
+  return [];
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** A field that looks like a model endpoint or a credential: the gateway holds those, never a suite. */
+const CONNECTION_FIELD = /url|endpoint|api_?base|api_?key|secret|token|password|credential/i;
+const CONNECTION_RULE =
+  'is not allowed: a suite never carries a model URL or key; the gateway holds the model connection (MODEL_BASE_URL, ' +
+  'MODEL_API_KEY) and a suite may only name a model';
+
+function unknownFieldRule(key: string, known: readonly string[]): string {
+  if (CONNECTION_FIELD.test(key)) return CONNECTION_RULE;
+  const near = known
+    .map((k) => ({ k, d: distance(key.toLowerCase(), k) }))
+    .filter(({ d }) => d <= 2)
+    .sort((x, y) => x.d - y.d)[0];
+  const hint = near ? `did you mean ${near.k}? ` : '';
+  return `is not a known field; ${hint}${known.length > 0 ? `the fields here are ${known.join(', ')}` : ''}`.replace(/; $/, '');
+}
+
+export function problemsOf(error: z.ZodError): Problem[] {
+  const problems: Problem[] = [];
+  for (const issue of error.issues) {
+    const base = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const path = [...base, key];
+        problems.push({ field: formatPath(path), path, rule: `${formatPath(path)} ${unknownFieldRule(key, knownFields(base))}` });
+      }
+      continue;
+    }
+    let rule = issue.message;
+    // The shared connect schemas start their messages with the field's own name.
+    const last = base.at(-1);
+    if (typeof last === 'string' && rule.startsWith(`${last} `)) rule = rule.slice(last.length + 1);
+    if (issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined) rule = 'is required';
+    const field = base.length > 0 ? formatPath(base) : 'the suite';
+    problems.push({ field, path: base, rule: `${field} ${rule}` });
+  }
+  return problems;
+}
+
+export const notAnObject: Problem = {
+  field: 'the suite',
+  path: [],
+  rule: 'the suite must be an object (a mapping) with agent, conversations and the other fields',
+};
