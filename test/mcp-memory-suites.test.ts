@@ -132,8 +132,12 @@ t.test('run_suite: YAML text, a failing expectation, progress per turn', async (
   });
   t.equal(json.structuredContent.passed, true);
 
-  const wrongAgent: Json = await client.callTool({ name: 'run_suite', arguments: { agent: 'coach.3', suite: yaml } });
-  t.match(textOf(wrongAgent), /^invalid_request: agent must be coach.3/);
+  // The call's agent runs the suite, whatever agent the suite names; the report names the revision that ran.
+  const otherRevision: Json = await client.callTool({ name: 'run_suite', arguments: { agent: 'coach.3', suite: yaml } });
+  t.same(otherRevision.structuredContent.revision, { ref: 'coach', revision: 3, state: 'Preview' });
+  t.equal(otherRevision.structuredContent.agent, 'agent:coach.3');
+  t.match(otherRevision.structuredContent.notes[0], /^The suite names coach; it ran against coach\.3, as the call asked\./);
+  t.equal(s.engine.record.connections.at(-1)!.path.split('?')[0], '/socket/pipeline/agent:coach.3');
   const noAgent: Json = await client.callTool({
     name: 'run_suite',
     arguments: { suite: { conversations: [{ turns: [{ line: 'Hi' }] }] } },
@@ -152,7 +156,7 @@ t.test('run_suite: YAML text, a failing expectation, progress per turn', async (
   const { client: asking } = await askingClient(t, s, { action: 'decline' });
   const declined: Json = await asking.callTool({ name: 'run_suite', arguments: { suite: withRestore(true) } });
   t.match(textOf(declined), /^confirmation_required: The restore was not confirmed/, 'and the user asked, when the client can ask');
-  t.equal(s.engine.record.connections.length, 2, 'no refused suite reached the engine');
+  t.equal(s.engine.record.connections.length, 3, 'no refused suite reached the engine');
 });
 
 t.test('run_suite with a simulated user and criteria; model_not_configured without a model', async (t) => {

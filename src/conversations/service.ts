@@ -77,6 +77,24 @@ export class ConversationService {
     return conversationView(this.#registry.closeByCaller(call.caller, call.agent.key, call.sessionId)).notes.join(' ');
   }
 
+  /**
+   * Opens and closes an engine socket for a device that never connected, so that the engine
+   * creates its user (a memory restore needs one); counted in the limits like any conversation.
+   */
+  warmUp(caller: Caller, access: AgentAccess, connect: ConnectInput): Promise<void> {
+    return this.#registry.warmUp(caller, access, connect);
+  }
+
+  /** Resolves when a place under the limits may have come free, when `signal` aborts, or after `ms`. */
+  whenRoom(signal: AbortSignal, ms: number): Promise<void> {
+    return this.#registry.whenRoom(signal, ms);
+  }
+
+  /** How many of the caller's conversations on this pod have a turn running or are connecting. */
+  busyHere(callerId: string): number {
+    return this.#registry.list(callerId).filter((c) => c.state === 'busy' || c.state === 'connecting').length;
+  }
+
   /** The caller's conversations on every pod of the release, newest first; an open one wins over a closed copy. */
   async list(caller: Caller): Promise<ConversationView[]> {
     const now = Date.now();

@@ -82,7 +82,7 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
                   .catch(() => undefined);
               };
         const report = await countRun(app.metrics, extra.signal, () =>
-          runSuite(runContext(app, { caller, access, signal: extra.signal, log: app.log, onTurn }), suite),
+          runSuite(runContext(app, { caller, agent, access, signal: extra.signal, log: app.log, onTurn }), suite),
         );
         return success(report, renderReport(report));
       }),

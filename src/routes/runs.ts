@@ -51,7 +51,9 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       hangUpNote: 'The turn was cancelled: the caller hung up before the run ended.',
       run: async ({ signal, emit }) => {
         const onTurn = emit && ((event: TurnEvent) => emit({ turn: event }));
-        return countRun(app.metrics, signal, () => runSuite(runContext(app, { caller, access, signal, log: request.log, onTurn }), suite));
+        return countRun(app.metrics, signal, () =>
+          runSuite(runContext(app, { caller, agent, access, signal, log: request.log, onTurn }), suite),
+        );
       },
     });
   });

@@ -1,6 +1,4 @@
-import type { Conversation } from '../conversations/conversation.js';
-import type { TurnResult } from '../conversations/registry.js';
-import { summarize } from '../engine/elements.js';
+import type { TurnResultView } from '../conversations/views.js';
 import { isGatewayError } from '../errors.js';
 import type { RunContext } from './context.js';
 import { conversationEndedEarly, evaluate, evaluateConversation, failTurn, skipTurn } from './expectations.js';
@@ -27,7 +25,8 @@ import { closeConversation, nextTurn, startConversation } from './session.js';
 
 /** An attempt under way: its report, its conversation once started, and why the rest is skipped. */
 export class AttemptRun {
-  conv: Conversation | undefined;
+  /** The last turn's result: the conversation's session and connection as they stand. */
+  last: TurnResultView | undefined;
   skip: string | undefined;
   stop: StopReason | undefined;
   readonly report: AttemptReport;
@@ -90,12 +89,12 @@ export class AttemptRun {
     if (this.skip === undefined && ctx.signal.aborted) this.skip = CANCELLED;
     if (this.skip !== undefined) return this.skipped(line, source, expect, criterion);
     const head = { index: this.report.turns.length + 1, line, source };
-    let result: TurnResult;
+    let result: TurnResultView;
     try {
       result =
-        this.conv?.sessionId === undefined
+        this.last === undefined
           ? await startConversation(ctx, { ...this.spec.connect, run_label: this.state.runLabel }, line, this.report.notes)
-          : await nextTurn(ctx, this.conv.sessionId, line);
+          : await nextTurn(ctx, this.last.session_id, line);
     } catch (err) {
       const error = errorOf(err);
       if (!isGatewayError(err)) ctx.log?.error({ err, session_id: this.report.session_id }, 'a suite turn failed');
@@ -105,48 +104,50 @@ export class AttemptRun {
       const criteria = criterion === undefined ? [] : [unjudged(criterion, 'the turn did not run')];
       return this.#emit(turnReport(head, { status: 'failed', outcome: 'error', expectations, criteria, error }));
     }
-    const conv = (this.conv = result.conversation);
-    this.report.session_id = conv.sessionId ?? null;
-    this.report.device_ref = conv.settings.deviceRef;
-    this.report.locale = conv.settings.locale;
-    this.report.time_zone = conv.settings.timeZone;
-    this.report.time_offset = conv.settings.timeOffset;
-    const { record } = result;
-    const summary = summarize(record.elements);
+    this.last = result;
+    const { turn: seen, conversation } = result;
+    this.report.session_id = result.session_id;
+    this.report.device_ref = conversation.device_ref;
+    this.report.locale = conversation.locale;
+    this.report.time_zone = conversation.time_zone;
+    this.report.time_offset = conversation.time_offset;
+    const endedByAgent = conversation.ended_by_agent;
     let expectations;
-    if (record.outcome === 'exit') {
+    if (seen.outcome === 'exit') {
       expectations = evaluate(expect, {
-        ...summary,
-        outcome: record.outcome,
-        endedByAgent: record.endedByAgent,
-        durationMs: record.durationMs,
+        outcome: seen.outcome,
+        text: seen.text,
+        tools: seen.tools,
+        shown: seen.shown,
+        endedByAgent,
+        durationMs: seen.duration_ms,
       });
-      if (record.endedByAgent) {
+      if (endedByAgent) {
         this.stop = 'agent_ended';
         this.skip = `the agent ended the conversation at turn ${head.index}`;
         if (remaining > 0) expectations.push(conversationEndedEarly(remaining));
       }
     } else {
-      const why = `the turn ended with outcome ${record.outcome} after ${record.durationMs} ms, not with its own exit${
-        record.notes.length > 0 ? `: ${record.notes.at(-1)}` : ''
+      const why = `the turn ended with outcome ${seen.outcome} after ${seen.duration_ms} ms, not with its own exit${
+        result.notes.length > 0 ? `: ${result.notes[0]}` : ''
       }`;
-      expectations = failTurn(expect, record.outcome, why, { outcome: record.outcome, duration_ms: record.durationMs });
+      expectations = failTurn(expect, seen.outcome, why, { outcome: seen.outcome, duration_ms: seen.duration_ms });
       this.stop = 'turn_failed';
       this.skip =
-        record.outcome === 'cancelled' && ctx.signal.aborted
+        seen.outcome === 'cancelled' && ctx.signal.aborted
           ? CANCELLED
-          : `turn ${head.index} did not end with its own exit (outcome ${record.outcome})`;
+          : `turn ${head.index} did not end with its own exit (outcome ${seen.outcome})`;
     }
-    if (record.endedByAgent) this.report.ended_by_agent = true;
+    if (endedByAgent) this.report.ended_by_agent = true;
     const turn = turnReport(head, {
       status: expectations.every((e) => e.passed === true) ? 'passed' : 'failed',
-      outcome: record.outcome,
-      text: summary.text,
-      tools: summary.tools,
-      shown: summary.shown,
-      ended_by_agent: record.endedByAgent,
-      duration_ms: record.durationMs,
-      reconnected: result.reconnected,
+      outcome: seen.outcome,
+      text: seen.text,
+      tools: seen.tools,
+      shown: seen.shown,
+      ended_by_agent: endedByAgent,
+      duration_ms: seen.duration_ms,
+      reconnected: conversation.reconnected,
       expectations,
       notes: result.notes,
     });
@@ -167,7 +168,7 @@ export class AttemptRun {
   /** Closes the conversation plainly, has the judge rule on its criteria, and sums the attempt up. */
   async finish(started: number): Promise<AttemptReport> {
     const { report } = this;
-    if (this.conv !== undefined) report.notes.push(...closeConversation(this.ctx, this.conv));
+    if (this.last !== undefined) report.notes.push(...(await closeConversation(this.ctx, this.last)));
     report.stop_reason = this.stop ?? 'script_end';
     report.expectations = evaluateConversation(this.spec.expect, report.turns);
     if (this.spec.criteria.length > 0) report.criteria = await judge(this, report.turns, this.spec.criteria);

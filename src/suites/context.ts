@@ -1,19 +1,23 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { ConversationRegistry } from '../conversations/registry.js';
+import type { ConversationService } from '../conversations/service.js';
+import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
 import type { EngineAdapter } from '../engine/adapter.js';
 import type { ModelClient } from '../model/client.js';
 import type { Config } from '../ops/config.js';
-import type { AgentAccess, Caller } from '../domain/vocabulary.js';
 import type { TurnEvent } from './report.js';
 
-/** What a run needs: the registry and engine it runs on, who runs it against which revision, and where progress goes. */
+/**
+ * What a run needs: the conversation service its turns go through (like every front's), the
+ * engine adapter for memory fixtures, who runs it against which revision, and where progress goes.
+ */
 export interface RunContext {
-  registry: ConversationRegistry;
+  conversations: ConversationService;
   engine: EngineAdapter;
   config: Config;
   /** The model simulated users and judges call; undefined when none is configured. */
   model: ModelClient | undefined;
   caller: Caller;
+  agent: AgentRef;
   access: AgentAccess;
   /** Aborted when the caller hangs up: running turns are cancelled, the rest skipped. */
   signal: AbortSignal;
@@ -22,9 +26,10 @@ export interface RunContext {
   log?: FastifyBaseLogger;
 }
 
-/** What a front (the runs route, the run_suite tool) knows of a run. */
+/** What a front (the runs and comparisons routes, the MCP tools) knows of a run. */
 export interface RunFront {
   caller: Caller;
+  agent: AgentRef;
   access: AgentAccess;
   signal: AbortSignal;
   log: FastifyBaseLogger;
@@ -34,11 +39,12 @@ export interface RunFront {
 /** The run context, built the same way for every front. */
 export function runContext(app: FastifyInstance, front: RunFront): RunContext {
   return {
-    registry: app.conversations,
+    conversations: app.conversationService,
     engine: app.engine,
     config: app.config,
     model: app.model,
     caller: front.caller,
+    agent: front.agent,
     access: front.access,
     signal: front.signal,
     log: front.log,

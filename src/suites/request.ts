@@ -6,9 +6,9 @@ import { parseHttpSuite } from './schema.js';
 import type { RunReport } from './report.js';
 
 /**
- * A suite sent to be run (the runs route's body, the run_suite tool's suite) checked against the
- * agent the call names: every problem a 400 naming its field, before anything reaches the engine.
- * `agent` undefined: the suite's own `agent` field names it.
+ * A suite sent to be run (the runs route's body, the run_suite tool's suite), checked: every
+ * problem a 400 naming its field, before anything reaches the engine or a model. The agent the
+ * call names runs it, whatever the suite's own `agent` says; `agent` undefined: the suite's names it.
  */
 export function suiteToRun(
   body: unknown,
@@ -31,16 +31,12 @@ export function suiteToRun(
       { variable: 'MODEL_BASE_URL' },
     );
   }
-  if (agent === undefined) {
-    if (suite.agent === undefined) {
-      throw invalidRequest([{ field: 'agent', rule: 'agent is required: name the agent in the suite or in the call' }]);
-    }
-    return { suite, agent: suite.agent };
+  // The call's agent wins over the suite's own: any suite runs against any revision (the report says so).
+  if (agent !== undefined) return { suite, agent };
+  if (suite.agent === undefined) {
+    throw invalidRequest([{ field: 'agent', rule: 'agent is required: name the agent in the suite or in the call' }]);
   }
-  if (suite.agent !== undefined && suite.agent.key !== agent.key) {
-    throw invalidRequest([{ field: 'agent', rule: `agent must be ${agent.key}, the agent in the path, or be left out` }]);
-  }
-  return { suite, agent };
+  return { suite, agent: suite.agent };
 }
 
 /** Every run that started counts once, whichever front ran it: passed, failed, cancelled, or error. */

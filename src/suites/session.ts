@@ -1,12 +1,11 @@
-import type { Conversation } from '../conversations/conversation.js';
-import { closeNotes, END_OF_CONVERSATION_NOTE } from '../conversations/notes.js';
-import type { TurnResult } from '../conversations/registry.js';
-import { isGatewayError } from '../errors.js';
+import type { StartCall } from '../conversations/service.js';
+import type { TurnResultView } from '../conversations/views.js';
 import type { ConnectInput } from '../domain/vocabulary.js';
+import { isGatewayError } from '../errors.js';
 import type { RunContext } from './context.js';
 
 // The runner's one link to the conversation layer: a suite conversation's turns go through the
-// registry like any conversation's (admission, limits, one socket, plain closes).
+// conversation service like any front's (admission, limits, one socket, plain closes).
 
 const WAITED_FOR_ROOM = 'The conversation waited for room under the conversation limit before it started.';
 const CLOSED_BY_RUN = 'The run closed the connection after the last turn (a plain close).';
@@ -14,52 +13,61 @@ const CLOSED_BY_RUN = 'The run closed the connection after the last turn (a plai
 const isFull = (err: unknown): boolean =>
   isGatewayError(err) && (err.code === 'caller_conversation_limit' || err.code === 'pod_conversation_limit');
 
+/** The call as the service takes it: the run's caller, agent and signal. */
+const callOf = (ctx: RunContext, connect: ConnectInput, line: string): StartCall => ({
+  caller: ctx.caller,
+  authorization: `Bearer ${ctx.caller.token}`,
+  agent: ctx.agent,
+  access: ctx.access,
+  connect,
+  line,
+  signal: ctx.signal,
+});
+
 /**
- * Starts a conversation with its first line; when the caller's (or the pod's) limit has no idle
- * conversation to evict, waits for the registry to say a place may have freed (another run or
- * turn of this caller ends), for up to one turn budget.
+ * Retries `attempt` while the caller's (or the pod's) limit has no idle conversation to evict,
+ * each time after the service says a place may have freed (another run or turn of this caller
+ * ends), for up to one turn budget. Resolves whether it had to wait.
  */
-export async function startConversation(ctx: RunContext, connect: ConnectInput, line: string, notes: string[]): Promise<TurnResult> {
+async function withRoom<T>(ctx: RunContext, attempt: () => Promise<T>): Promise<{ value: T; waited: boolean }> {
   const deadline = Date.now() + ctx.config.turnBudgetMs;
-  let waited = false;
-  for (;;) {
+  for (let waited = false; ; waited = true) {
     try {
-      const result = await ctx.registry.start(ctx.caller, ctx.access, connect, { line, signal: ctx.signal });
-      if (waited) notes.push(WAITED_FOR_ROOM);
-      return result;
+      return { value: await attempt(), waited };
     } catch (err) {
       if (!isFull(err) || Date.now() >= deadline || ctx.signal.aborted) throw err;
-      waited = true;
-      await ctx.registry.whenRoom(ctx.signal, deadline - Date.now());
+      await ctx.conversations.whenRoom(ctx.signal, deadline - Date.now());
     }
   }
 }
 
-/** The next line over the conversation's socket. */
-export const nextTurn = (ctx: RunContext, sessionId: string, line: string): Promise<TurnResult> =>
-  ctx.registry.turn(ctx.caller, ctx.access, sessionId, {}, { line, signal: ctx.signal });
+/** Starts a conversation with its first line, waiting for room under the limits when there is none. */
+export async function startConversation(ctx: RunContext, connect: ConnectInput, line: string, notes: string[]): Promise<TurnResultView> {
+  const { value, waited } = await withRoom(ctx, () => ctx.conversations.start(callOf(ctx, connect, line)));
+  if (waited) notes.push(WAITED_FOR_ROOM);
+  return value;
+}
 
-/** A plain close when the attempt is done; what the report says about how it closed. */
-export function closeConversation(ctx: RunContext, conv: Conversation): string[] {
-  if (conv.sessionId === undefined) return [];
+/** The next line over the conversation's socket. */
+export const nextTurn = (ctx: RunContext, sessionId: string, line: string): Promise<TurnResultView> =>
+  ctx.conversations.turn({ ...callOf(ctx, {}, line), sessionId });
+
+/**
+ * A plain close when the attempt is done; what the report says about it. A conversation its last
+ * turn closed (the agent ended it, the turn failed) is closed already, and that turn's notes say why.
+ */
+export async function closeConversation(ctx: RunContext, last: TurnResultView): Promise<string[]> {
+  if (last.conversation.connection === 'closed') return [];
   try {
-    ctx.registry.closeByCaller(ctx.caller, ctx.access.agentKey, conv.sessionId);
+    await ctx.conversations.close({ ...callOf(ctx, {}, ''), sessionId: last.session_id });
   } catch (err) {
     // Forgotten already (the remembered set is bounded): nothing left to close.
     if (!isGatewayError(err)) throw err;
   }
-  return conv.closeCause === 'caller' ? [CLOSED_BY_RUN] : closeNotes(conv).filter((n) => n !== END_OF_CONVERSATION_NOTE);
+  return [CLOSED_BY_RUN];
 }
 
 /** Opens and closes a socket for a device that never connected, counted in the caller's limits. */
 export async function warmUpDevice(ctx: RunContext, connect: ConnectInput): Promise<void> {
-  const deadline = Date.now() + ctx.config.turnBudgetMs;
-  for (;;) {
-    try {
-      return await ctx.registry.warmUp(ctx.caller, ctx.access, connect);
-    } catch (err) {
-      if (!isFull(err) || Date.now() >= deadline || ctx.signal.aborted) throw err;
-      await ctx.registry.whenRoom(ctx.signal, deadline - Date.now());
-    }
-  }
+  await withRoom(ctx, () => ctx.conversations.warmUp(ctx.caller, ctx.access, connect));
 }
