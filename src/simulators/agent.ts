@@ -39,11 +39,20 @@ function ordinaryReply(line: string, paced = false): Json[] {
 /** An order number in a line ("my order number is 12345", "order number: 12345"): the agent answers it, the engine remembers it. */
 export const ORDER_NUMBER = /\border number(?: is)?:?\s*#?(\d{4,})\b/i;
 
-/** What the engine knows beyond the line: the session's ordinal (1, 2, …) and the user's remembered facts. */
+/**
+ * What the engine knows beyond the line: the session's ordinal (1, 2, …), the user's remembered
+ * facts, and the revision the key runs. Revision 3 and later (the demo's `coach.3`) differ from
+ * the Published revision 2 in two ways a comparison finds: they give a delivery date without
+ * looking the order up (a regression), and they start a refund with a tool (a fix).
+ */
 export interface AgentContext {
   session: number;
   facts: string[];
+  revision?: number;
 }
+
+/** The first revision that behaves as the comparison's candidate. */
+const CANDIDATE_REVISION = 3;
 
 /** The delivery date the demo agent gives for any order: a fixed day, so suites are deterministic. */
 const DELIVERY_DATE = 'Friday, 4 December 2026';
@@ -56,13 +65,17 @@ function greeting(ref: string, paced: boolean, facts: string[]): Json[] {
 }
 
 /** Orders and deliveries: a number is looked up and given a date; a delivery question without one is asked for it. */
-function orderReply(line: string, facts: string[]): Reply | undefined {
+function orderReply(line: string, facts: string[], candidate: boolean): Reply | undefined {
   const order = ORDER_NUMBER.exec(line)?.[1];
   if (order !== undefined) {
     return {
       elements: [
-        command('tool-call', { name: 'lookup_order', result: 'started' }),
-        command('tool-call', { name: 'lookup_order', result: 'completed' }),
+        ...(candidate
+          ? []
+          : [
+              command('tool-call', { name: 'lookup_order', result: 'started' }),
+              command('tool-call', { name: 'lookup_order', result: 'completed' }),
+            ]),
         text(`Thanks! Order ${order} will be delivered on ${DELIVERY_DATE}.`),
         RESPONSE_END,
         text('Anything else?'),
@@ -72,7 +85,7 @@ function orderReply(line: string, facts: string[]): Reply | undefined {
   }
   if (!/\bdeliver/i.test(line)) return undefined;
   const known = facts.map((f) => /^order (\d+)$/.exec(f)?.[1]).find((n) => n !== undefined);
-  if (known !== undefined) return orderReply(`order number ${known}`, []);
+  if (known !== undefined) return orderReply(`order number ${known}`, [], candidate);
   return { elements: [text('Which order do you mean? Please tell me your order number.'), RESPONSE_END, exit(false)] };
 }
 
@@ -121,8 +134,20 @@ export function agentReply(
     case 'flaky': // odd sessions of the engine say yes, even ones no: a flaky agent, deterministically
       return { elements: [text(context.session % 2 === 1 ? 'Yes, that works.' : 'No, sorry.'), RESPONSE_END, exit(false)] };
   }
-  const order = orderReply(line, context.facts);
+  const candidate = (context.revision ?? 0) >= CANDIDATE_REVISION;
+  const order = orderReply(line, context.facts, candidate);
   if (order !== undefined) return order;
+  if (candidate && /\brefund\b/i.test(line)) {
+    return {
+      elements: [
+        command('tool-call', { name: 'start_refund', result: 'started' }),
+        command('tool-call', { name: 'start_refund', result: 'completed' }),
+        text('I have started your refund: the money is back on your card within 5 days.'),
+        RESPONSE_END,
+        exit(false),
+      ],
+    };
+  }
   if (/\b(good)?bye\b/i.test(line)) return { elements: [text('Goodbye!'), RESPONSE_END, exit(true)], then: 1000 };
   return { elements: ordinaryReply(line, paced) };
 }

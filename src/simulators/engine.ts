@@ -364,7 +364,11 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
       const facts = (s.userId === undefined ? [] : (memory.get(s.userId) ?? [])).flatMap((u) =>
         u.kind === 'fact' ? [String(u.text)] : [],
       );
-      const reply = agentReply(line, agent.ref, socketLines, s.lines.length, speechPaceMs > 0, { session: s.ordinal, facts });
+      const reply = agentReply(line, agent.ref, socketLines, s.lines.length, speechPaceMs > 0, {
+        session: s.ordinal,
+        facts,
+        revision: conn.revision,
+      });
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       for (const [i, element] of reply.elements.entries()) {

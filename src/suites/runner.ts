@@ -25,21 +25,25 @@ const RUN_NOTES = {
 /** One attempt to run: conversation `index` of the suite, attempt `attempt` (1-based). */
 export type AttemptRef = [index: number, attempt: number];
 
-/**
- * A unit of work: rounds run one after the other, each round's attempts in order. Units run in
- * parallel. A conversation on no device makes one unit per attempt (one round of one attempt); a
- * group of conversations sharing a device — one simulated user coming back — makes one unit whose
- * round k holds attempt k of each conversation in the order written.
- */
+/** A unit of work: rounds run one after the other, each round's attempts in order; units run in parallel. */
 export type Unit = AttemptRef[][];
 
-export function unitsOf(state: RunState): Unit[] {
+/**
+ * One unit per group of conversations (a conversation of its own, or those sharing a device: one
+ * simulated user coming back), whose round k holds attempt k of each, in the order written.
+ */
+export function groupUnits(state: RunState): Unit[] {
   const attempts = Array.from({ length: state.suite.repeat }, (_, k) => k + 1);
-  return state.groups.flatMap((group): Unit[] =>
-    group.length === 1 && state.suite.conversations[group[0]!]!.connect.device_ref === undefined
-      ? attempts.map((k) => [[[group[0]!, k]]])
-      : [attempts.map((k) => group.map((i): AttemptRef => [i, k]))],
-  );
+  return state.groups.map((group) => attempts.map((k) => group.map((i): AttemptRef => [i, k])));
+}
+
+/** A run's units: a conversation on no device runs its attempts in parallel, each a unit of its own. */
+export function unitsOf(state: RunState): Unit[] {
+  return groupUnits(state).flatMap((unit, g) => {
+    const group = state.groups[g]!;
+    const fresh = group.length === 1 && state.suite.conversations[group[0]!]!.connect.device_ref === undefined;
+    return fresh ? unit.map((round) => [round]) : [unit];
+  });
 }
 
 /**

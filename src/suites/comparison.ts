@@ -1,0 +1,316 @@
+import { describeExpectation } from './transcript.js';
+import {
+  addUsage,
+  noUsage,
+  type AttemptReport,
+  type ConversationReport,
+  type ConversationStatus,
+  type ModelUsage,
+  type RevisionReport,
+  type RunReport,
+  type TurnReport,
+} from './report.js';
+
+/**
+ * A baseline-versus-candidate comparison: the same suite run against two revisions, attempt by
+ * attempt, and what differs between them per conversation — the verdict, the expectations and
+ * criteria whose outcome differs, the first turn where the agent's replies differ, latency and
+ * model usage per side. Pure: it reads the two sides' run reports.
+ */
+
+export type Side = 'baseline' | 'candidate';
+
+/**
+ * `regressed`: the baseline passed and the candidate did not; `fixed`: the other way round;
+ * `unchanged`: both passed or both did not; `error`: a side could not run any attempt (status
+ * `error`), so the two cannot be compared.
+ */
+export type ComparisonVerdict = 'regressed' | 'fixed' | 'unchanged' | 'error';
+
+/** Turn latency from the durations of the turns that ran; null when none did. */
+export interface Latency {
+  p50_ms: number | null;
+  p95_ms: number | null;
+}
+
+/** One side of a conversation's comparison. */
+export interface SideResult {
+  status: ConversationStatus;
+  passed: boolean;
+  pass_rate: number;
+  attempts_passed: number;
+  attempts_total: number;
+  latency: Latency;
+  model_usage: ModelUsage;
+}
+
+/** How one expectation or criterion came out on one side, over its attempts. */
+export interface Tally {
+  /** attempts in which it held */
+  passed: number;
+  /** attempts in which it was evaluated (a skipped turn's are not) */
+  evaluated: number;
+  /** the evidence or reasoning of the first attempt that failed it, else of the first that passed it */
+  evidence: string | null;
+}
+
+/** An expectation or a criterion whose outcome differs between the sides. */
+export interface Difference {
+  kind: 'expectation' | 'criterion';
+  /** the scripted turn it belongs to (1-based); null: the conversation as a whole */
+  turn: number | null;
+  /** the expectation's kind (`tool`, `text_matches`, …) or the criterion's id */
+  name: string;
+  /** as a person reads it: `tool lookup_order`, or the criterion's text */
+  description: string;
+  baseline: Tally;
+  candidate: Tally;
+}
+
+export interface ConversationComparison {
+  name: string;
+  /** 0-based, the conversation's place in the suite */
+  index: number;
+  verdict: ComparisonVerdict;
+  baseline: SideResult;
+  candidate: SideResult;
+  differences: Difference[];
+  /** the first turn (1-based) where the agent's replies differ in any pair of attempts (text, tools, shown, ending); null: never */
+  diverged_at_turn: number | null;
+}
+
+export interface ComparedRevision {
+  /** the engine key as called: `agent:coach`, `agent:coach.3` */
+  agent: string;
+  revision: RevisionReport;
+}
+
+export interface ComparisonTotals {
+  conversations: number;
+  regressed: number;
+  fixed: number;
+  unchanged: number;
+  error: number;
+}
+
+export interface ComparisonReport {
+  comparison_id: string;
+  name: string | null;
+  baseline: ComparedRevision;
+  candidate: ComparedRevision;
+  /** some conversation regressed: a release gate stops here */
+  regressed: boolean;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  /** both sides ran with it */
+  seed: number;
+  prompt_version: string;
+  repeat: number;
+  pass_rate: number;
+  totals: ComparisonTotals;
+  latency: Record<Side, Latency>;
+  model_usage: Record<Side | 'total', ModelUsage>;
+  conversations: ConversationComparison[];
+  /** each side's full run report: transcripts, evidence, reasoning, session ids */
+  runs: Record<Side, RunReport>;
+  notes: string[];
+}
+
+/** The nearest-rank percentile of sorted values. */
+function percentile(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+export function latencyOf(attempts: AttemptReport[]): Latency {
+  const durations = attempts
+    .flatMap((a) => a.turns.map((t) => t.duration_ms))
+    .filter((d): d is number => d !== null)
+    .sort((a, b) => a - b);
+  return { p50_ms: percentile(durations, 50), p95_ms: percentile(durations, 95) };
+}
+
+const sideOf = (conv: ConversationReport): SideResult => ({
+  status: conv.status,
+  passed: conv.passed,
+  pass_rate: conv.pass_rate,
+  attempts_passed: conv.attempts_passed,
+  attempts_total: conv.attempts_total,
+  latency: latencyOf(conv.attempts),
+  model_usage: conv.model_usage,
+});
+
+export function verdictOf(baseline: ConversationReport, candidate: ConversationReport): ComparisonVerdict {
+  if (baseline.status === 'error' || candidate.status === 'error') return 'error';
+  if (baseline.passed && !candidate.passed) return 'regressed';
+  if (!baseline.passed && candidate.passed) return 'fixed';
+  return 'unchanged';
+}
+
+/** One outcome as both sides' tallies are keyed: where it is, what it is, and how it came out in one attempt. */
+interface Outcome {
+  key: string;
+  kind: Difference['kind'];
+  turn: number | null;
+  name: string;
+  description: string;
+  passed: boolean | null;
+  evidence: string | null;
+}
+
+function outcomesOf(attempt: AttemptReport): Outcome[] {
+  const out: Outcome[] = [];
+  const at = (turn: TurnReport | null) => (turn === null ? 'conversation' : `turn ${turn.index}`);
+  const add = (turn: TurnReport | null) => (attemptPart: Pick<AttemptReport, 'expectations' | 'criteria'>) => {
+    for (const e of attemptPart.expectations) {
+      const description = describeExpectation(e);
+      out.push({
+        key: `${at(turn)} expectation ${description}`,
+        kind: 'expectation',
+        turn: turn?.index ?? null,
+        name: e.kind,
+        description,
+        passed: e.passed,
+        evidence: e.evidence,
+      });
+    }
+    for (const c of attemptPart.criteria) {
+      out.push({
+        key: `${at(turn)} criterion ${c.id}`,
+        kind: 'criterion',
+        turn: turn?.index ?? null,
+        name: c.id,
+        description: c.text,
+        // A criterion on a turn that was never judged (skipped, or the attempt failed first) is not counted.
+        passed: turn !== null && turn.status === 'skipped' ? null : c.passed,
+        evidence: c.reasoning,
+      });
+    }
+  };
+  // Only scripted turns carry expectations and criteria of the suite's; a simulated turn's index differs between attempts.
+  for (const turn of attempt.turns) if (turn.source === 'script') add(turn)(turn);
+  add(null)(attempt);
+  return out;
+}
+
+interface Tallied {
+  outcome: Outcome;
+  tally: Tally;
+  /** whether the evidence kept is of a failure */
+  failedEvidence: boolean;
+}
+
+function tallies(attempts: AttemptReport[]): Map<string, Tallied> {
+  const byKey = new Map<string, Tallied>();
+  for (const attempt of attempts) {
+    for (const outcome of outcomesOf(attempt)) {
+      let entry = byKey.get(outcome.key);
+      if (entry === undefined) {
+        entry = { outcome, tally: { passed: 0, evaluated: 0, evidence: null }, failedEvidence: false };
+        byKey.set(outcome.key, entry);
+      }
+      if (outcome.passed === null) continue;
+      entry.tally.evaluated += 1;
+      if (outcome.passed) entry.tally.passed += 1;
+      if (entry.tally.evidence === null || (!outcome.passed && !entry.failedEvidence)) {
+        entry.tally.evidence = outcome.evidence;
+        entry.failedEvidence = !outcome.passed;
+      }
+    }
+  }
+  return byKey;
+}
+
+const shareOf = (t: Tally): number | null => (t.evaluated === 0 ? null : t.passed / t.evaluated);
+const noTally = (): Tally => ({ passed: 0, evaluated: 0, evidence: null });
+
+/** The expectations and criteria whose share of passing attempts differs between the sides, in the suite's order. */
+export function differencesOf(baseline: AttemptReport[], candidate: AttemptReport[]): Difference[] {
+  const b = tallies(baseline);
+  const c = tallies(candidate);
+  const keys = [...new Set([...b.keys(), ...c.keys()])];
+  return keys.flatMap((key): Difference[] => {
+    const outcome = (b.get(key) ?? c.get(key))!.outcome;
+    const left = b.get(key)?.tally ?? noTally();
+    const right = c.get(key)?.tally ?? noTally();
+    if (shareOf(left) === shareOf(right)) return [];
+    return [{ kind: outcome.kind, turn: outcome.turn, name: outcome.name, description: outcome.description, baseline: left, candidate: right }];
+  });
+}
+
+const replyOf = (turn: TurnReport | undefined): string =>
+  turn === undefined || turn.status === 'skipped'
+    ? ''
+    : JSON.stringify([turn.outcome, turn.text, turn.tools, turn.shown, turn.ended_by_agent]);
+
+/** The first turn where the agent's replies differ, in any pair of attempts with the same number. */
+export function divergedAt(baseline: AttemptReport[], candidate: AttemptReport[]): number | null {
+  let first: number | null = null;
+  for (const left of baseline) {
+    const right = candidate.find((a) => a.attempt === left.attempt);
+    if (right === undefined) continue;
+    const turns = Math.max(left.turns.length, right.turns.length);
+    for (let i = 0; i < turns; i++) {
+      if (replyOf(left.turns[i]) !== replyOf(right.turns[i])) {
+        first = first === null ? i + 1 : Math.min(first, i + 1);
+        break;
+      }
+    }
+  }
+  return first;
+}
+
+export function compareConversation(baseline: ConversationReport, candidate: ConversationReport): ConversationComparison {
+  return {
+    name: baseline.name,
+    index: baseline.index,
+    verdict: verdictOf(baseline, candidate),
+    baseline: sideOf(baseline),
+    candidate: sideOf(candidate),
+    differences: differencesOf(baseline.attempts, candidate.attempts),
+    diverged_at_turn: divergedAt(baseline.attempts, candidate.attempts),
+  };
+}
+
+export function totalsOfComparison(conversations: ConversationComparison[]): ComparisonTotals {
+  const totals: ComparisonTotals = { conversations: conversations.length, regressed: 0, fixed: 0, unchanged: 0, error: 0 };
+  for (const c of conversations) totals[c.verdict] += 1;
+  return totals;
+}
+
+/** The comparison's report from both sides' run reports. */
+export function comparisonReportOf(
+  id: string,
+  runs: Record<Side, RunReport>,
+  timing: { startedAt: number; finishedAt: number },
+  notes: string[],
+): ComparisonReport {
+  const conversations = runs.baseline.conversations.map((conv, i) => compareConversation(conv, runs.candidate.conversations[i]!));
+  const totals = totalsOfComparison(conversations);
+  const attemptsOf = (run: RunReport) => run.conversations.flatMap((c) => c.attempts);
+  return {
+    comparison_id: id,
+    name: runs.candidate.name,
+    baseline: { agent: runs.baseline.agent, revision: runs.baseline.revision },
+    candidate: { agent: runs.candidate.agent, revision: runs.candidate.revision },
+    regressed: totals.regressed > 0,
+    started_at: new Date(timing.startedAt).toISOString(),
+    finished_at: new Date(timing.finishedAt).toISOString(),
+    duration_ms: timing.finishedAt - timing.startedAt,
+    seed: runs.candidate.seed,
+    prompt_version: runs.candidate.prompt_version,
+    repeat: runs.candidate.repeat,
+    pass_rate: runs.candidate.pass_rate,
+    totals,
+    latency: { baseline: latencyOf(attemptsOf(runs.baseline)), candidate: latencyOf(attemptsOf(runs.candidate)) },
+    model_usage: {
+      baseline: runs.baseline.model_usage,
+      candidate: runs.candidate.model_usage,
+      total: addUsage(addUsage(noUsage(), runs.baseline.model_usage), runs.candidate.model_usage),
+    },
+    conversations,
+    runs,
+    notes,
+  };
+}

@@ -1,0 +1,175 @@
+import t from 'tap';
+import type { ComparisonReport } from '../src/suites/comparison.js';
+import { startStack } from './support/stack.js';
+
+/**
+ * Baseline versus candidate: the same suite against `coach` (Published revision 2) and `coach.3`
+ * (Preview). The demo agent's revision 3 gives a delivery date without looking the order up (a
+ * regression of `tool: lookup_order`) and starts refunds with a tool (a fix of `tool: start_refund`).
+ */
+const comparePath = (candidate = 'coach.3') => `/v1/agents/${candidate}/comparisons`;
+const orderLookup = {
+  name: 'order lookup',
+  turns: [{ line: '#intro' }, { line: 'My order number is 12345', expect: { tool: 'lookup_order', text_contains: 'delivered' } }],
+};
+const refund = { name: 'refund', turns: [{ line: 'I want a refund', expect: { tool: 'start_refund' } }] };
+const steady = { name: 'steady', turns: [{ line: 'hi', expect: { text_contains: 'hi' } }] };
+
+t.test('a candidate that breaks one conversation and fixes another', async (t) => {
+  const s = await startStack(t);
+  const answer = await s.call('POST', comparePath(), { body: { baseline: 'coach', conversations: [orderLookup, refund, steady] } });
+  t.equal(answer.status, 200, answer.text);
+  const report = answer.body as ComparisonReport;
+  t.same(report.baseline, { agent: 'agent:coach', revision: { ref: 'coach', revision: 2, state: 'Published' } });
+  t.same(report.candidate, { agent: 'agent:coach.3', revision: { ref: 'coach', revision: 3, state: 'Preview' } });
+  t.equal(report.regressed, true);
+  t.same(report.totals, { conversations: 3, regressed: 1, fixed: 1, unchanged: 1, error: 0 });
+
+  const [order, refunds, same] = report.conversations;
+  t.match(order, {
+    name: 'order lookup',
+    verdict: 'regressed',
+    baseline: { status: 'passed', passed: true, pass_rate: 1 },
+    candidate: { status: 'failed', passed: false, pass_rate: 0 },
+    diverged_at_turn: 2,
+  });
+  t.same(
+    order!.differences.map((d) => [d.kind, d.turn, d.name, d.description, d.baseline.passed, d.candidate.passed]),
+    [['expectation', 2, 'tool', 'tool lookup_order', 1, 0]],
+    'only the lookup differs: both gave the date',
+  );
+  t.equal(order!.differences[0]!.candidate.evidence, 'tools called: none');
+  t.equal(order!.differences[0]!.baseline.evidence, 'tools called: lookup_order');
+  t.match(refunds, { verdict: 'fixed', baseline: { status: 'failed' }, candidate: { status: 'passed' }, diverged_at_turn: 1 });
+  t.match(same, { verdict: 'unchanged', differences: [], diverged_at_turn: null });
+
+  for (const side of ['baseline', 'candidate'] as const) {
+    const latency = report.conversations[0]![side].latency;
+    t.ok(latency.p50_ms !== null && latency.p95_ms !== null && latency.p50_ms <= latency.p95_ms, `${side} latency p50 ≤ p95`);
+    t.equal(report.runs[side].conversations.length, 3, `${side}'s whole run report is there`);
+  }
+  t.equal(report.runs.baseline.seed, report.runs.candidate.seed, 'one seed for both sides');
+  t.equal(report.seed, report.runs.candidate.seed);
+  t.match(report.runs.baseline.run_label, /^cmp-[0-9a-f]{8}:baseline$/);
+  t.equal(report.runs.candidate.run_label, report.runs.baseline.run_label.replace(/baseline$/, 'candidate'));
+  t.ok(report.notes.some((n) => n.includes('interleaved')));
+  const keys = s.engine.record.connections.map((c) => c.path.replace('/socket/pipeline/', ''));
+  t.equal(keys.filter((k) => k === 'agent:coach').length, 3);
+  t.equal(keys.filter((k) => k === 'agent:coach.3').length, 3);
+  t.ok(
+    s.engine.record.connections.every((c) => c.closeCode === 1000 || c.closeCode === undefined),
+    'every conversation closed plainly (or is closing)',
+  );
+});
+
+t.test('attempts interleave baseline and candidate; a fixture is restored before every attempt on both sides', async (t) => {
+  const s = await startStack(t);
+  const fixture = { units: [{ kind: 'fact', text: 'order 777' }] };
+  const answer = await s.call('POST', comparePath(), {
+    body: {
+      baseline: 'coach',
+      device_ref: 'erin',
+      repeat: 2,
+      memory: { restore: fixture, confirm: true },
+      conversations: [{ name: 'returning', turns: [{ line: '#intro', expect: { text_contains: 'order 777' } }] }],
+    },
+  });
+  t.equal(answer.status, 200, answer.text);
+  const report = answer.body as ComparisonReport;
+  t.match(report.conversations[0], { verdict: 'unchanged', baseline: { status: 'passed' }, candidate: { status: 'passed' } });
+  const restores = s.engine.record.memoryRequests.filter((r) => r.path === '/api/memory/restore');
+  t.equal(restores.length, 4, 'a restore before each of the 2 attempts on each side');
+  for (const r of restores) t.same(r.body, fixture);
+  const visits = s.engine.record.connections.filter((c) => c.frames.length > 0);
+  t.same(
+    visits.map((c) => c.path.replace('/socket/pipeline/agent:', '')),
+    ['coach', 'coach.3', 'coach', 'coach.3'],
+    'baseline 1, candidate 1, baseline 2, candidate 2',
+  );
+  for (const [i, visit] of visits.entries()) {
+    t.ok(visit.openedAt >= restores[i]!.at, `attempt ${i + 1} started after its own restore`);
+    if (i > 0) t.ok(restores[i]!.at >= visits[i - 1]!.openedAt, `restore ${i + 1} came after the attempt before it`);
+  }
+  t.match(report.runs.candidate.memory, { device_ref: 'mcp:erin', restores: 2 });
+  t.match(report.runs.baseline.memory, { device_ref: 'mcp:erin', restores: 2 });
+});
+
+t.test('the stream says which side each turn ran on', async (t) => {
+  const s = await startStack(t);
+  const answer = await s.call('POST', comparePath(), {
+    body: { baseline: 'coach', conversations: [refund] },
+    headers: { accept: 'application/x-ndjson' },
+  });
+  t.equal(answer.status, 200);
+  const lines = answer.text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { turn?: { side: string; conversation: string }; report?: ComparisonReport });
+  t.same(
+    lines.filter((l) => l.turn).map((l) => [l.turn!.side, l.turn!.conversation]),
+    [
+      ['baseline', 'refund'],
+      ['candidate', 'refund'],
+    ],
+  );
+  t.equal(lines.at(-1)!.report!.totals.fixed, 1);
+});
+
+t.test('bad comparisons are refused before anything is sent', async (t) => {
+  const s = await startStack(t);
+  const cases: Array<[unknown, number, string, RegExp]> = [
+    [{ conversations: [steady] }, 400, 'invalid_request', /^baseline is required/],
+    [{ baseline: 'a b', conversations: [steady] }, 400, 'invalid_request', /^baseline must be an agent ref such as coach/],
+    [{ baseline: 'coach', conversations: [] }, 400, 'invalid_request', /^conversations must list at least one/],
+    [{ baseline: 'hidden', conversations: [steady] }, 403, 'forbidden', /./],
+    [{ baseline: 'draft-only', conversations: [steady] }, 409, 'no_published_revision', /./],
+  ];
+  for (const [body, status, error, message] of cases) {
+    const answer = await s.call('POST', comparePath(), { body });
+    t.equal(answer.status, status, JSON.stringify(body));
+    t.equal(answer.body.error, error);
+    t.match(answer.body.message, message);
+  }
+  t.equal(s.engine.record.connections.length, 0, 'nothing reached the engine');
+  const noModel = await s.call('POST', comparePath(), {
+    body: { baseline: 'coach', conversations: [{ simulated_user: { persona: 'p', goal: 'g' } }] },
+  });
+  t.equal(noModel.status, 409);
+  t.equal(noModel.body.error, 'model_not_configured');
+});
+
+t.test('simulated users on both sides get the same persona and seed', async (t) => {
+  const s = await startStack(t, { model: true });
+  const answer = await s.call('POST', comparePath(), {
+    body: {
+      baseline: 'coach',
+      seed: 42,
+      conversations: [
+        {
+          name: 'delivery',
+          simulated_user: { persona: 'Dana', goal: 'Find out when my order will be delivered.', facts: { order_number: '12345' } },
+          expect: { tools: ['lookup_order'], criteria: ['The agent gave a delivery date'] },
+        },
+      ],
+    },
+  });
+  t.equal(answer.status, 200, answer.text);
+  const report = answer.body as ComparisonReport;
+  t.equal(report.seed, 42);
+  t.match(report.conversations[0], { verdict: 'regressed' });
+  t.same(
+    report.conversations[0]!.differences.map((d) => [d.kind, d.turn, d.name]),
+    [['expectation', null, 'tools']],
+    'the judge found a date on both sides; only the lookup differs',
+  );
+  const systems = s
+    .model!.requests.filter((r) => r.body.response_format?.json_schema?.name === 'simulated_user_turn')
+    .map((r) => [r.body.seed, r.body.messages?.[0]?.content]);
+  t.ok(systems.length >= 2);
+  t.ok(
+    systems.every(([seed, system]) => seed === 42 && system === systems[0]![1]),
+    'the same seed and persona in every call',
+  );
+  t.ok(report.model_usage.baseline.calls > 0 && report.model_usage.candidate.calls > 0);
+  t.equal(report.model_usage.total.calls, report.model_usage.baseline.calls + report.model_usage.candidate.calls);
+});
