@@ -9,6 +9,7 @@ import { invalidRequest } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
+import { registerTool } from './tools.js';
 
 /**
  * test_agent, end_conversation, list_conversations: the conversation routes as tools. They go
@@ -37,7 +38,9 @@ const testAgentInput = startBody.extend({
 const TEST_AGENT = `Say one line to a Promethist agent in a live test conversation and answer what the agent did: its speech, tool calls, shown elements, how the turn ended. Without session_id a new conversation starts (one real engine session, counting towards usage) with #intro unless a line is given; pass the answered session_id to continue it over the same engine socket (the engine keeps its planning). locale, device_ref (the simulated user, under mcp:), time_zone, run_label and time_offset (a negative ISO-8601 duration) are fixed when the conversation connects. A line may not start with # (engine actions such as #exit are never sent). With a progress token, progress notifications carry the agent's speech as it arrives.`;
 
 export function registerConversationTools(server: McpServer, app: FastifyInstance): void {
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'test_agent',
     {
       title: 'Test an agent: one turn of a live conversation',
@@ -70,7 +73,9 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       }),
   );
 
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'end_conversation',
     {
       title: 'End a test conversation',
@@ -94,15 +99,18 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       }),
   );
 
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'list_conversations',
     {
       title: 'List my test conversations',
       description: 'Your test conversations on every pod of this gateway, open and recently closed, newest first (any agent).',
+      inputSchema: z.strictObject({}),
       outputSchema: ConversationList,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (extra) =>
+    (_args, extra) =>
       guarded(app.log, async () => {
         const caller = callerOf(extra);
         const conversations = await app.conversationService.list(caller);

@@ -10,6 +10,7 @@ import { runSuite } from '../suites/runner.js';
 import { confirmRestore } from './memory-tools.js';
 import { runReportOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
+import { registerTool } from './tools.js';
 
 /** run_suite: the runs route as a tool; the suite comes as YAML text or as JSON. */
 const RUN_SUITE = `Run a test suite against an agent and answer its report: every conversation (in parallel up to your conversation limit), every turn's transcript, every expectation with its evidence, totals and the session ids. The suite is the runs route's body: YAML text or a JSON object with agent, conversations[].turns[].line and .expect (text_matches, text_contains, tool, shown, not_shown, ended_by_agent, exit_within_ms), optional memory { restore, save, wait_ms }. Every conversation is closed plainly when done. With a progress token, each evaluated turn is reported as progress.`;
@@ -31,7 +32,9 @@ const memoryConfirm = (data: unknown): boolean | undefined => {
 };
 
 export function registerSuiteTools(server: McpServer, app: FastifyInstance): void {
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'run_suite',
     {
       title: 'Run a test suite',
