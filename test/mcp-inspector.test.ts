@@ -62,9 +62,11 @@ t.test(
 
     const list = await inspector('--method', 'tools/list', '--strict');
     t.equal(list.code, 0, 'tools/list --strict finds no error-severity schema portability problem', { stderr: list.stderr });
-    // The output schemas are the API's response shapes (src/api/responses.ts): portable as they are.
-    const outputFindings = list.stderr.split('\n').filter((l) => /^\s*Path: .*outputSchema/.test(l));
-    t.same(outputFindings, [], 'no schema portability warning for any output schema', { stderr: list.stderr });
+    // The output schemas are the API's response shapes (src/api/responses.ts), portable as they are;
+    // the input schemas are listed in a portable spelling by src/mcp/tools.ts.
+    const findings = list.stderr.split('\n').filter((l) => /^\s*Path: /.test(l));
+    t.same(findings, [], 'no schema portability finding for any input or output schema', { stderr: list.stderr });
+    t.notMatch(list.stderr, /warning/i, 'tools/list --strict prints no warning', { stderr: list.stderr });
     const names = (JSON.parse(list.stdout) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name).sort();
     t.same(names, ['end_conversation', 'list_conversations', 'restore_memory', 'run_suite', 'snapshot_memory', 'test_agent']);
 
@@ -88,7 +90,8 @@ t.test(
     t.match(JSON.parse(next.stdout).structuredContent.turn.text, /planning: 1 turns on this socket, 1 lines in this session/);
 
     const refused = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach', 'line=#exit');
-    t.match(refused.stdout + refused.stderr, /line may start with # only as exactly #intro/);
+    t.match(refused.stdout, /"isError": true/, 'a tool error');
+    t.match(refused.stdout, /"invalid_request: line may start with # only as exactly #intro: .*; nothing was sent to the engine"/);
 
     const anonymous = await run([INSPECTOR, '--cli', url, '--method', 'tools/list'], env);
     t.not(anonymous.code, 0, 'without the token the gateway answers 401');

@@ -86,9 +86,11 @@ t.test('a refused line is a tool error with the gateway code and rule; nothing r
   const sessionId = first.structuredContent.session_id;
   const refused: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', session_id: sessionId, line: '#exit' } });
   t.equal(refused.isError, true);
-  t.match(
+  t.equal(
     textOf(refused),
-    /line may start with # only as exactly #intro: other # lines are engine actions \(#exit, #ready:…\) and are never sent/,
+    'invalid_request: line may start with # only as exactly #intro: other # lines are engine actions (#exit, #ready:…) ' +
+      'and are never sent; nothing was sent to the engine',
+    "the gateway's code and whole sentence, never the SDK's protocol words",
   );
   t.same(s.engine.record.connections[0]!.frames, ['#intro'], 'the engine got only the opening');
 
@@ -97,10 +99,14 @@ t.test('a refused line is a tool error with the gateway code and rule; nothing r
 
   const badZone: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', time_zone: 'Mars/Olympus' } });
   t.equal(badZone.isError, true);
-  t.match(textOf(badZone), /time_zone must be an IANA time zone/);
+  t.match(textOf(badZone), /^invalid_request: time_zone must be an IANA time zone/);
 
   const unknown: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', lines: 'Hi' } });
-  t.match(textOf(unknown), /unknown field: lines/, 'the start body rules: no unknown field');
+  t.equal(
+    textOf(unknown),
+    'invalid_request: unknown field: lines; nothing was sent to the engine',
+    'the start body rules: no unknown field',
+  );
   t.equal(testAgentSchema(await client.listTools()).additionalProperties, false);
 
   const draft: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'draft-only' } });

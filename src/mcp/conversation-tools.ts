@@ -9,6 +9,7 @@ import { invalidRequest } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
 import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
+import { registerTool } from './tools.js';
 
 /**
  * test_agent, end_conversation, list_conversations: the conversation routes as tools. They go
@@ -44,7 +45,9 @@ const TEST_AGENT =
   `as it arrives.`;
 
 export function registerConversationTools(server: McpServer, app: FastifyInstance): void {
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'test_agent',
     {
       title: 'Test an agent: one turn of a live conversation',
@@ -77,7 +80,9 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       }),
   );
 
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'end_conversation',
     {
       title: 'End a test conversation',
@@ -102,15 +107,18 @@ export function registerConversationTools(server: McpServer, app: FastifyInstanc
       }),
   );
 
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'list_conversations',
     {
       title: 'List my test conversations',
       description: 'Your test conversations on every pod of this gateway, open and recently closed, newest first (any agent).',
+      inputSchema: z.strictObject({}),
       outputSchema: ConversationList,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (extra) =>
+    (_args, extra) =>
       guarded(app.log, async () => {
         const caller = callerOf(extra);
         const conversations = await app.conversationService.list(caller);

@@ -9,6 +9,7 @@ import { RESTORE_CLEARS, restoreMemory, snapshotMemory } from '../memory/snapsho
 import { agentSchema, restoreBody } from '../schemas/requests.js';
 import { deviceRefSchema } from '../schemas/connect.js';
 import { callerOf, guarded, success } from './results.js';
+import { registerTool } from './tools.js';
 
 /** snapshot_memory and restore_memory: the memory routes as tools; a restore needs a confirmation. */
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -51,7 +52,9 @@ export async function confirmRestore(server: McpServer, extra: Extra, confirm: b
 }
 
 export function registerMemoryTools(server: McpServer, app: FastifyInstance): void {
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'snapshot_memory',
     {
       title: "Snapshot a simulated user's memory",
@@ -73,7 +76,9 @@ export function registerMemoryTools(server: McpServer, app: FastifyInstance): vo
       }),
   );
 
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'restore_memory',
     {
       title: "Restore a simulated user's memory",

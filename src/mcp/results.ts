@@ -2,7 +2,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../domain/vocabulary.js';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError, isGatewayError, type Problem } from '../errors.js';
 
 /**
  * What every tool shares: the caller of the HTTP request that carried the call, a result as
@@ -24,10 +24,16 @@ export function success(structured: object, text: string): CallToolResult {
   return { structuredContent: structured as Record<string, unknown>, content: [{ type: 'text', text }] };
 }
 
+/**
+ * The gateway's code and sentence, as REST answers `error` and `message`; when more than one input
+ * rule is broken (REST's `details.problems`), each further one on a line of its own.
+ */
 export function refusal(err: unknown, log: FastifyBaseLogger): CallToolResult {
   if (!isGatewayError(err)) log.error({ err }, 'an MCP tool failed');
   const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed on this call; it has been logged.');
-  return { isError: true, content: [{ type: 'text', text: `${error.code}: ${error.message}` }] };
+  const problems = (error.details as { problems?: unknown } | undefined)?.problems;
+  const further = Array.isArray(problems) ? (problems as Problem[]).slice(1).map((p) => `also: ${p.rule}`) : [];
+  return { isError: true, content: [{ type: 'text', text: [`${error.code}: ${error.message}`, ...further].join('\n') }] };
 }
 
 /** Runs a tool body; a refusal or a fault becomes the tool's error result, never a protocol error. */

@@ -12,6 +12,7 @@ import { criterionLine } from '../suites/transcript.js';
 import { confirmRestore } from './memory-tools.js';
 import { runReportOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
+import { registerTool } from './tools.js';
 
 /** run_suite: the runs route as a tool; the suite comes as YAML text or as JSON. */
 const RUN_SUITE =
@@ -42,7 +43,9 @@ const memoryConfirm = (data: unknown): boolean | undefined => {
 };
 
 export function registerSuiteTools(server: McpServer, app: FastifyInstance): void {
-  server.registerTool(
+  registerTool(
+    server,
+    app.log,
     'run_suite',
     {
       title: 'Run a test suite',

@@ -52,18 +52,38 @@ export const restoreBody = z.object(
   { error: bodyError },
 );
 
-function bodyError(issue: { code: string; input?: unknown; keys?: string[] }): string | undefined {
-  if (issue.code === 'unrecognized_keys')
-    return `unknown field${issue.keys && issue.keys.length > 1 ? 's' : ''}: ${issue.keys?.join(', ')}`;
+function bodyError(issue: { code: string; input?: unknown }): string | undefined {
   if (issue.code === 'invalid_type' && (typeof issue.input !== 'object' || issue.input === null || Array.isArray(issue.input))) {
     return 'the body must be a JSON object';
   }
   return undefined;
 }
 
-/** Validates one part of a request; the first problem is the message, all of them the details. */
-export function parse<S extends z.ZodType>(schema: S, value: unknown, part: 'body' | 'path' | 'query'): z.output<S> {
-  const result = schema.safeParse(value);
+const KIND: Record<string, string> = { record: 'object', int: 'integer' };
+const withArticle = (kind: string): string => `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
+
+/**
+ * The rule of an issue whose schema words none itself: an unknown field (no rule allows it) and a
+ * missing or mistyped one, named by its path. Every other rule is worded where it is declared.
+ */
+function plainRule(issue: z.core.$ZodRawIssue): string | undefined {
+  const at = (issue.path ?? []).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const keys = issue.keys.map((key) => (at === '' ? key : `${at}.${key}`));
+    return `unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`;
+  }
+  if (issue.code === 'invalid_type' && at !== '') {
+    return issue.input === undefined ? `${at} is required` : `${at} must be ${withArticle(KIND[issue.expected] ?? issue.expected)}`;
+  }
+  return undefined;
+}
+
+/**
+ * Validates one part of a request (or an MCP tool's arguments); the first problem is the message,
+ * all of them the details.
+ */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, part: 'body' | 'path' | 'query' | 'arguments'): z.output<S> {
+  const result = schema.safeParse(value, { error: plainRule });
   if (result.success) return result.data;
   const [first, ...rest] = result.error.issues.map((issue) => ({
     field: issue.path.length > 0 ? issue.path.join('.') : part,
