@@ -3,45 +3,14 @@
  * status, its transcript and its JUnit XML; and the examples in examples/ passing.
  */
 
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
-import { childEnv, startStack, type Stack } from './support/stack.js';
+import { cli, readJunit } from './support/cli.js';
+import { startStack, type Stack } from './support/stack.js';
 import { type Json } from './support/http.js';
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', ...args], {
-    cwd: process.cwd(),
-    env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', AGENT_TEST_GATEWAY_URL: '', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
-
-/** Reads a JUnit file: whether XMLValidator accepts it, and its parsed <testsuites>. */
-async function readJunit(path: string): Promise<{ valid: unknown; doc: Json }> {
-  const xml = await readFile(path, 'utf8');
-  const parser = new XMLParser({
-    ignoreAttributes: false,
-    attributeNamePrefix: '',
-    isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name),
-  });
-  return { valid: XMLValidator.validate(xml), doc: parser.parse(xml).testsuites };
-}
 
 const noEngine = (s: Stack) => s.engine.record.connections.length + s.engine.record.memoryRequests.length;
 
@@ -56,7 +25,7 @@ t.test('the examples pass against the demo world', async (t) => {
     'examples/simulated-user.yaml',
     'examples/simulated-returning-user.yaml',
   ];
-  const result = await cli([...examples, '--gateway', s.url, '--junit', out]);
+  const result = await cli('run', [...examples, '--gateway', s.url, '--junit', out]);
   t.equal(result.code, 0, result.stdout + result.stderr);
   t.match(result.stdout, /basic \(examples\/basic\.yaml\) — agent:coach · revision 2 \(Published\) · run label run-[0-9a-f]{8} · seed \d+/);
   t.match(result.stdout, /✓ tool lookup_order/);
@@ -140,7 +109,7 @@ conversations:
 `,
   });
   const out = join(dir, 'junit.xml');
-  const result = await cli([join(dir, 'failing.yaml'), `--gateway=${s.url}`, `--junit=${out}`]);
+  const result = await cli('run', [join(dir, 'failing.yaml'), `--gateway=${s.url}`, `--junit=${out}`]);
   t.equal(result.code, 1, result.stderr);
   t.match(result.stdout, /✓ text_matches \/How can I help\//);
   const lacksSpike = `the text "You said: Tom & Jerry <3 \\"quotes\\" 'apos' Anything else?" lacks "Spike"`;
@@ -176,7 +145,7 @@ t.test('suite problems stop the run before anything is sent: exit 2, the line na
       'agent: coach\ndevice_ref: dora\nmemory:\n  confirm: true\n  restore: missing.json\nconversations:\n  - turns:\n      - line: hi\n',
   });
   const out = join(dir, 'reports', 'junit.xml');
-  const result = await cli([
+  const result = await cli('run', [
     join(dir, 'good.yaml'),
     join(dir, 'bad.yaml'),
     join(dir, 'nofixture.yaml'),
@@ -210,26 +179,26 @@ t.test('usage and HTTP problems: exit 2', async (t) => {
   const dir = t.testdir({ 'ok.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: "#intro"\n' });
   const suite = join(dir, 'ok.yaml');
 
-  const help = await cli(['--help']);
+  const help = await cli('run', ['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /usage: agent-test-gateway run <suite\.yaml>…/);
-  const none = await cli([]);
+  const none = await cli('run', []);
   t.equal(none.code, 2);
   t.match(none.stderr, /name at least one suite file/);
-  const unknown = await cli([suite, '--junt', 'x.xml']);
+  const unknown = await cli('run', [suite, '--junt', 'x.xml']);
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /unknown option --junt/);
   const noTokenOut = join(dir, 'no-token.xml');
-  const noToken = await cli([suite, '--gateway', s.url, '--junit', noTokenOut], { AGENT_TEST_GATEWAY_TOKEN: '' });
+  const noToken = await cli('run', [suite, '--gateway', s.url, '--junit', noTokenOut], { AGENT_TEST_GATEWAY_TOKEN: '' });
   t.equal(noToken.code, 2);
   t.match(noToken.stderr, /set AGENT_TEST_GATEWAY_TOKEN/);
   t.match((await readJunit(noTokenOut)).doc.testsuite[0].testcase[0].error, { type: 'no_token' });
-  const badUrl = await cli([suite, '--gateway', 'localhost:8080']);
+  const badUrl = await cli('run', [suite, '--gateway', 'localhost:8080']);
   t.equal(badUrl.code, 2);
   t.match(badUrl.stderr, /--gateway must be an http:\/\/ or https:\/\/ URL/);
 
   const out = join(dir, 'junit.xml');
-  const forbidden = await cli([suite, '--gateway', s.url, '--junit', out], { AGENT_TEST_GATEWAY_TOKEN: 'outsider-token' });
+  const forbidden = await cli('run', [suite, '--gateway', s.url, '--junit', out], { AGENT_TEST_GATEWAY_TOKEN: 'outsider-token' });
   t.equal(forbidden.code, 2);
   t.match(forbidden.stderr, /ok\.yaml: HTTP 403 forbidden: /);
   const { valid, doc: report } = await readJunit(out);
@@ -238,7 +207,7 @@ t.test('usage and HTTP problems: exit 2', async (t) => {
   t.match(report.testsuite[0].testcase[0].error, { type: 'forbidden' });
 
   await s.app.close();
-  const unreachable = await cli([suite, '--gateway', s.url]);
+  const unreachable = await cli('run', [suite, '--gateway', s.url]);
   t.equal(unreachable.code, 2);
   t.match(unreachable.stderr, new RegExp(`cannot reach the gateway at ${s.url.replace(/\./g, '\\.')}: ECONNREFUSED`));
 });
@@ -261,7 +230,7 @@ conversations:
     },
     fixtures: { 'erin.json': JSON.stringify({ units: [{ kind: 'fact', text: 'likes jazz' }] }) },
   });
-  const result = await cli([join(dir, 'suites', 'memory.yaml'), '--gateway', s.url]);
+  const result = await cli('run', [join(dir, 'suites', 'memory.yaml'), '--gateway', s.url]);
   t.equal(result.code, 0, result.stdout + result.stderr);
   t.match(result.stdout, /memory of mcp:erin: restored 1 unit before the run/);
   // The path as it opens from where the command ran (the test's cwd is the repository), not relative to the suite.
@@ -309,7 +278,7 @@ t.test("the gateway's own 400 is reported at the line of each problem", async (t
     'polite.yaml':
       'agent: coach\nlocale: en-GB\nconversations:\n  - turns:\n      - line: "#intro"\n      - line: Would you kindly help?\n',
   });
-  const result = await cli([join(dir, 'polite.yaml'), '--gateway', `http://127.0.0.1:${port}/`]);
+  const result = await cli('run', [join(dir, 'polite.yaml'), '--gateway', `http://127.0.0.1:${port}/`]);
   t.equal(result.code, 2);
   t.match(result.stderr, 'polite.yaml: HTTP 400 invalid_request:\n');
   t.match(result.stderr, `${join(dir, 'polite.yaml')}:6: conversations[0].turns[1].line is too polite`);

@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 /**
  * The package's command: `agent-test-gateway chat …` talks to an agent from a terminal,
- * `agent-test-gateway run …` runs test suites; both through a running gateway.
+ * `agent-test-gateway run …` runs test suites and `agent-test-gateway compare …` compares two
+ * revisions with them; all through a running gateway.
  * `agent-test-gateway serve` runs the gateway itself, configured from the environment.
  */
 const USAGE = `usage:
   agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
       talk to an agent from the terminal; --session reconnects to an earlier conversation
-  agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE]
-      run test suites; exit 1 when an expectation failed
+  agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE] [--json FILE] [--repeat N] [--agent REF]
+      run test suites; exit 1 when something failed, 2 when nothing failed but something could not run
+  agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--repeat N] [--junit FILE] [--html FILE] [--json FILE]
+      run test suites against two revisions; exit 1 when the candidate regressed
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
@@ -19,6 +22,7 @@ const [command, ...args] = process.argv.slice(2);
 let code: number | undefined;
 if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
+else if (command === 'compare') code = await (await import('./compare.js')).main(args);
 else if (command === 'serve' && args.length === 0) await (await import('../server.js')).serveFromEnvironment();
 else {
   // Help asked for goes to stdout; help after a wrong command goes to stderr with status 2.

@@ -235,7 +235,9 @@ export function differencesOf(baseline: AttemptReport[], candidate: AttemptRepor
     const left = b.get(key)?.tally ?? noTally();
     const right = c.get(key)?.tally ?? noTally();
     if (shareOf(left) === shareOf(right)) return [];
-    return [{ kind: outcome.kind, turn: outcome.turn, name: outcome.name, description: outcome.description, baseline: left, candidate: right }];
+    return [
+      { kind: outcome.kind, turn: outcome.turn, name: outcome.name, description: outcome.description, baseline: left, candidate: right },
+    ];
   });
 }
 

@@ -1,17 +1,23 @@
+import type { ComparisonReport, ConversationComparison } from './comparison.js';
 import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './report.js';
-import { describeExpectation, failureLines, lineOf, turnTitle } from './transcript.js';
+import { describeExpectation, differenceLine, failureLines, lineOf, turnTitle } from './transcript.js';
 
 /**
  * JUnit XML for CI: one <testsuite> per suite file; per conversation attempt, one <testcase> per
  * turn (classname = the suite, name = "conversation[ / attempt K] / turn N: line") and one per
  * criterion, a <failure> for a failed expectation or criterion, an <error> for a turn the gateway
- * could not run or an attempt that could not go on, <skipped> for a turn never sent.
+ * could not run or an attempt that could not go on, <skipped> for a turn never sent. A comparison
+ * adds, before the candidate's cases, one <testcase> per conversation ("conversation / compared
+ * with the baseline"): a <failure> when it regressed, an <error> when the sides could not be
+ * compared; the candidate's own cases follow as a run's do.
  */
 export interface JUnitSuite {
   name: string;
   file: string;
-  /** the run's report, or why the suite did not run at all */
+  /** the run's report (a comparison's candidate run), or why the suite did not run at all */
   report?: RunReport;
+  /** the comparison the report is the candidate's side of */
+  comparison?: ComparisonReport;
   error?: { error: string; message: string };
 }
 
@@ -116,6 +122,31 @@ function attemptCases(classname: string, conv: string, attempt: AttemptReport, r
   return cases;
 }
 
+/** A conversation's comparison: <failure> when it regressed, with what differs; <error> when the sides could not be compared. */
+function comparisonCase(classname: string, c: ConversationComparison, baseline: string): Case {
+  const name = `${c.name} / compared with ${baseline}`;
+  const detail = [
+    `baseline ${c.baseline.status} ${c.baseline.attempts_passed}/${c.baseline.attempts_total}, ` +
+      `candidate ${c.candidate.status} ${c.candidate.attempts_passed}/${c.candidate.attempts_total}: ${c.verdict}`,
+    ...c.differences.map(differenceLine),
+    ...(c.diverged_at_turn === null ? [] : [`the agent's replies diverged at turn ${c.diverged_at_turn}`]),
+  ].join('\n');
+  if (c.verdict === 'regressed') {
+    const message = `regressed: ${c.differences.map((d) => d.description).join('; ') || 'the pass rate fell under the required one'}`;
+    return {
+      xml: testcase(classname, name, null, [`      <failure${attrs({ message, type: 'regression' })}>${xmlText(detail)}</failure>`]),
+      kind: 'failure',
+    };
+  }
+  if (c.verdict === 'error') {
+    return {
+      xml: testcase(classname, name, null, [errorTag({ error: 'not_compared', message: 'A side could not run any attempt.' }, detail)]),
+      kind: 'error',
+    };
+  }
+  return { xml: testcase(classname, name, null, [`      <system-out>${xmlText(detail)}</system-out>`]), kind: 'ok' };
+}
+
 function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
   const counts: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, ms: suite.report?.duration_ms ?? 0 };
   const classname = suite.name;
@@ -125,7 +156,11 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
     cases = [{ xml: testcase(classname, 'run', 0, [errorTag(error, error.message)]), kind: 'error' }];
   } else {
     const { repeat } = suite.report;
-    cases = suite.report.conversations.flatMap((conv) => conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat)));
+    const baseline = suite.comparison?.baseline.agent;
+    cases = [
+      ...(suite.comparison?.conversations.map((c) => comparisonCase(classname, c, baseline!)) ?? []),
+      ...suite.report.conversations.flatMap((conv) => conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat))),
+    ];
   }
   counts.tests = cases.length;
   counts.failures = cases.filter((c) => c.kind === 'failure').length;
@@ -139,6 +174,9 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
           file: suite.file,
           agent: report.agent,
           revision: String(report.revision.revision),
+          ...(suite.comparison
+            ? { baseline: suite.comparison.baseline.agent, baseline_revision: String(suite.comparison.baseline.revision.revision) }
+            : {}),
           seed: String(report.seed),
           run_label: report.run_label,
           run_id: report.run_id,

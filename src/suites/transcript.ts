@@ -1,3 +1,4 @@
+import type { ComparedRevision, ComparisonReport, ConversationComparison, Difference, Latency, SideResult } from './comparison.js';
 import type { AttemptReport, ConversationReport, CriterionResult, ExpectationResult, ModelUsage, RunReport, TurnReport } from './report.js';
 
 /**
@@ -87,7 +88,7 @@ function renderTurn(turn: TurnReport): string[] {
   return out;
 }
 
-const usageText = (u: ModelUsage): string =>
+export const usageText = (u: ModelUsage): string =>
   `model: ${u.calls} call${u.calls === 1 ? '' : 's'}, ${u.prompt_tokens} + ${u.completion_tokens} tokens, ${u.duration_ms} ms`;
 
 export function summaryLine(report: RunReport): string {
@@ -171,5 +172,47 @@ export function renderReport(report: RunReport, title: string): string {
     if (!report.memory?.error || !note.includes(report.memory.error.message)) out.push(`    note: ${note}`);
   }
   out.push(`  ${summaryLine(report)}`);
+  return `${out.join('\n')}\n`;
+}
+
+const revisionText = (side: ComparedRevision): string => `${side.agent} (revision ${side.revision.revision}, ${side.revision.state})`;
+
+const sideText = (side: SideResult): string => `${side.status} ${side.attempts_passed}/${side.attempts_total}`;
+
+const latencyText = (l: Latency): string => (l.p50_ms === null ? 'no turns' : `p50 ${l.p50_ms} ms, p95 ${l.p95_ms} ms`);
+
+const tallyText = (t: Difference['baseline']): string => `${t.passed}/${t.evaluated}${t.evidence === null ? '' : ` (${t.evidence})`}`;
+
+/** A difference as one line: what it is, where, and how each side came out. */
+export const differenceLine = (d: Difference): string =>
+  `${d.kind === 'criterion' ? `criterion ${d.name}: ${d.description}` : d.description}` +
+  `${d.turn === null ? '' : ` at turn ${d.turn}`} — baseline ${tallyText(d.baseline)}, candidate ${tallyText(d.candidate)}`;
+
+function renderConversationComparison(c: ConversationComparison): string[] {
+  const mark = c.verdict === 'regressed' || c.verdict === 'error' ? FAIL : PASS;
+  const verdict = c.verdict === 'regressed' ? 'REGRESSED' : c.verdict === 'error' ? 'could not compare' : c.verdict;
+  const out = [
+    `  ${mark} ${c.name} · ${verdict} · baseline ${sideText(c.baseline)} · candidate ${sideText(c.candidate)}` +
+      `${c.diverged_at_turn === null ? '' : ` · replies diverged at turn ${c.diverged_at_turn}`}`,
+  ];
+  for (const d of c.differences) out.push(`      ${differenceLine(d)}`);
+  out.push(`      latency: baseline ${latencyText(c.baseline.latency)} · candidate ${latencyText(c.candidate.latency)}`);
+  return out;
+}
+
+/** A comparison as a person reads it in a terminal: each conversation's verdict and what differs; transcripts are in --html and --json. */
+export function renderComparison(report: ComparisonReport, title: string): string {
+  const out = [
+    `${title} — ${revisionText(report.baseline)} → ${revisionText(report.candidate)} · seed ${report.seed}` +
+      `${report.repeat > 1 ? ` · ${report.repeat} attempts per side` : ''}`,
+  ];
+  for (const c of report.conversations) out.push(...renderConversationComparison(c));
+  const { regressed, fixed, unchanged, error } = report.totals;
+  const usage = report.model_usage.total.calls > 0 ? ` · ${usageText(report.model_usage.total)}` : '';
+  const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
+  out.push(
+    `  ${report.regressed ? `${FAIL} REGRESSED` : `${PASS} no regression`} · ${regressed} regressed, ${fixed} fixed, ` +
+      `${unchanged} unchanged${error > 0 ? `, ${error} could not compare` : ''}${usage} · ${took}`,
+  );
   return `${out.join('\n')}\n`;
 }

@@ -1,0 +1,87 @@
+import type { ComparisonReport, Side } from '../suites/comparison.js';
+import { junitXml, type JUnitSuite } from '../suites/junit.js';
+import type { TurnEvent } from '../suites/report.js';
+import { FAIL, PASS, renderComparison } from '../suites/transcript.js';
+import { defaultIo, type Io } from './io.js';
+import { postSuite } from './post.js';
+import { exitStatus, optionsOrExit, progressOf, suitesOrExit, type Outcome } from './run.js';
+import { failureText, writeOutput } from './suite-files.js';
+
+/**
+ * `agent-test-gateway compare suite.yaml [more.yaml …] --baseline REF --candidate REF [--repeat N] [--junit F] [--html F] [--json F]`
+ *
+ * Runs each suite against both revisions through the gateway's comparisons route (attempts
+ * interleaved, one seed and fixture for both) and prints, per conversation, whether the candidate
+ * regressed, fixed or left it unchanged, and what differs. Exit status: 1 something regressed; 2
+ * nothing regressed but something could not run or be compared; 0 otherwise.
+ */
+export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--gateway URL]
+                                              [--repeat N] [--junit FILE] [--html FILE] [--json FILE]
+
+  Runs test suites against a baseline and a candidate revision (e.g. --baseline coach, the Published
+  revision, --candidate coach.3) and says, per conversation, whether the candidate regressed.
+
+  --baseline REF  the revision to compare with (an agent ref, or ref.N)
+  --candidate REF the revision under test; each suite's own agent is ignored
+  --gateway URL   the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
+  --repeat N      attempts of each conversation on each side (1-20), over the suites' own repeat
+  --junit FILE    also write JUnit XML to FILE: a regression is a <failure>
+  --html FILE     also write one self-contained HTML report to FILE, both sides next to each other
+  --json FILE     also write the full comparison reports to FILE (a JSON array, one per suite)
+
+  The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
+  Exit status: 0 nothing regressed; 1 a conversation regressed; 2 nothing regressed but something
+  could not run or be compared (usage, suite or HTTP errors, a side that could not run).
+`;
+
+export async function main(args: string[], io: Io = defaultIo()): Promise<number> {
+  const options = optionsOrExit('compare', USAGE, args, io, ['--baseline', '--candidate']);
+  if (typeof options === 'number') return options;
+  const { baseline, candidate } = options.agents;
+  if (baseline === undefined || candidate === undefined) {
+    io.stderr(`agent-test-gateway compare: name both --baseline and --candidate\n\n${USAGE}`);
+    return 2;
+  }
+  const ready = await suitesOrExit('compare', options, io, candidate);
+  if (typeof ready === 'number') return ready;
+
+  const junit: JUnitSuite[] = [];
+  const reports: ComparisonReport[] = [];
+  const outcomes: Outcome[] = [];
+  const url = `${options.gateway}/v1/agents/${encodeURIComponent(candidate.key)}/comparisons`;
+  for (const suite of ready.suites) {
+    const onTurn = (event: TurnEvent & { side: Side }) => progressOf(io, suite, `${event.side}: `)(event);
+    const body = { ...suite.body, baseline: baseline.key };
+    const answer = await postSuite<ComparisonReport, TurnEvent & { side: Side }>(
+      url,
+      ready.token,
+      body,
+      onTurn,
+      (b) => typeof b.comparison_id === 'string',
+    );
+    if ('failure' in answer) {
+      outcomes.push('broken');
+      io.stderr(failureText(suite, answer.failure));
+      junit.push({ name: suite.name, file: suite.file, error: { error: answer.failure.error, message: answer.failure.message } });
+      continue;
+    }
+    const { report } = answer;
+    reports.push(report);
+    io.stdout(`${renderComparison(report, `${suite.name} (${suite.file})`)}\n`);
+    outcomes.push(report.regressed ? 'failed' : report.totals.error > 0 ? 'broken' : 'passed');
+    junit.push({ name: suite.name, file: suite.file, report: report.runs.candidate, comparison: report });
+  }
+
+  const written = [
+    options.junit === undefined || (await writeOutput('compare', options.junit, junitXml(junit), io)),
+    options.json === undefined || (await writeOutput('compare', options.json, `${JSON.stringify(reports, null, 2)}\n`, io)),
+  ];
+  if (written.includes(false)) outcomes.push('broken');
+  const regressed = reports.reduce((n, r) => n + r.totals.regressed, 0);
+  const status = exitStatus(outcomes);
+  io.stdout(
+    `${status === 0 ? PASS : FAIL} ${regressed} conversation${regressed === 1 ? '' : 's'} regressed in ${reports.length} of ` +
+      `${ready.suites.length} suite${ready.suites.length === 1 ? '' : 's'} compared (${baseline.key} → ${candidate.key})\n`,
+  );
+  return status;
+}

@@ -1,0 +1,75 @@
+import type { AgentRef } from '../domain/vocabulary.js';
+import { agentSchema } from '../schemas/requests.js';
+import { repeatSchema } from '../suites/schema.js';
+import { gatewayProblem, gatewayUrl } from './connection.js';
+
+/** A command-line mistake: the command prints it with its usage and exits 2. */
+export class UsageError extends Error {}
+
+/** The options `run` and `compare` share, and the agent refs each names. */
+export interface SuiteOptions {
+  files: string[];
+  gateway: string;
+  junit: string | undefined;
+  html: string | undefined;
+  json: string | undefined;
+  /** `--repeat N`: attempts of each conversation, over the suites' own `repeat` */
+  repeat: number | undefined;
+  /** `--agent`, `--baseline`, `--candidate`: as the command lists them */
+  agents: Record<string, AgentRef | undefined>;
+}
+
+const FILE_OPTIONS = ['--junit', '--html', '--json'] as const;
+
+/** An agent ref option's value, or the rule it breaks in the option's words. */
+function agentOption(name: string, value: string): AgentRef {
+  const parsed = agentSchema.safeParse(value);
+  if (!parsed.success) throw new UsageError(`${name} ${parsed.error.issues[0]!.message.replace(/^agent /, '')}`);
+  return parsed.data;
+}
+
+/**
+ * Parses `<suite.yaml>… [--gateway URL] [--junit F] [--html F] [--json F] [--repeat N]` and the
+ * command's own agent options (`agentOptions`, e.g. `--agent`); `--` ends the options.
+ */
+export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentOptions: readonly string[]): SuiteOptions | 'help' {
+  const known = ['--gateway', '--repeat', ...FILE_OPTIONS, ...agentOptions];
+  const files: string[] = [];
+  const values = new Map<string, string>();
+  let onlyFiles = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (onlyFiles || !arg.startsWith('-') || arg === '-') {
+      files.push(arg);
+      continue;
+    }
+    if (arg === '--') {
+      onlyFiles = true;
+      continue;
+    }
+    if (arg === '-h' || arg === '--help') return 'help';
+    const eq = arg.indexOf('=');
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    if (!known.includes(name)) throw new UsageError(`unknown option ${name}`);
+    const value = eq < 0 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new UsageError(`${name} needs a value`);
+    values.set(name, value);
+  }
+  if (files.length === 0) throw new UsageError('name at least one suite file');
+  const gateway = gatewayUrl(values.get('--gateway'), env);
+  const problem = gatewayProblem(gateway);
+  if (problem !== undefined) throw new UsageError(problem);
+  let repeat: number | undefined;
+  if (values.has('--repeat')) {
+    const parsed = repeatSchema.safeParse(Number(values.get('--repeat')));
+    if (!parsed.success) throw new UsageError(`--repeat ${parsed.error.issues[0]!.message}`);
+    repeat = parsed.data;
+  }
+  const agents = Object.fromEntries(
+    agentOptions.map((name) => {
+      const value = values.get(name);
+      return [name.slice(2), value === undefined ? undefined : agentOption(name, value)];
+    }),
+  );
+  return { files, gateway, junit: values.get('--junit'), html: values.get('--html'), json: values.get('--json'), repeat, agents };
+}

@@ -1,0 +1,93 @@
+/**
+ * `agent-test-gateway compare …` as CI runs it: a regression is exit 1 and a JUnit <failure>, a
+ * candidate that only fixes things is exit 0, and what cannot run is exit 2 with nothing sent.
+ */
+
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import type { ComparisonReport } from '../src/suites/comparison.js';
+import { cli, readJunit } from './support/cli.js';
+import type { Json } from './support/http.js';
+import { startStack } from './support/stack.js';
+
+const GATE = 'examples/release-gate/coach.yaml';
+
+t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, JUnit and JSON', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir();
+  const [junit, json] = [join(dir, 'gate.xml'), join(dir, 'gate.json')];
+  const result = await cli('compare', [
+    GATE,
+    '--baseline',
+    'coach',
+    '--candidate',
+    'coach.3',
+    '--gateway',
+    s.url,
+    '--junit',
+    junit,
+    '--json',
+    json,
+  ]);
+  t.equal(result.code, 1, result.stderr);
+  t.match(result.stdout, /agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\)/);
+  t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 3\/3 · candidate failed 0\/3 · replies diverged at turn 2/);
+  t.match(
+    result.stdout,
+    /tool lookup_order at turn 2 — baseline 3\/3 \(tools called: lookup_order\), candidate 0\/3 \(tools called: none\)/,
+  );
+  t.match(result.stdout, /✓ refund · fixed/);
+  t.match(result.stdout, /✓ size help · unchanged/);
+  t.match(result.stdout, /✗ REGRESSED · 1 regressed, 1 fixed, 1 unchanged/);
+  t.match(result.stdout, /✗ 1 conversation regressed in 1 of 1 suite compared \(coach → coach\.3\)/);
+
+  const { valid, doc } = await readJunit(junit);
+  t.equal(valid, true);
+  const cases = doc.testsuite[0].testcase as Json[];
+  const regression = cases.find((c) => c.name === 'order status / compared with agent:coach');
+  t.equal(regression.failure.type, 'regression');
+  t.match(regression.failure.message, /^regressed: tool lookup_order/);
+  t.notOk(cases.find((c) => c.name === 'refund / compared with agent:coach').failure, 'a fix is no failure');
+  t.ok(
+    cases.some((c) => /^order status \/ attempt 1 \/ turn 2/.test(c.name)),
+    "the candidate's own cases follow",
+  );
+  t.ok(doc.testsuite[0].properties.property.some((p: Json) => p.name === 'baseline' && p.value === 'agent:coach'));
+
+  const reports = JSON.parse(await readFile(json, 'utf8')) as ComparisonReport[];
+  t.equal(reports.length, 1);
+  t.match(reports[0], { regressed: true, repeat: 3, totals: { regressed: 1, fixed: 1, unchanged: 1 } });
+  t.equal(reports[0]!.runs.candidate.conversations[0]!.attempts.length, 3);
+});
+
+t.test('a candidate that only fixes a failing conversation: exit 0', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir();
+  const suite = join(dir, 'refund.yaml');
+  await writeFile(
+    suite,
+    'agent: coach\nconversations:\n  - name: refund\n    turns:\n      - line: I want a refund\n        expect: { tool: start_refund }\n',
+  );
+  const result = await cli('compare', [suite, '--baseline=coach', '--candidate=coach.3', `--gateway=${s.url}`]);
+  t.equal(result.code, 0, result.stderr);
+  t.match(result.stdout, /✓ refund · fixed · baseline failed 0\/1 · candidate passed 1\/1/);
+  t.match(result.stdout, /✓ no regression · 0 regressed, 1 fixed, 0 unchanged/);
+});
+
+t.test('what cannot run is exit 2, and nothing reaches the engine', async (t) => {
+  const s = await startStack(t);
+  const noCandidate = await cli('compare', [GATE, '--baseline', 'coach', '--gateway', s.url]);
+  t.equal(noCandidate.code, 2);
+  t.match(noCandidate.stderr, /name both --baseline and --candidate/);
+  const badRef = await cli('compare', [GATE, '--baseline', 'a b', '--candidate', 'coach.3', '--gateway', s.url]);
+  t.equal(badRef.code, 2);
+  t.match(badRef.stderr, /--baseline must be an agent ref/);
+  const hidden = await cli('compare', [GATE, '--baseline', 'hidden', '--candidate', 'coach.3', '--gateway', s.url]);
+  t.equal(hidden.code, 2);
+  t.match(hidden.stderr, /HTTP 403 forbidden/);
+  const help = await cli('compare', ['--help']);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /^usage: agent-test-gateway compare <suite\.yaml>… --baseline REF --candidate REF/);
+  t.equal(s.engine.record.connections.length, 0);
+});
