@@ -38,6 +38,8 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # Read at start-up from the package root (and served as /openapi.json).
 COPY openapi.yaml ./
+# The debug page's HTML, script and stylesheet, read from the package root when DEBUG_PAGE=true.
+COPY public ./public
 # The files above stay root-owned: the process can read its code but not change it.
 # `node` is uid 1000 in the official images; the Helm chart runs it read-only as 1000 too.
 USER node

@@ -46,8 +46,32 @@ export default defineConfig(
   },
   {
     files: ['**/*.js', '**/*.mjs'],
+    ignores: ['public/**'],
     extends: [js.configs.recommended],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+  {
+    // The debug page's script, served as it is to the browser (a module, no build step). Agent text is untrusted:
+    // the page writes data with textContent only, so the ways to write HTML or run strings are errors here.
+    files: ['public/**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: {
+      sourceType: 'module',
+      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', setTimeout: 'readonly', Element: 'readonly' },
+    },
+    rules: {
+      'no-eval': 'error',
+      'no-implied-eval': 'error',
+      'no-new-func': 'error',
+      'no-restricted-properties': [
+        'error',
+        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'srcdoc'].map((property) => ({
+          property,
+          message: 'Write data with textContent.',
+        })),
+        ...['write', 'writeln'].map((property) => ({ object: 'document', property, message: 'Write data with textContent.' })),
+      ],
+    },
   },
   prettier,
   {

@@ -243,6 +243,10 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the
   );
   t.ok(runtime.some((l) => /^COPY --from=build \/app\/dist /.test(l)));
   t.ok(runtime.some((l) => /^COPY openapi\.yaml /.test(l)));
+  t.ok(
+    runtime.some((l) => /^COPY public \.\/public$/.test(l)),
+    "the debug page's files beside dist/, where src/routes/debug.ts finds them",
+  );
   t.ok(runtime.includes('ENV NODE_ENV=production'));
   const user = runtime.filter((l) => l.startsWith('USER ')).pop();
   t.equal(user, 'USER node', "runs as the image's node user");
@@ -264,7 +268,7 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the
   for (const p of ['node_modules', 'dist', '.git', 'test', 'bench', 'coverage', '.tap', 'helm']) {
     t.ok(ignored.includes(p), `.dockerignore: ${p}`);
   }
-  for (const needed of ['src', 'package.json', 'package-lock.json', 'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json']) {
+  for (const needed of ['src', 'public', 'package.json', 'package-lock.json', 'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json']) {
     t.notOk(ignored.includes(needed), `${needed} reaches the build`);
   }
 });

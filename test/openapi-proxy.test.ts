@@ -233,6 +233,10 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'Where is my order? Which size fits?' } });
     await valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'sim:unknown' }, ...ndjson });
     await valid('post', turnPath(streamedId), TURN, { status: 200 }, { body: { line: 'bye' } });
+    const debugTurns = '/debug/conversations/{session_id}/turns';
+    const kept = await valid('get', `/debug/conversations/${sessionId}/turns`, debugTurns, { status: 200 }, { token: null });
+    t.equal(kept.body.turns.length, 3, 'the debug page keeps the turns');
+    await valid('get', `/debug/conversations/${UNKNOWN_SESSION}/turns`, debugTurns, { status: 200 }, { token: null });
 
     const slow = valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'sim:delay:1000' } });
     await eventually(() => s.app.conversations.stats.busy > 0);

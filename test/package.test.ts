@@ -77,8 +77,19 @@ t.test('npm pack builds the package with only what runs', async (t) => {
   t.ok(files.includes('dist/entrypoint.js'), "the image's entrypoint");
   t.ok(files.includes('dist/server.js') && files.includes('openapi.yaml'), 'the server and its contract');
   for (const doc of ['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json']) t.ok(files.includes(doc), doc);
+  const page = ['public/debug/app.css', 'public/debug/app.js', 'public/debug/index.html'];
   t.same(
-    files.filter((f) => !f.startsWith('dist/') && !['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json', 'openapi.yaml'].includes(f)),
+    files.filter((f) => f.startsWith('public/')),
+    page,
+    "the debug page's files, read at run time (tsc copies no .html, .js or .css into dist/)",
+  );
+  t.same(
+    files.filter(
+      (f) =>
+        !f.startsWith('dist/') &&
+        !page.includes(f) &&
+        !['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json', 'openapi.yaml'].includes(f),
+    ),
     [],
     'nothing else: no sources, tests, chart or examples',
   );
@@ -169,7 +180,7 @@ t.test("the image's command line: serves by default, runs the CLI when given its
   const hasTini = existsSync(entrypoint[0]!);
   if (!hasTini) t.comment('tini is not installed: running the entrypoint without it (apt-get install tini)');
   const line = (args: string[]) => (hasTini ? [...entrypoint, ...args] : [...entrypoint.slice(2), ...args]);
-  // /app in the image: package.json, dist, openapi.yaml, and node_modules beside (here, above) them.
+  // /app in the image: package.json, dist, openapi.yaml, public, and node_modules beside (here, above) them.
   const app = installed;
   const s = await startStack(t);
   const port = await freePort();
@@ -180,6 +191,7 @@ t.test("the image's command line: serves by default, runs the CLI when given its
     PROMETHIST_MCP_ENGINE_URL: s.engine.url,
     PROMETHIST_PLATFORM_URL: s.platform.url,
     AGENT_TEST_GATEWAY_TOKEN: 'demo-token',
+    DEBUG_PAGE: 'true',
   });
   const image = (args: string[]) => {
     const [command, ...rest] = line(args);
@@ -198,6 +210,16 @@ t.test("the image's command line: serves by default, runs the CLI when given its
   const openapi = await request(`${gateway}/openapi.json`);
   t.equal(openapi.statusCode, 200, 'openapi.yaml is found in the package');
   await openapi.body.dump();
+  for (const [path, type] of [
+    ['/debug', 'text/html'],
+    ['/debug/app.js', 'text/javascript'],
+    ['/debug/app.css', 'text/css'],
+  ] as const) {
+    const file = await request(`${gateway}${path}`);
+    t.equal(file.statusCode, 200, `${path}: the debug page's file is found in the package`);
+    t.match(file.headers['content-type'], new RegExp(`^${type};`));
+    t.ok((await file.body.text()).length > 100, `${path} is not empty`);
+  }
 
   // `docker run IMAGE run /suites/*.yaml`: the pattern reaches the container unexpanded.
   const suites = join(project, 'tests');

@@ -57,6 +57,7 @@ export class ConversationRegistry {
   readonly #closed: Array<(sessionId: string) => void> = [];
   /** Those waiting for a place under the limits (whenRoom). */
   readonly #roomWaiters = new Set<() => void>();
+  readonly #turnEnded: Array<(conv: Conversation, line: string, record: TurnRecord) => void> = [];
   #busy = 0;
   #draining = false;
 
@@ -85,6 +86,11 @@ export class ConversationRegistry {
   /** Called whenever a conversation this pod held closes: the peers are told. */
   onClosed(listener: (sessionId: string) => void): void {
     this.#closed.push(listener);
+  }
+
+  /** Called after every turn that ran here, with its line: the debug page's recent turns (only while it is on). */
+  onTurnEnded(listener: (conv: Conversation, line: string, record: TurnRecord) => void): void {
+    this.#turnEnded.push(listener);
   }
 
   /**
@@ -326,6 +332,7 @@ export class ConversationRegistry {
       throw record.refusal;
     }
     conv.turnEnded(record);
+    for (const listener of this.#turnEnded) listener(conv, turn.line, record);
     if (conv.state === 'busy') {
       if (record.outcome === 'exit' && !record.endedByAgent) this.#setState(conv, 'idle');
       else this.#close(conv, causeOf(record));
