@@ -182,7 +182,7 @@ t.test("the image's command line: serves by default, runs the CLI when given its
   const line = (args: string[]) => (hasTini ? [...entrypoint, ...args] : [...entrypoint.slice(2), ...args]);
   // /app in the image: package.json, dist, openapi.yaml, public, and node_modules beside (here, above) them.
   const app = installed;
-  const s = await startStack(t);
+  const s = await startStack(t, { model: true });
   const port = await freePort();
   const env = consumerEnv({
     NODE_ENV: 'production',
@@ -192,6 +192,9 @@ t.test("the image's command line: serves by default, runs the CLI when given its
     PROMETHIST_PLATFORM_URL: s.platform.url,
     AGENT_TEST_GATEWAY_TOKEN: 'demo-token',
     DEBUG_PAGE: 'true',
+    // The simulated-user examples need a model: the model simulator stands in for one.
+    MODEL_BASE_URL: s.model!.url,
+    SIMULATOR_MODEL: 'simulated',
   });
   const image = (args: string[]) => {
     const [command, ...rest] = line(args);
@@ -225,7 +228,7 @@ t.test("the image's command line: serves by default, runs the CLI when given its
   const suites = join(project, 'tests');
   const run = await image(['run', `${suites}/*.yaml`, '--gateway', gateway]);
   t.equal(run.code, 0, exited0("the image's run", run));
-  t.match(run.stdout, /✓ 3 of 3 suites passed/, 'the pattern was expanded to the three examples');
+  t.match(run.stdout, /✓ 5 of 5 suites passed/, 'the pattern was expanded to the five examples');
   t.ok(s.engine.record.connections.length > 0, 'the served gateway reached the engine');
 
   const help = await image(['--help']);
