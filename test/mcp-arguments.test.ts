@@ -57,6 +57,12 @@ const cases: Case[] = [
     text: `invalid_request: agent must be an agent ref such as coach, or ref.N for revision N such as coach.7; ${SENT_NOTHING}`,
     rest: ['POST', '/v1/agents/coach!/runs', { conversations: [{ turns: [{ line: 'Hi' }] }] }],
   },
+  {
+    name: 'compare_revisions',
+    arguments: { baseline: 'coach', candidate: 'coach.3', suite: { conversations: [{ turns: [{ line: '#exit' }] }] } },
+    text: `invalid_request: conversations[0].turns[0].${HASH_RULE}; ${SENT_NOTHING}`,
+    rest: ['POST', '/v1/agents/coach.3/comparisons', { baseline: 'coach', conversations: [{ turns: [{ line: '#exit' }] }] }],
+  },
 ];
 
 t.test("each tool answers invalid arguments as a tool error with the REST API's code and sentence", async (t) => {

@@ -68,7 +68,15 @@ t.test(
     t.same(findings, [], 'no schema portability finding for any input or output schema', { stderr: list.stderr });
     t.notMatch(list.stderr, /warning/i, 'tools/list --strict prints no warning', { stderr: list.stderr });
     const names = (JSON.parse(list.stdout) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name).sort();
-    t.same(names, ['end_conversation', 'list_conversations', 'restore_memory', 'run_suite', 'snapshot_memory', 'test_agent']);
+    t.same(names, [
+      'compare_revisions',
+      'end_conversation',
+      'list_conversations',
+      'restore_memory',
+      'run_suite',
+      'snapshot_memory',
+      'test_agent',
+    ]);
 
     const first = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach');
     t.equal(first.code, 0, 'test_agent opens a conversation', { stderr: first.stderr });

@@ -4,6 +4,7 @@
  */
 
 import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { mcpClient, textOf } from './support/mcp.js';
@@ -200,4 +201,32 @@ t.test('cancelling a running run_suite cancels its turns like a hang-up', async 
   await eventually(() => s.engine.record.connections[0]!.closeCode !== undefined);
   t.equal(s.engine.record.connections[0]!.closeCode, 1000);
   t.same(s.engine.record.connections[0]!.frames, ['sim:hang'], 'no #exit, no later turn');
+});
+
+t.test('compare_revisions: is coach.3 safe to publish?', async (t) => {
+  const s = await startStack(t);
+  const client = await mcpClient(t, s);
+  const suite = await readFile('examples/release-gate/coach.yaml', 'utf8');
+  const progress: string[] = [];
+  const result: Json = await client.callTool(
+    { name: 'compare_revisions', arguments: { suite, baseline: 'coach', candidate: 'coach.3', repeat: 1 } },
+    undefined,
+    { onprogress: (p) => progress.push(p.message ?? '') },
+  );
+  t.notOk(result.isError, textOf(result));
+  t.match(result.structuredContent, {
+    regressed: true,
+    repeat: 1,
+    baseline: { revision: { revision: 2, state: 'Published' } },
+    candidate: { agent: 'agent:coach.3', revision: { revision: 3, state: 'Preview' } },
+    totals: { regressed: 1, fixed: 1, unchanged: 1 },
+  });
+  t.match(textOf(result), /✗ order status · REGRESSED/);
+  t.match(textOf(result), /tool lookup_order at turn 2 — baseline 1\/1 \(tools called: lookup_order\), candidate 0\/1/);
+  t.ok(progress.some((m) => m.startsWith('baseline: order status turn 2')) && progress.some((m) => m.startsWith('candidate: ')));
+
+  const hidden: Json = await client.callTool({ name: 'compare_revisions', arguments: { suite, baseline: 'hidden', candidate: 'coach.3' } });
+  t.equal(hidden.isError, true);
+  t.match(textOf(hidden), /^forbidden: /);
+  t.equal(s.engine.record.connections.length, 6, 'the refused comparison sent nothing');
 });

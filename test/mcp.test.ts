@@ -17,6 +17,7 @@ t.test('the tool list: names, schemas from the input rules, annotations', async 
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
   t.same(Object.keys(byName).sort(), [
+    'compare_revisions',
     'end_conversation',
     'list_conversations',
     'restore_memory',

@@ -1,6 +1,6 @@
 import type { AgentRef } from '../domain/vocabulary.js';
 import { agentSchema } from '../schemas/requests.js';
-import { repeatSchema } from '../suites/schema.js';
+import { repeatRule } from '../suites/schema.js';
 import { gatewayProblem, gatewayUrl } from './connection.js';
 
 /** A command-line mistake: the command prints it with its usage and exits 2. */
@@ -61,8 +61,8 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
   if (problem !== undefined) throw new UsageError(problem);
   let repeat: number | undefined;
   if (values.has('--repeat')) {
-    const parsed = repeatSchema.safeParse(Number(values.get('--repeat')));
-    if (!parsed.success) throw new UsageError(`--repeat ${parsed.error.issues[0]!.message}`);
+    const parsed = repeatRule('--repeat ').safeParse(Number(values.get('--repeat')));
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
     repeat = parsed.data;
   }
   const agents = Object.fromEntries(

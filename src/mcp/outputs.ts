@@ -80,3 +80,64 @@ export const runReportOutput = z.object({
   ),
   notes: z.array(z.string()),
 });
+
+const latency = z.object({
+  p50_ms: nullable(z.number(), 'null: no turn ran on this side.'),
+  p95_ms: nullable(z.number(), 'null: no turn ran on this side.'),
+});
+const side = openObject({
+  status: z.enum(['passed', 'flaky', 'failed', 'error']),
+  passed: z.boolean(),
+  pass_rate: z.number(),
+  attempts_passed: z.number(),
+  attempts_total: z.number(),
+  latency,
+  model_usage: usage,
+});
+const tally = z.object({
+  passed: z.number(),
+  evaluated: z.number(),
+  evidence: nullable(z.string(), 'null: never evaluated on this side.'),
+});
+const comparedRevision = z.object({ agent: z.string(), revision: runReportOutput.shape.revision });
+
+/** The compare_revisions tool's output schema: openapi.yaml's ComparisonReport, both runs in full as run_suite answers them. */
+export const comparisonReportOutput = z.object({
+  comparison_id: z.string(),
+  name: nullable(z.string(), 'The suite name; null when it has none.'),
+  baseline: comparedRevision,
+  candidate: comparedRevision,
+  regressed: z.boolean(),
+  started_at: z.string(),
+  finished_at: z.string(),
+  duration_ms: z.number(),
+  seed: z.number(),
+  prompt_version: z.string(),
+  repeat: z.number(),
+  pass_rate: z.number(),
+  totals: z.object({ conversations: z.number(), regressed: z.number(), fixed: z.number(), unchanged: z.number(), error: z.number() }),
+  latency: z.object({ baseline: latency, candidate: latency }),
+  model_usage: z.object({ baseline: usage, candidate: usage, total: usage }),
+  conversations: z.array(
+    openObject({
+      name: z.string(),
+      index: z.number(),
+      verdict: z.enum(['regressed', 'fixed', 'unchanged', 'error']),
+      baseline: side,
+      candidate: side,
+      differences: z.array(
+        openObject({
+          kind: z.enum(['expectation', 'criterion']),
+          turn: nullable(z.number(), 'null: the conversation as a whole.'),
+          name: z.string(),
+          description: z.string(),
+          baseline: tally,
+          candidate: tally,
+        }),
+      ),
+      diverged_at_turn: nullable(z.number(), "null: the agent's replies never differed."),
+    }),
+  ),
+  runs: z.object({ baseline: runReportOutput, candidate: runReportOutput }),
+  notes: z.array(z.string()),
+});

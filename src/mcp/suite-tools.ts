@@ -4,15 +4,18 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { invalidRequest, shuttingDown } from '../errors.js';
 import { agentSchema } from '../schemas/requests.js';
+import { compareSuite } from '../suites/compare.js';
+import type { Side } from '../suites/comparison.js';
 import type { RunReport, TurnEvent } from '../suites/report.js';
 import { countRun, suiteToRun } from '../suites/request.js';
 import { runContext } from '../suites/context.js';
 import { runSuite } from '../suites/runner.js';
-import { criterionLine } from '../suites/transcript.js';
+import { repeatRule } from '../suites/schema.js';
+import { criterionLine, renderComparison } from '../suites/transcript.js';
 import { confirmRestore } from './memory-tools.js';
-import { runReportOutput } from './outputs.js';
+import { comparisonReportOutput, runReportOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
-import { registerTool } from './tools.js';
+import { registerTool, type Extra } from './tools.js';
 
 /** run_suite: the runs route as a tool; the suite comes as YAML text or as JSON. */
 const RUN_SUITE =
@@ -41,6 +44,31 @@ const memoryConfirm = (data: unknown): boolean | undefined => {
   const memory = (data as { memory?: { confirm?: unknown } } | null)?.memory;
   return typeof memory === 'object' && memory !== null ? memory.confirm === true : undefined;
 };
+
+/** With a progress token, each evaluated turn is reported as progress (its side too, in a comparison). */
+function progressOf(extra: Extra): ((event: TurnEvent & { side?: Side }) => void) | undefined {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return undefined;
+  let evaluated = 0;
+  return (event) => {
+    evaluated += 1;
+    const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
+    const side = event.side === undefined ? '' : `${event.side}: `;
+    const message = `${side}${event.conversation}${attempt} turn ${event.turn.index}: ${event.turn.status}`;
+    void extra
+      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated, message } })
+      .catch(() => undefined);
+  };
+}
+
+const COMPARE_REVISIONS =
+  'Answer "may the candidate revision replace the baseline?" (e.g. is coach.3 safe to publish over coach, the Published ' +
+  'revision): run a test suite against both revisions fairly (the same scripted lines, simulated users, seed and memory ' +
+  'fixture; attempts interleaved) and answer, per conversation, the verdict (regressed: the baseline passed and the ' +
+  "candidate did not; fixed; unchanged), the expectations and criteria whose outcome differs with each side's evidence, " +
+  'the first turn where the replies diverged, pass rates, latency and model usage per side, and both runs in full. ' +
+  "The suite is as run_suite takes it (its own agent is ignored). Needs Viewer on both agents' projects; every " +
+  'conversation on both sides is a real engine session.';
 
 export function registerSuiteTools(server: McpServer, app: FastifyInstance): void {
   registerTool(
@@ -71,23 +99,61 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
         if (suite.memory?.restore !== undefined) {
           await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${suite.memory.deviceRef} before the run`);
         }
-        const token = extra._meta?.progressToken;
-        let evaluated = 0;
-        const onTurn =
-          token === undefined
-            ? undefined
-            : (event: TurnEvent) => {
-                evaluated += 1;
-                const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
-                const message = `${event.conversation}${attempt} turn ${event.turn.index}: ${event.turn.status}`;
-                void extra
-                  .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated, message } })
-                  .catch(() => undefined);
-              };
+        const onTurn = progressOf(extra);
         const report = await countRun(app.metrics, extra.signal, () =>
           runSuite(runContext(app, { caller, agent, access, signal: extra.signal, log: app.log, onTurn }), suite),
         );
         return success(report, renderReport(report));
+      }),
+  );
+
+  registerTool(
+    server,
+    app.log,
+    'compare_revisions',
+    {
+      title: 'Compare two revisions of an agent',
+      description: COMPARE_REVISIONS,
+      inputSchema: z.strictObject({
+        suite: z
+          .union([z.string(), z.record(z.string(), z.unknown())], { error: 'suite must be YAML text or a JSON object' })
+          .describe('The suite: YAML text, or a JSON object.'),
+        baseline: agentSchema.describe('The revision to compare with, e.g. coach (its Published revision).'),
+        candidate: agentSchema.describe('The revision under test, e.g. coach.3.'),
+        repeat: repeatRule('repeat ')
+          .optional()
+          .describe("Attempts of each conversation on each side (1-20), over the suite's own repeat."),
+      }),
+      outputSchema: comparisonReportOutput,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    (args, extra) =>
+      guarded(app.log, async () => {
+        const data = suiteData(args.suite);
+        const withRepeat = args.repeat !== undefined && typeof data === 'object' && data !== null ? { ...data, repeat: args.repeat } : data;
+        const { suite } = suiteToRun(withRepeat, args.candidate, app.model !== undefined);
+        if (app.conversations.stats.draining) throw shuttingDown('retry the comparison on another pod');
+        const caller = callerOf(extra);
+        const access = await app.authorizer.authorize(caller, args.candidate);
+        const baselineAccess = await app.authorizer.authorize(caller, args.baseline);
+        if (suite.memory?.restore !== undefined) {
+          await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${suite.memory.deviceRef} before each attempt`);
+        }
+        const onTurn = progressOf(extra);
+        const side = (name: Side, agent: typeof args.baseline, sideAccess: typeof access) =>
+          runContext(app, {
+            caller,
+            agent,
+            access: sideAccess,
+            signal: extra.signal,
+            log: app.log,
+            onTurn: onTurn && ((event: TurnEvent) => onTurn({ ...event, side: name })),
+          });
+        const report = await compareSuite(
+          { baseline: side('baseline', args.baseline, baselineAccess), candidate: side('candidate', args.candidate, access) },
+          suite,
+        );
+        return success(report, renderComparison(report, report.name ?? 'comparison'));
       }),
   );
 }

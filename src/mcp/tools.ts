@@ -16,7 +16,7 @@ import { refusal } from './results.js';
  * (`MCP error -32602: Input validation error: …`), so it is given a schema that lets every object
  * through, described in tools/list (through its metadata) as the tool's real input schema.
  */
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 interface ToolConfig<In extends z.ZodObject> {
   title: string;

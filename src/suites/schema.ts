@@ -185,11 +185,15 @@ const httpMemorySchema = z.strictObject({
   wait_ms: waitSchema.optional(),
 });
 
-/** `repeat` as the CLI's `--repeat` takes it too. */
-export const repeatSchema = z
-  .int({ error: 'must be a whole number of attempts' })
-  .min(1, { error: 'must be at least 1' })
-  .max(MAX_REPEAT, { error: `must be at most ${MAX_REPEAT}` });
+/**
+ * `repeat`, also as the CLI's `--repeat` and an MCP tool's argument take it; `named` starts the
+ * rule where no field path does (`repeat must be at least 1`).
+ */
+export const repeatRule = (named = '') =>
+  z
+    .int({ error: `${named}must be a whole number of attempts` })
+    .min(1, { error: `${named}must be at least 1` })
+    .max(MAX_REPEAT, { error: `${named}must be at most ${MAX_REPEAT}` });
 
 function suiteShape(form: SuiteForm) {
   return z.strictObject({
@@ -198,7 +202,7 @@ function suiteShape(form: SuiteForm) {
     description: z.string({ error: 'must be a string' }).optional(),
     ...connectFields,
     memory: (form === 'file' ? fileMemorySchema : httpMemorySchema).optional(),
-    repeat: repeatSchema.optional(),
+    repeat: repeatRule().optional(),
     pass_rate: z
       .number({ error: 'must be a number between 0 and 1' })
       .min(0, { error: 'must be at least 0' })
