@@ -36,9 +36,11 @@ const CONV = '/v1/agents/{agent}/conversations/{session_id}';
 const LIST = '/v1/conversations';
 const MEMORY = '/v1/agents/{agent}/memory/{device_ref}';
 const RUNS = '/v1/agents/{agent}/runs';
+const COMPARISONS = '/v1/agents/{agent}/comparisons';
 
 const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
 const runPath = (agent = 'coach') => `/v1/agents/${agent}/runs`;
+const comparisonPath = (candidate = 'coach.3') => `/v1/agents/${candidate}/comparisons`;
 
 interface Proxy {
   url: string;
@@ -377,6 +379,30 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     );
     await invalid('post', runPath(), RUNS, { status: 415, error: 'unsupported_media_type' }, xml);
     await invalid('post', runPath(), RUNS, { status: 401, error: 'unauthenticated' }, { token: null, body: passing });
+
+    t.comment('comparisons');
+    const gate = {
+      baseline: 'coach',
+      conversations: [
+        { name: 'order', turns: [{ line: '#intro' }, { line: 'My order number is 12345', expect: { tool: 'lookup_order' } }] },
+        { name: 'refund', turns: [{ line: 'I want a refund', expect: { tool: 'start_refund' } }] },
+      ],
+    };
+    const compared = await valid('post', comparisonPath(), COMPARISONS, { status: 200 }, { body: gate });
+    t.match(compared.body, { regressed: true, totals: { regressed: 1, fixed: 1 } });
+    await valid('post', comparisonPath(), COMPARISONS, { status: 200 }, { body: gate, ...ndjson });
+    await valid('post', comparisonPath(), COMPARISONS, { status: 403, error: 'forbidden' }, { body: { ...gate, baseline: 'hidden' } });
+    await valid(
+      'post',
+      comparisonPath(),
+      COMPARISONS,
+      { status: 404, error: 'revision_not_found' },
+      { body: { ...gate, baseline: 'coach.9' } },
+    );
+    await valid('post', comparisonPath('coach.4'), COMPARISONS, { status: 409, error: 'revision_not_runnable' }, { body: gate });
+    await invalid('post', comparisonPath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: passing });
+    await invalid('post', comparisonPath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: { ...gate, bogus: true } });
+    await invalid('post', comparisonPath(), COMPARISONS, { status: 401, error: 'unauthenticated' }, { token: null, body: gate });
   }
 
   {
@@ -499,10 +525,12 @@ t.test('every route through a validating proxy (prism)', async (t) => {
       RUNS,
       { status: 502, error: 'engine_unavailable' },
       {
+        // A fixture no conversation's device uses is restored once, before the run (a 502); one on a
+        // conversation's device is restored before each attempt, whose failure the report tells.
         body: {
           device_ref: 'newcomer',
           memory: { restore: { units: [] }, confirm: true },
-          conversations: [{ turns: [{ line: '#intro' }] }],
+          conversations: [{ device_ref: 'someone-else', turns: [{ line: '#intro' }] }],
         },
       },
     );

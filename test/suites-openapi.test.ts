@@ -222,3 +222,52 @@ t.test('every answer conforms to its declared schema', async (t) => {
   for (const [i, line] of lines.entries())
     t.ok(streamLineSchema(line), `NDJSON line ${i + 1} is a RunStreamLine`, { errors: streamLineSchema.errors });
 });
+
+t.test('comparisons: the request schema and every answer agree with the document', async (t) => {
+  const compareOp = doc.paths['/v1/agents/{agent}/comparisons'].post;
+  const comparisonRequest = validator('/components/schemas/ComparisonRequest');
+  const comparisonReport = validator('/components/schemas/ComparisonReport');
+  const comparisonLine = validator('/components/schemas/ComparisonStreamLine');
+  for (const [name, example] of Object.entries<Json>(compareOp.requestBody.content['application/json'].examples)) {
+    t.ok(comparisonRequest(example.value), `example ${name} is a ComparisonRequest`, { errors: comparisonRequest.errors });
+  }
+  const s = await startStack(t, { model: true });
+  const suite = {
+    repeat: 2,
+    conversations: [
+      { name: 'order', turns: [{ line: '#intro' }, { line: 'My order number is 12345', expect: { tool: 'lookup_order' } }] },
+      { name: 'refund', turns: [{ line: 'I want a refund', expect: { tool: 'start_refund', judge: 'The agent said "refund"' } }] },
+      { name: 'hang', turns: [{ line: 'sim:hang' }] },
+    ],
+  };
+  const cases: Array<[unknown, number]> = [
+    [{ baseline: 'coach', ...suite }, 200],
+    [suite, 400],
+    [{ baseline: 'coach', ...suite, bogus: 1 }, 400],
+    [{ baseline: 'hidden', ...suite }, 403],
+    [{ baseline: 'coach.9', ...suite }, 404],
+  ];
+  for (const [body, status] of cases) {
+    t.equal(
+      comparisonRequest(body),
+      status !== 400,
+      `the schema ${status === 400 ? 'refuses' : 'accepts'} ${JSON.stringify(body).slice(0, 60)}`,
+    );
+    const answer = await s.call('POST', '/v1/agents/coach.3/comparisons', { body });
+    t.equal(answer.status, status, answer.text.slice(0, 200));
+    const declared = resolve(compareOp.responses[String(answer.status)]);
+    t.ok(declared !== undefined, `status ${answer.status} is declared`);
+    if (status === 200) t.ok(comparisonReport(answer.body), 'a ComparisonReport', { errors: comparisonReport.errors });
+    else {
+      const { error } = answer.body as Json;
+      t.ok(errorSchema(answer.body) && String(declared.description).includes(`\`${error}\``), `${error} is declared`);
+    }
+  }
+  const streamed = await s.call('POST', '/v1/agents/coach.3/comparisons', {
+    body: { baseline: 'coach', conversations: [suite.conversations[0]] },
+    headers: { accept: 'application/x-ndjson' },
+  });
+  const lines = streamed.text.trim().split('\n');
+  t.ok(lines.length > 2);
+  for (const line of lines) t.ok(comparisonLine(JSON.parse(line)), 'a ComparisonStreamLine', { errors: comparisonLine.errors });
+});
