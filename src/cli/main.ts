@@ -4,7 +4,10 @@
  * `agent-test-gateway run …` runs test suites and `agent-test-gateway compare …` compares two
  * revisions with them; all through a running gateway.
  * `agent-test-gateway serve` runs the gateway itself, configured from the environment.
+ * The Node.js check comes first; the commands are imported only after it (src/node-version.ts).
  */
+import '../node-version.js';
+
 const USAGE = `usage:
   agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
       talk to an agent from the terminal; --session reconnects to an earlier conversation
@@ -23,7 +26,7 @@ let code: number | undefined;
 if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
-else if (command === 'serve' && args.length === 0) await (await import('../server.js')).serveFromEnvironment();
+else if (command === 'serve' && args.length === 0) await (await import('../service.js')).serveFromEnvironment();
 else {
   // Help asked for goes to stdout; help after a wrong command goes to stderr with status 2.
   const asked = command === undefined || command === 'help' || command === '--help' || command === '-h';

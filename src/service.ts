@@ -1,0 +1,32 @@
+import closeWithGrace from 'close-with-grace';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './ops/config.js';
+
+/**
+ * Runs the service from the environment. On SIGTERM/SIGINT readiness turns false at once,
+ * running turns get SHUTDOWN_GRACE_MS, then every engine socket closes plainly and it exits 0.
+ */
+async function runServer(config: Config): Promise<void> {
+  const app = await buildApp(config);
+  closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'stopping after an unexpected error');
+    app.log.info({ signal, grace_ms: config.shutdownGraceMs, ...app.conversations.stats }, 'draining');
+    await app.conversations.drain(config.shutdownGraceMs);
+    await app.close();
+    app.log.info('stopped');
+  });
+  await app.listen({ port: config.port, host: config.host });
+}
+
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`agent-test-gateway: ${err.message}\n`);
+    process.exit(1);
+  }
+}
+
+/** `npm start` (dist/server.js), `agent-test-gateway serve` and the image: the service as the environment configures it. */
+export const serveFromEnvironment = (): Promise<void> => runServer(configOrExit());

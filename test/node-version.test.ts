@@ -1,0 +1,146 @@
+/**
+ * Any laptop: `npm ci` resolves the same tree on macOS, Linux arm64 and Linux x64 (no required
+ * package bound to an OS or CPU), the npm scripts that run the gateway or the tests go through
+ * scripts/node24.cjs (Node 24 even where the machine's Node is older), and the package's entry
+ * points, started by an older Node, exit 2 with one line that names the Node they need.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { delimiter, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { NODE_MAJOR_NEEDED } from '../src/node-version.js';
+import { childEnv } from './support/stack.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  scripts: Record<string, string>;
+  bin: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+const LAUNCHER = 'scripts/node24.cjs';
+const CACHED_NODE = join(ROOT, 'node_modules', '.cache', `node-${NODE_MAJOR_NEEDED}`, 'node.json');
+
+const majorOf = (version: string) => Number(version.replace(/^v/, '').split('.')[0]);
+
+interface Lock {
+  packages: Record<string, { os?: string[] | string; cpu?: string[] | string; optional?: boolean; devOptional?: boolean }>;
+}
+
+t.test('the lock file binds no required package to an OS or CPU', async (t) => {
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock;
+  // A package with os/cpu that is not optional makes `npm ci` fail (EBADPLATFORM) everywhere else.
+  const bound = Object.entries(lock.packages)
+    .filter(([path, entry]) => path !== '' && (entry.os || entry.cpu) && !entry.optional && !entry.devOptional)
+    .map(([path]) => path);
+  t.same(bound, [], 'every package with os or cpu is optional');
+  const named = Object.keys({ ...PACKAGE.dependencies, ...PACKAGE.devDependencies });
+  t.same(
+    named.filter((name) => /^node(-(linux|darwin|win)-\w+)?$/.test(name)),
+    [],
+    'no Node binary among the dependencies: scripts/node24.cjs fetches one where it is needed',
+  );
+  t.ok(Object.values(lock.packages).length > 100, 'the lock file was read');
+});
+
+t.test('engines, the entry points and the launcher need the same Node', async (t) => {
+  t.equal(PACKAGE.engines.node, `>=${NODE_MAJOR_NEEDED}`);
+  t.match(readFileSync(join(ROOT, LAUNCHER), 'utf8'), new RegExp(`^const MAJOR = ${NODE_MAJOR_NEEDED};$`, 'm'));
+});
+
+t.test('the npm scripts that run the gateway or the tests go through the launcher', async (t) => {
+  const scripts = PACKAGE.scripts;
+  t.equal(scripts.start, `node ${LAUNCHER} node dist/server.js`);
+  t.equal(scripts.demo, `node ${LAUNCHER} node dist/demo.js`);
+  t.match(scripts.test, new RegExp(`&& node ${LAUNCHER} tap$`), 'tap, and every test file it starts');
+  for (const name of ['bench', 'screenshot']) t.match(scripts[name], `node ${LAUNCHER} `, name);
+  // The others (build, typecheck, lint) run on Node ≥ 20.19 as well, and their result does not depend on the Node.
+  for (const [name, script] of Object.entries(scripts)) {
+    t.notMatch(script, /(^|&& )(node dist\/|tap\b)/, `${name}: no Node 24 command outside the launcher`);
+  }
+});
+
+/** A Node older than the one needed, outside this repository: /usr/bin/node or another `node` on PATH. */
+function oldNode(): { path: string; version: string } | undefined {
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && !`${dir}${sep}`.startsWith(ROOT));
+  const seen = new Set<string>();
+  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node', ...dirs.map((dir) => join(dir, 'node'))]) {
+    if (!existsSync(candidate)) continue;
+    const real = realpathSync(candidate);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    const ran = spawnSync(real, ['--version'], { encoding: 'utf8' });
+    const version = ran.stdout?.trim() ?? '';
+    if (ran.status === 0 && /^v\d+\./.test(version) && majorOf(version) < NODE_MAJOR_NEEDED) return { path: real, version };
+  }
+  return undefined;
+}
+
+const old = oldNode();
+const noOldNode = old ? false : `no Node older than ${NODE_MAJOR_NEEDED} on this machine (/usr/bin/node, PATH): nothing to start them with`;
+
+/** dist/ as `npm start` would run it: built when older than src/. */
+function buildIfStale(t: Test) {
+  const built = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: ROOT, env: childEnv(), encoding: 'utf8' });
+  t.equal(built.status, 0, built.status === 0 ? 'dist/ is built' : `dist/ is built:\n${built.stdout}${built.stderr}`);
+}
+
+t.test("started by the machine's older Node, the command and the server exit 2 with one line", { skip: noOldNode }, async (t) => {
+  buildIfStale(t);
+  const node = old!;
+  const message = `agent-test-gateway needs Node.js ${NODE_MAJOR_NEEDED} or newer; this is Node.js ${node.version}.\n`;
+  t.comment(`the machine's Node: ${node.path} ${node.version}`);
+  const bin = PACKAGE.bin['agent-test-gateway']!;
+  const server = PACKAGE.scripts.start!.split(' ').at(-1)!;
+  const lines: Array<[string, string[]]> = [
+    ['the command (bin)', [bin, '--help']],
+    ['the command: run', [bin, 'run', 'examples/basic.yaml', '--gateway', 'http://127.0.0.1:9']],
+    ['the command: serve', [bin, 'serve']],
+    ['the server (npm start runs it)', [server]],
+    ["the image's command", ['dist/entrypoint.js']],
+    ["the image's command: run", ['dist/entrypoint.js', 'run', 'examples/basic.yaml']],
+  ];
+  for (const [what, args] of lines) {
+    const ran = spawnSync(node.path, args, { cwd: ROOT, env: childEnv(), encoding: 'utf8', timeout: 20_000 });
+    t.equal(ran.status, 2, `${what}: exit 2`);
+    t.equal(ran.stderr, message, `${what}: one line naming the Node it needs`);
+    t.equal(ran.stdout, '', `${what}: nothing else`);
+  }
+
+  // The same files on this Node (the one the tests run on) pass the check.
+  const help = spawnSync(process.execPath, [bin, '--help'], { cwd: ROOT, env: childEnv(), encoding: 'utf8', timeout: 20_000 });
+  t.equal(help.status, 0, `--help exits 0 on ${process.version}${help.status === 0 ? '' : `:\n${help.stderr}`}`);
+  t.match(help.stdout, /agent-test-gateway run <suite\.yaml>…/);
+});
+
+const noCachedNode =
+  noOldNode || (existsSync(CACHED_NODE) ? false : `no Node ${NODE_MAJOR_NEEDED} in node_modules/.cache yet (not fetched here)`);
+
+t.test("the launcher, on the machine's older Node, runs commands on the Node 24 it fetched", { skip: noCachedNode }, async (t) => {
+  buildIfStale(t);
+  const node = old!;
+  const launch = (args: string[]) =>
+    spawnSync(node.path, [LAUNCHER, ...args], { cwd: ROOT, env: childEnv(), encoding: 'utf8', timeout: 30_000 });
+
+  const version = launch(['node', '-p', 'process.version']);
+  t.equal(version.status, 0, `node -p process.version exits 0${version.stderr && `:\n${version.stderr}`}`);
+  t.equal(majorOf(version.stdout.trim()), NODE_MAJOR_NEEDED, `node is Node ${NODE_MAJOR_NEEDED}, not ${node.version}`);
+  t.equal(version.stderr, '', 'cached: nothing fetched, nothing said');
+
+  // tap, tsx and npm start as `#!/usr/bin/env node`: the fetched Node comes first on their PATH.
+  const script = join(t.testdir(), 'which-node');
+  writeFileSync(script, '#!/usr/bin/env node\nconsole.log(process.version);\n');
+  chmodSync(script, 0o755);
+  const shebang = launch([script]);
+  t.equal(shebang.status, 0, `a #!/usr/bin/env node script exits 0${shebang.stderr && `:\n${shebang.stderr}`}`);
+  t.equal(majorOf(shebang.stdout.trim()), NODE_MAJOR_NEEDED, 'a #!/usr/bin/env node command');
+
+  t.equal(launch(['node', '-e', 'process.exit(3)']).status, 3, "the command's exit status");
+  const bin = PACKAGE.bin['agent-test-gateway']!;
+  const help = launch(['node', bin, '--help']);
+  t.equal(help.status, 0, `the command through the launcher exits 0${help.stderr && `:\n${help.stderr}`}`);
+  t.match(help.stdout, /agent-test-gateway chat <agent>/);
+});
