@@ -241,7 +241,7 @@ t.test('engine simulator', async (t) => {
     await first.turn('#intro');
     await first.turn('hello');
     t.match(await first.turn('planning?'), [
-      { type: 'text', text: 'planning: 2 turns on this socket, 2 lines in this session' },
+      { type: 'text', text: 'This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning.' },
       {},
       { type: 'exit' },
     ]);
@@ -250,7 +250,9 @@ t.test('engine simulator', async (t) => {
 
     const second = await open(socketUrl(engine, `coach?deviceId=mcp:re&sessionId=${sessionId}`));
     t.same(await second.element(), { type: 'session', sessionId, resumed: true });
-    t.match(await second.turn('planning?'), [{ text: 'planning: 0 turns on this socket, 3 lines in this session' }]);
+    t.match(await second.turn('planning?'), [
+      { text: 'This socket is new (0 turns); the session has 3 lines: my earlier planning is gone.' },
+    ]);
     t.equal(engine.openSockets(), 1);
     second.ws.close(1000, 'bye');
     await second.closed;
