@@ -76,16 +76,13 @@ const host = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host
 process.stdout.write(banner(`http://${host}:${port}`, config.debugPage));
 
 function banner(gw: string, debugPage: boolean): string {
-  const auth = `-H 'Authorization: Bearer demo-token'`;
-  const json = `-H 'Content-Type: application/json'`;
-  const turns = `${gw}/v1/agents/coach/conversations/$SID/turns ${auth} ${json}`;
   const aggregationS = AGGREGATION_MS / 1000;
   const engineNote = `its agents speak in sentences ${SPEECH_PACE_MS} ms apart; memory aggregated ${aggregationS} s after a close`;
-  const snapshot = '{"confirm":true,"snapshot":{"units":[{"kind":"fact","text":"likes jazz"}]}}';
-  const debug = debugPage
-    ? `open ${gw}/debug`
-    : `DEBUG_PAGE=true npm run demo   # then open ${gw}/debug (off by default: it shows every caller's conversations)`;
   const inspector = `npx mcp-inspector --cli ${gw}/mcp --header 'Authorization: Bearer demo-token'`;
+  const indented = walkThrough(gw, aggregationS, debugPage)
+    .split('\n')
+    .map((line) => (line === '' ? '' : `  ${line}`))
+    .join('\n');
   return `
 agent-test-gateway demo: gateway on ${gw}
   engine simulator   ${engine.url}  (${engineNote})
@@ -99,44 +96,64 @@ agent-test-gateway demo: gateway on ${gw}
   draft-only (only a Draft: refused until promoted), secure (closed project, signed in with the demo test identity)
   Every phrase (planning?, sim:delay:N, sim:hang, sim:remember:…, bye) and agent: docs/demo.md
 
-Hold a conversation (copy and paste):
+Hold a conversation (copy and paste; docs/demo.md has the same walk-through):
 
-  # 1. start: the agent's opening (#intro) for the simulated user alice; keep the session_id
-  R=$(curl -s -X POST ${gw}/v1/agents/coach/conversations ${auth} ${json} -d '{"device_ref":"alice"}'); echo "$R"
-  SID=$(echo "$R" | sed -E 's/.*"session_id":"([^"]+)".*/\\1/'); echo $SID
-
-  # 2. more turns over the same engine socket (sim:remember:… leaves a fact in alice's memory)
-  curl -s -X POST ${turns} -d '{"line":"Where is my order?"}'
-  curl -s -X POST ${turns} -d '{"line":"sim:remember:prefers size M"}'
-
-  # 3. watch a turn arrive element by element: one JSON line per element, then the result
-  curl -sN -X POST ${turns} -H 'Accept: application/x-ndjson' -d '{"line":"Which size fits me?"}'
-
-  # 3b. a simulated user and a judge (docs/simulated-users.md)
-  AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway run examples/simulated-user.yaml --gateway ${gw}
-
-  # 4. or talk from a terminal (Ctrl-D closes; it prints how to reconnect)
-  AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway chat coach --gateway ${gw}
-
-  # 5. your conversations, then close this one (a plain close, never #exit)
-  curl -s ${gw}/v1/conversations ${auth}
-  curl -si -X DELETE ${gw}/v1/agents/coach/conversations/$SID ${auth}
-
-  # 6. alice's memory. The engine aggregates a conversation about 30 s after its socket closes
-  #    (this demo's engine: ${aggregationS} s), so a snapshot read at once is empty and says why: wait first.
-  sleep ${aggregationS + 1}; curl -s ${gw}/v1/agents/coach/memory/alice ${auth}
-  #    restore a snapshot: delete-then-write, it replaces alice's memory, for every agent
-  curl -s -X PUT ${gw}/v1/agents/coach/memory/alice ${auth} ${json} -d '${snapshot}'
-
-  # the debug page: every conversation on this gateway, live
-  ${debug}
-
-  # metrics, health and the API contract
-  curl -s ${gw}/metrics | grep agent_test_gateway_turn ; curl -s ${gw}/readyz ; curl -s ${gw}/openapi.json | head -c 300
+${indented}
 
 AI assistants (MCP): the remote MCP server is ${gw}/mcp with the header 'Authorization: Bearer demo-token'
   ${inspector} --method tools/call --tool-name test_agent --tool-arg agent=coach
 
 Ctrl-C stops everything. Port taken? PORT=8081 npm run demo
 `;
+}
+
+/**
+ * The walk-through: docs/demo.md shows it for the default port, and its first commands are the
+ * README's (test/docs.test.ts holds them to that).
+ */
+function walkThrough(gw: string, aggregationS: number, debugPage: boolean): string {
+  const turns = '$GW/v1/agents/coach/conversations/$SID/turns -H "$AUTH" -H "$JSON"';
+  const snapshot = '{"confirm":true,"snapshot":{"units":[{"kind":"fact","text":"likes jazz"}]}}';
+  const run = 'AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway';
+  const debug = debugPage
+    ? `open ${gw}/debug`
+    : `DEBUG_PAGE=true npm run demo   # then open ${gw}/debug (off by default: it shows every caller's conversations)`;
+  return `GW=${gw}; AUTH='Authorization: Bearer demo-token'; JSON='Content-Type: application/json'
+
+# 1. start a conversation for the simulated user alice: the answer holds the agent's opening
+#    (#intro) as "text"; keep its session_id (sed picks it out: no jq needed)
+R=$(curl -s $GW/v1/agents/coach/conversations -H "$AUTH" -H "$JSON" -d '{"device_ref":"alice"}'); echo "$R"
+SID=$(echo "$R" | sed -E 's/.*"session_id":"([^"]+)".*/\\1/'); echo $SID
+
+# 2. more turns over the same engine socket (sim:remember:… leaves a fact in alice's memory)
+curl -s ${turns} -d '{"line":"Where is my order?"}'
+curl -s ${turns} -d '{"line":"sim:remember:prefers size M"}'
+
+# 3. watch a turn arrive element by element: one JSON line per element, then {"result": …}
+curl -sN ${turns} -H 'Accept: application/x-ndjson' -d '{"line":"Which size fits me?"}'
+
+# 4. or talk from a terminal (Ctrl-D closes; it prints the command that reconnects)
+${run} chat coach --gateway $GW
+
+# 5. your conversations, then close this one (a plain close, never #exit)
+curl -s $GW/v1/conversations -H "$AUTH"
+curl -si -X DELETE $GW/v1/agents/coach/conversations/$SID -H "$AUTH"
+
+# 6. alice's memory. The engine aggregates a conversation about 30 s after its socket closes
+#    (this demo's engine: ${aggregationS} s), so a snapshot read at once is empty and says why: wait first.
+curl -s $GW/v1/agents/coach/memory/alice -H "$AUTH"
+sleep ${aggregationS + 1}; curl -s $GW/v1/agents/coach/memory/alice -H "$AUTH"
+#    restore a snapshot: delete-then-write, it replaces alice's memory, for every agent
+curl -s -X PUT $GW/v1/agents/coach/memory/alice -H "$AUTH" -H "$JSON" -d '${snapshot}'
+
+# 7. test suites as CI runs them (exit 0 when every expectation passed); the second brings
+#    a simulated user and a judge, played by the demo's model (docs/simulated-users.md)
+${run} run examples/basic.yaml --gateway $GW
+${run} run examples/simulated-user.yaml --gateway $GW
+
+# the debug page: every conversation on this gateway, live
+${debug}
+
+# metrics, health and the API contract
+curl -s $GW/metrics | grep agent_test_gateway_turn ; curl -s $GW/readyz ; curl -s $GW/openapi.json | head -c 300`;
 }

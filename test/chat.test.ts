@@ -148,7 +148,7 @@ t.test('--session reconnects to an existing conversation', async (t) => {
   chat.send('planning?');
   await chat.waitFor(/you> $/, mark);
   const out = chat.out().slice(mark);
-  t.match(out, /coach> planning: 0 turns on this socket, 1 lines in this session/);
+  t.match(out, /coach> This socket is new \(0 turns\); the session has 1 line: my earlier planning is gone\./);
   t.match(out, /note: This turn opened a new socket to the existing engine session/, 'the reconnect is noted');
   chat.child.stdin.end();
   t.equal(await chat.exit, 0);
@@ -174,7 +174,11 @@ t.test('the reconnect hint, pasted as printed, reconnects to the same session', 
   const mark = pasted.out().length;
   pasted.send('planning?');
   await pasted.waitFor(/you> $/, mark);
-  t.match(pasted.out().slice(mark), /coach> planning: 0 turns on this socket, 1 lines in this session/, 'the same engine session');
+  t.match(
+    pasted.out().slice(mark),
+    /coach> This socket is new \(0 turns\); the session has 1 line: my earlier planning is gone\./,
+    'the same engine session',
+  );
   pasted.child.stdin.end();
   t.equal(await pasted.exit, 0);
   const [, again] = s.engine.record.connections;

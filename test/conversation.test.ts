@@ -38,7 +38,7 @@ t.test('a three-turn conversation keeps one engine socket and reports each turn'
   t.ok(types.indexOf('response-end') < types.lastIndexOf('text'), 'text arrived after response-end');
 
   const third = await s.call('POST', path, { body: { line: 'planning?' } });
-  t.match(third.body.turn.text, /planning: 2 turns on this socket, 2 lines in this session/);
+  t.match(third.body.turn.text, /This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning\./);
   t.equal(third.body.conversation.turns, 3);
   t.equal(s.engine.record.connections.length, 1, 'one socket for the whole conversation');
   t.same(s.engine.record.connections[0]!.frames, ['#intro', 'Where is my order?', 'planning?']);

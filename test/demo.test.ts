@@ -3,33 +3,13 @@
  * A taken port is named with the way out; a turn streams its sentences spread in time.
  */
 
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { ndjsonLines } from '../src/http/ndjson.js';
-import { childEnv, eventually } from './support/stack.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-function startDemo(t: { teardown(fn: () => unknown): void }, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/demo.ts'], {
-    cwd: ROOT,
-    env: childEnv({ HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEBUG_PAGE: 'false', ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d: Buffer) => (output.stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output.stderr += d.toString()));
-  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  return { child, output, exit };
-}
+import { demoBanner, startDemo } from './support/demo.js';
 
 t.test('a taken port: a message naming it and how to move the demo, exit non-zero', async (t) => {
   const holder = createServer();
@@ -47,21 +27,16 @@ t.test('a taken port: a message naming it and how to move the demo, exit non-zer
 
 t.test('the walk-through, and a streamed turn arriving sentence by sentence', async (t) => {
   const demo = startDemo(t, { PORT: '0' });
-  try {
-    await eventually(() => /Ctrl-C stops everything/.test(demo.output.stdout), 60_000);
-  } catch {
-    throw new Error(`the demo never printed its banner:\n${demo.output.stdout}\n${demo.output.stderr}`);
-  }
-  const banner = demo.output.stdout;
-  const gw = /gateway on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '';
+  const { banner, gw } = await demoBanner(demo);
   t.match(gw, /:\d+$/, 'the banner names the port it listens on, not the 0 it was given');
+  t.match(banner, `GW=${gw}; AUTH=`, 'the walk-through starts by naming that gateway');
   const pace = Number(/sentences (\d+) ms apart/.exec(banner)?.[1]);
   t.ok(pace > 0, `the banner states the pace (${pace} ms)`);
   t.match(banner, /this demo's engine: (\d+) s\), so a snapshot read at once is empty/, 'why the memory step waits');
   t.match(banner, /sleep \d+; curl -s \S+\/v1\/agents\/coach\/memory\/alice/, 'and how');
   t.match(banner, /curl -s -X PUT \S+\/v1\/agents\/coach\/memory\/alice .*"confirm":true,"snapshot"/, 'a restore curl');
   t.match(banner, /DEBUG_PAGE=true npm run demo +# then open \S+\/debug/, 'the debug page and how to turn it on');
-  t.match(banner, `npx agent-test-gateway chat coach --gateway ${gw}`, 'the terminal client, one gateway address');
+  t.match(banner, 'npx agent-test-gateway chat coach --gateway $GW', 'the terminal client, on the same gateway');
   t.match(banner, 'docs/demo.md', 'where every phrase and agent is listed');
 
   const auth = { authorization: 'Bearer demo-token', 'content-type': 'application/json' };
@@ -93,7 +68,7 @@ t.test('the walk-through, and a streamed turn arriving sentence by sentence', as
   const example = parseYaml(await readFile('examples/simulated-user.yaml', 'utf8')) as Record<string, unknown>;
   const ran = await request(`${gw}/v1/agents/coach/runs`, { method: 'POST', headers: auth, body: JSON.stringify(example) });
   const report = (await ran.body.json()) as { passed: boolean; conversations: Array<{ attempts: Array<{ stop_reason: string }> }> };
-  t.equal(report.passed, true, `examples/simulated-user.yaml passes against the demo: ${JSON.stringify(report).slice(0, 600)}`);
+  t.equal(report.passed, true, 'examples/simulated-user.yaml passes against the demo', { report });
   t.equal(report.conversations[0]!.attempts[0]!.stop_reason, 'user_done');
 
   const debug = await request(`${gw}/debug`);

@@ -95,7 +95,10 @@ t.test(
       'line=planning?',
     );
     t.equal(next.code, 0, 'test_agent continues it', { stderr: next.stderr });
-    t.match(JSON.parse(next.stdout).structuredContent.turn.text, /planning: 1 turns on this socket, 1 lines in this session/);
+    t.match(
+      JSON.parse(next.stdout).structuredContent.turn.text,
+      /This socket has carried 1 of my turns; the session has 1 line, so I still have my planning\./,
+    );
 
     const refused = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach', 'line=#exit');
     t.match(refused.stdout, /"isError": true/, 'a tool error');

@@ -72,7 +72,10 @@ t.test('one MCP session over three pods behind round-robin: tools, a conversatio
     name: 'test_agent',
     arguments: { agent: 'coach', session_id: conversation, line: 'planning?' },
   });
-  t.match(third.structuredContent.turn.text, /planning: 2 turns on this socket, 2 lines in this session/);
+  t.match(
+    third.structuredContent.turn.text,
+    /This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning\./,
+  );
   t.equal(third.structuredContent.conversation.turns, 3);
   t.equal(pods.engine.record.connections.length, 1, 'one engine socket for the whole conversation');
   t.ok(
@@ -169,7 +172,7 @@ t.test('a peer that hangs changes no answer', async (t) => {
   const { tools } = await client.listTools();
   t.ok(tools.length > 0, 'a session held on a peer is still found while another peer hangs');
   const answer: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', line: 'planning?' } });
-  t.match(answer.structuredContent.turn.text, /^planning: 0 turns on this socket/, 'a new conversation on the holder');
+  t.match(answer.structuredContent.turn.text, /^This socket is new \(0 turns\)/, 'a new conversation on the holder');
   const unknown = await pods.call(1, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders('00000000-1111-4222-8333-444444444444') });
   t.equal(unknown.status, 404, 'no pod answering in time: the 404 of a single pod');
   t.ok(hanging.connections() > 0, 'the hanging peer was asked');

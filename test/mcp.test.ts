@@ -62,7 +62,10 @@ t.test('three turns of one conversation over one engine socket', async (t) => {
     name: 'test_agent',
     arguments: { agent: 'coach', session_id: sessionId, line: 'planning?' },
   });
-  t.match(third.structuredContent.turn.text, /planning: 2 turns on this socket, 2 lines in this session/);
+  t.match(
+    third.structuredContent.turn.text,
+    /This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning\./,
+  );
   t.equal(third.structuredContent.conversation.turns, 3);
   t.equal(third.structuredContent.conversation.reconnected, false);
   t.equal(third.structuredContent.conversation.device_ref, 'mcp:alice');
@@ -233,7 +236,7 @@ t.test('an idle MCP session expires; its conversations stay', async (t) => {
     name: 'test_agent',
     arguments: { agent: 'coach', session_id: first.structuredContent.session_id, line: 'planning?' },
   });
-  t.match(next.structuredContent.turn.text, /planning: 1 turns on this socket/, 'a new MCP session continues the same conversation');
+  t.match(next.structuredContent.turn.text, /This socket has carried 1 of my turns/, 'a new MCP session continues the same conversation');
 });
 
 t.test('MCP_AUTHORIZATION_SERVERS must list absolute URLs', async (t) => {

@@ -105,7 +105,7 @@ type Tap = Pick<typeof t, 'equal' | 'ok'>;
 
 function checkAnswer(tt: Tap, answer: Answer, method: Method, route: string, expected: Expected, label: string, clean: boolean): void {
   let ok = clean;
-  ok = tt.equal(answer.status, expected.status, `${label}: status (${answer.text.slice(0, 300)})`) && ok;
+  ok = tt.equal(answer.status, expected.status, `${label}: status`, { body: answer.body ?? answer.text }) && ok;
   if (expected.error !== undefined) ok = tt.equal(answer.body?.error, expected.error, `${label}: error code`) && ok;
   if (mediaType(answer) === NDJSON) {
     const pointer = `/paths/${escapePointer(route)}/${method}/responses/${answer.status}/content/${escapePointer(NDJSON)}/itemSchema`;

@@ -53,7 +53,7 @@ function validateAgainst(tt: Tap, pointer: string, value: unknown, what: string)
 function conform(tt: Tap, answer: Answer, route: string, method: Method, expected?: { status: number; error?: string }): void {
   const label = `${method.toUpperCase()} ${route} → ${answer.status}`;
   if (expected !== undefined) {
-    tt.equal(answer.status, expected.status, `${label}: status (${answer.text.slice(0, 200)})`);
+    tt.equal(answer.status, expected.status, `${label}: status`, { body: answer.body ?? answer.text });
     if (expected.error !== undefined) tt.equal(answer.body?.error, expected.error, `${label}: error code`);
   }
   const declared = operation(route, method).responses?.[String(answer.status)];

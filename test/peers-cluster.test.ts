@@ -22,8 +22,11 @@ const PEER_TIMEOUT_MS = 1000;
 const call = (base: string, method: string, path: string, token: string, body?: unknown): Promise<Answer> =>
   callAt(base, method, path, { token, body, reset: true });
 
-/** "planning: N turns on this socket": the lines the engine socket carried before this one. */
-const socketTurns = (answer: Answer): number => Number(/^planning: (\d+) turns on this socket/.exec(answer.body.turn.text)?.[1]);
+/** "This socket has carried N of my turns" (or "is new (0 turns)"): the lines the engine socket carried before this one. */
+const socketTurns = (answer: Answer): number => {
+  const said = /^This socket (?:has carried (\d+) of my turns|is new \((0) turns\))/.exec(answer.body.turn.text);
+  return Number(said?.[1] ?? said?.[2]);
+};
 
 t.test('three gateway pods behind nginx act as one', async (t) => {
   const world = demoWorld();

@@ -144,7 +144,7 @@ t.test('three pods act as one', async (t) => {
       t.equal(answer.body.conversation.planning_lost, false);
     }
     const last = await pods.call(2, 'POST', turnPath(id), { body: { line: 'planning?' } });
-    t.match(planning(last), /^planning: 5 turns on this socket/);
+    t.match(planning(last), /^This socket has carried 5 of my turns/);
     t.equal(pods.engine.record.connections.length, 1, 'one engine socket');
     const metrics = await (await request(`${pods.urls[1]}/metrics`)).body.text();
     t.match(metrics, /agent_test_gateway_peer_forwarded_calls_total\{outcome="answered"\} [1-9]/);
@@ -272,7 +272,7 @@ t.test('three pods act as one', async (t) => {
     const answer = await pods.call(0, 'POST', turnPath(id), { body: { line: 'planning?' } });
     t.equal(answer.status, 200);
     t.equal(answer.body.conversation.reconnected, false, 'ran on the holder, pod 2');
-    t.match(planning(answer), /^planning: 1 turns on this socket/, "pod 2's socket kept its planning");
+    t.match(planning(answer), /^This socket has carried 1 of my turns/, "pod 2's socket kept its planning");
     t.equal(pods.engine.record.connections.length, connections, 'no socket opened');
     t.equal(pods.apps[2]!.conversations.ownership(id)?.held, true, 'pod 2 still holds it');
     t.equal(pods.apps[1]!.conversations.ownership(id)?.held, false, 'pod 1 did not reconnect it');
@@ -381,7 +381,7 @@ t.test('a peer that hangs costs at most PEER_TIMEOUT_MS and changes no answer', 
   const id = await pods.open(0);
   const answer = await pods.call(1, 'POST', turnPath(id), { body: { line: 'planning?' } });
   t.equal(answer.status, 200);
-  t.match(planning(answer), /^planning: 1 turns on this socket/, 'still forwarded to the holder');
+  t.match(planning(answer), /^This socket has carried 1 of my turns/, 'still forwarded to the holder');
 });
 
 t.test('a short PEER_SECRET starts with a warning that never shows the value', async (t) => {

@@ -199,7 +199,7 @@ t.test("a reconnect keeps the first turn's settings, loses planning and says so"
   const back = await s.call('POST', turnPath(sessionId), { body: { line: 'planning?' } });
   t.equal(back.status, 200);
   t.match(back.body.conversation, { reconnected: true, planning_lost: true, connection: 'open', turns: 3, locale: 'de-DE' });
-  t.match(back.body.turn.text, /planning: 0 turns on this socket, 2 lines in this session/);
+  t.match(back.body.turn.text, /This socket is new \(0 turns\); the session has 2 lines: my earlier planning is gone\./);
   t.ok(back.body.notes.some((n: string) => /kept its messages but not the earlier turns' planning/.test(n)));
   const second = s.engine.record.connections[1]!;
   t.equal(second.query.sessionId, sessionId);

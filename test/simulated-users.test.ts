@@ -28,7 +28,7 @@ t.test('a simulated user: one socket, persona, goal and facts verbatim, the agen
     seed: 42,
     conversations: [{ name: 'delivery', simulated_user: shopper, expect: { criteria: ['The agent gave a delivery date'] } }],
   });
-  t.equal(answer.status, 200, answer.text);
+  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
   const attempt = report.conversations[0]!.attempts[0]!;
   t.match(attempt, { status: 'passed', stop_reason: 'user_done' });
   t.same(

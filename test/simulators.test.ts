@@ -241,7 +241,7 @@ t.test('engine simulator', async (t) => {
     await first.turn('#intro');
     await first.turn('hello');
     t.match(await first.turn('planning?'), [
-      { type: 'text', text: 'planning: 2 turns on this socket, 2 lines in this session' },
+      { type: 'text', text: 'This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning.' },
       {},
       { type: 'exit' },
     ]);
@@ -250,13 +250,24 @@ t.test('engine simulator', async (t) => {
 
     const second = await open(socketUrl(engine, `coach?deviceId=mcp:re&sessionId=${sessionId}`));
     t.same(await second.element(), { type: 'session', sessionId, resumed: true });
-    t.match(await second.turn('planning?'), [{ text: 'planning: 0 turns on this socket, 3 lines in this session' }]);
+    t.match(await second.turn('planning?'), [
+      { text: 'This socket is new (0 turns); the session has 3 lines: my earlier planning is gone.' },
+    ]);
+    t.match(await second.turn('planning?'), [
+      { text: 'This socket has carried 1 of my turns; the session has 4 lines: my planning of the 3 lines before it is gone.' },
+    ]);
     t.equal(engine.openSockets(), 1);
     second.ws.close(1000, 'bye');
     await second.closed;
     await sleep(10);
     t.equal(engine.openSockets(), 0);
     t.match(engine.record.connections[1], { sessionId, resumed: true, closeCode: 1000, closeReason: 'bye', closedBy: 'client' });
+
+    const fresh = await open(socketUrl(engine, 'coach?deviceId=mcp:fresh'));
+    await fresh.element();
+    t.match(await fresh.turn('planning?'), [{ text: 'This socket is new (0 turns); the session has 0 lines: nothing planned yet.' }]);
+    fresh.ws.close();
+    await fresh.closed;
   });
 
   t.test('a turn goes on after response-end; tools and interactive elements', async (t) => {

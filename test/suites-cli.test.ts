@@ -26,7 +26,7 @@ t.test('the examples pass against the demo world', async (t) => {
     'examples/simulated-returning-user.yaml',
   ];
   const result = await cli('run', [...examples, '--gateway', s.url, '--junit', out]);
-  t.equal(result.code, 0, result.stdout + result.stderr);
+  t.equal(result.code, 0, 'exits 0', { output: result.stdout + result.stderr });
   t.match(result.stdout, /basic \(examples\/basic\.yaml\) — agent:coach · revision 2 \(Published\) · run label run-[0-9a-f]{8} · seed \d+/);
   t.match(result.stdout, /✓ tool lookup_order/);
   t.notMatch(result.stdout, /✗/);
@@ -231,7 +231,7 @@ conversations:
     fixtures: { 'erin.json': JSON.stringify({ units: [{ kind: 'fact', text: 'likes jazz' }] }) },
   });
   const result = await cli('run', [join(dir, 'suites', 'memory.yaml'), '--gateway', s.url]);
-  t.equal(result.code, 0, result.stdout + result.stderr);
+  t.equal(result.code, 0, 'exits 0', { output: result.stdout + result.stderr });
   t.match(result.stdout, /memory of mcp:erin: restored 1 unit before the run/);
   // The path as it opens from where the command ran (the test's cwd is the repository), not relative to the suite.
   t.match(result.stdout, `memory snapshot written to ${relative(process.cwd(), join(dir, 'suites', 'out', 'erin-after.json'))}\n`);

@@ -15,7 +15,7 @@ t.test('an agent that alternates: flaky, passing or failing by pass_rate', async
   const strict = await s.call('POST', runPath, {
     body: { repeat: 4, conversations: [flaky, { name: 'steady', turns: [{ line: 'hi' }] }] },
   });
-  t.equal(strict.status, 200, strict.text);
+  t.equal(strict.status, 200, 'answers 200', { body: strict.body });
   const report = strict.body as RunReport;
   t.match(report, { repeat: 4, pass_rate: 1, passed: false });
   const [wobbly, steady] = report.conversations;
@@ -52,7 +52,7 @@ t.test('a memory fixture is restored before every attempt on its device; attempt
       ],
     },
   });
-  t.equal(answer.status, 200, answer.text);
+  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
   const report = answer.body as RunReport;
   t.match(report.memory, { device_ref: 'mcp:erin', restored: 1, restores: 3, error: null });
   const restores = s.engine.record.memoryRequests.filter((r) => r.path === '/api/memory/restore');

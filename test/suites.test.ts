@@ -81,7 +81,7 @@ conversations:
       /^suite\.yaml:20: conversations\[1\]\.turns must list at least one turn$/,
       /^suite\.yaml:22: conversations\[2\]\.turns\[0\]\.line may start with # only as exactly #intro/,
     ];
-    t.equal(problems.length, expected.length, problems.join('\n'));
+    t.equal(problems.length, expected.length, 'one problem per broken rule', { problems });
     for (const pattern of expected)
       t.ok(
         problems.some((p) => pattern.test(p)),
@@ -240,7 +240,7 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
       ],
     },
   });
-  t.equal(answer.status, 200, answer.text);
+  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
   const report = answer.body as RunReport;
   t.equal(report.passed, true);
   t.match(report, { agent: 'agent:coach', name: 'shop', memory: null, parallelism: 2 });
@@ -458,7 +458,7 @@ t.test('conversations sharing a device_ref run one after the other, in order, wi
     },
   });
   const report = answer.body as RunReport;
-  t.equal(report.passed, true, answer.text);
+  t.equal(report.passed, true, 'the run passed', { report });
   const [past, other, today] = report.conversations.map((c) => c.attempts[0]!);
   t.match(past, { device_ref: 'mcp:alice', time_offset: '-P10D', time_zone: 'Europe/Prague', locale: 'de-DE' });
   t.match(other, { device_ref: 'mcp:bob', time_offset: null });
@@ -495,7 +495,7 @@ t.test('memory: restore before (confirmed), snapshot after', async (t) => {
       conversations: [{ name: 'remembers', turns: [intro, { line: 'sim:remember:owns a cat' }] }],
     },
   });
-  t.equal(answer.status, 200, answer.text);
+  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
   const report = answer.body as RunReport;
   t.equal(report.passed, true);
   t.match(report.memory, { device_ref: 'mcp:carol', restored: 1, error: null });
@@ -546,7 +546,7 @@ t.test("the warm-up session counts in the caller's limit: a run never holds more
       conversations: [{ turns: [intro] }],
     },
   });
-  t.equal(answer.status, 200, answer.text);
+  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
   t.ok(
     answer.body.memory.notes.some((n: string) => /never connected/.test(n)),
     'a warm-up session ran',
@@ -570,7 +570,7 @@ t.test('a full limit: the run waits for the registry to free a place, then start
   await eventually(() => s.app.conversations.stats.busy === 1);
   const answer = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] } });
   t.equal((await slowTurn).status, 200);
-  t.equal(answer.status, 200, answer.text);
+  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
   const attempt = (answer.body as RunReport).conversations[0]!.attempts[0]!;
   t.equal(attempt.status, 'passed');
   t.ok(attempt.notes.includes('The conversation waited for room under the conversation limit before it started.'));

@@ -89,6 +89,23 @@ function orderReply(line: string, facts: string[], candidate: boolean): Reply | 
   return { elements: [text('Which order do you mean? Please tell me your order number.'), RESPONSE_END, exit(false)] };
 }
 
+const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * The answer to `planning?`, in words: how many of the agent's turns this socket carried (its
+ * planning lives there) against how many lines the session holds (the engine keeps those). After
+ * a reconnect the socket starts again at 0 and the session does not: the earlier planning is gone.
+ */
+function planningAnswer(socketTurns: number, sessionLines: number): string {
+  const session = `the session has ${count(sessionLines, 'line', 'lines')}`;
+  if (socketTurns === 0) {
+    return `This socket is new (0 turns); ${session}: ${sessionLines === 0 ? 'nothing planned yet.' : 'my earlier planning is gone.'}`;
+  }
+  const carried = `This socket has carried ${socketTurns} of my turns; ${session}`;
+  if (socketTurns >= sessionLines) return `${carried}, so I still have my planning.`;
+  return `${carried}: my planning of the ${count(sessionLines - socketTurns, 'line', 'lines')} before it is gone.`;
+}
+
 /**
  * The default agent, every agent: `socketLines` and `sessionLines` count the lines before this
  * one; `paced` speaks in more, shorter sentences (the demo's paced speech).
@@ -105,11 +122,7 @@ export function agentReply(
   if (line === '#exit') return { elements: [exit(true)], then: 'exit' };
   // #ready:… and any other action: recorded (the gateway must never send one), answered with a bare exit.
   if (line.startsWith('#')) return { elements: [exit(false)] };
-  if (line === 'planning?') {
-    return {
-      elements: [text(`planning: ${socketLines} turns on this socket, ${sessionLines} lines in this session`), RESPONSE_END, exit(false)],
-    };
-  }
+  if (line === 'planning?') return { elements: [text(planningAnswer(socketLines, sessionLines)), RESPONSE_END, exit(false)] };
   const directive = /^sim:([a-z0-9-]+)(?::(.*))?$/.exec(line);
   const arg = directive?.[2] ?? '';
   switch (directive?.[1]) {

@@ -148,7 +148,7 @@ t.test('socket dropped between turns: closed as engine_closed, the next turn rec
   );
   t.match(
     next.body.turn.text,
-    /planning: 0 turns on this socket, 2 lines in this session/,
+    /This socket is new \(0 turns\); the session has 2 lines: my earlier planning is gone\./,
     'the engine kept the messages, not the planning',
   );
   const sockets = connectionsOf(s, sessionId);

@@ -1,0 +1,289 @@
+/**
+ * The docs' commands and sample outputs, held to the demo. A newcomer copies the README's and
+ * docs/demo.md's commands into a shell and compares what they print with what the docs show, so
+ * here they run against the real demo (src/demo.ts: paced speech and all) and the docs' fenced
+ * samples are read and compared with the demo's output. Only what truly varies is normalised: ids,
+ * run labels, seeds and timings — and a documented timing must still be the demo's order of
+ * magnitude ("exit in 1 ms" for a turn the demo takes 400 ms to speak fails).
+ *
+ * When the output changes on purpose, change the doc's sample: this test reads it.
+ */
+
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { demoBanner, startDemo } from './support/demo.js';
+import { childEnv, UUID } from './support/stack.js';
+
+interface Fence {
+  lang: string;
+  body: string;
+  /** The prose just before the block, which says what it is. */
+  before: string;
+}
+
+/** The fenced blocks of a Markdown file (at the start of a line; not those nested in lists). */
+function fences(markdown: string): Fence[] {
+  return [...markdown.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({
+    lang: m[1]!,
+    body: m[2]!.replace(/\n$/, ''),
+    before: markdown.slice(Math.max(0, m.index - 400), m.index),
+  }));
+}
+
+/** The first fenced block whose preceding prose says `introduced` (its last 400 characters). */
+async function fenceAfter(file: string, introduced: string, lang?: string): Promise<string> {
+  const found = fences(await readFile(file, 'utf8')).find((f) => f.before.includes(introduced) && (lang === undefined || f.lang === lang));
+  if (!found) throw new Error(`${file}: no \`\`\`${lang ?? ''} block after "${introduced}"`);
+  return found.body;
+}
+
+/** Shell lines as run: a line ending in `\` continues on the next; blank lines and comments dropped. */
+function commands(block: string): string[] {
+  return block
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.trimStart().startsWith('#'));
+}
+
+/** The docs are written for the demo's default port; the test's demo listens where the system put it. */
+const DOCS_GW = 'http://127.0.0.1:8080';
+
+// ── timings ───────────────────────────────────────────────────────────────────────────────────
+const TIMING = /\b(\d+(?:\.\d+)?) (ms|s)\b/g;
+const timings = (line: string): number[] => [...line.matchAll(TIMING)].map((m) => Number(m[1]) * (m[2] === 's' ? 1000 : 1));
+/** A documented time the demo may miss under load, but not by its order of magnitude. */
+const closeEnough = (documented: number, seen: number): boolean => seen >= documented / 2 - 50 && seen <= documented * 2 + 300;
+
+/** What varies from run to run, replaced by a placeholder: ids, run labels, seeds and times. */
+const normalise = (line: string): string =>
+  line
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
+    .replace(/\brun-[0-9a-f]{8}\b/g, 'run-<hex>')
+    .replace(/\bseed \d+\b/g, 'seed <n>')
+    .replace(TIMING, '<time>')
+    .trimEnd();
+
+const ELIDED = '…';
+
+/**
+ * A documented transcript against the demo's output, line by line: a line of its own `…` in the
+ * doc stands for one or more of the demo's lines. Answers both sides normalised and aligned (so a
+ * difference shows as a diff) and the documented times the demo did not come close to.
+ */
+function compareTranscript(doc: string[], seen: string[]): { documented: string; printed: string; offTimes: string[] } {
+  const documented: string[] = [];
+  const printed: string[] = [];
+  const offTimes: string[] = [];
+  let j = 0;
+  for (let i = 0; i < doc.length; i++) {
+    const line = doc[i]!;
+    if (line.trim() === ELIDED) {
+      const next = doc[i + 1];
+      let k = j + 1;
+      while (next !== undefined && k < seen.length && normalise(seen[k]!) !== normalise(next)) k++;
+      // Nothing to skip to: leave the demo's lines where they are, so the diff shows them.
+      if (next === undefined || k < seen.length) j = next === undefined ? seen.length : k;
+      documented.push(line);
+      printed.push(line);
+      continue;
+    }
+    const actual = seen[j++] ?? '(nothing more)';
+    documented.push(normalise(line));
+    printed.push(normalise(actual));
+    if (normalise(line) !== normalise(actual)) continue;
+    const [want, got] = [timings(line), timings(actual)];
+    want.forEach((ms, n) => {
+      if (!closeEnough(ms, got[n]!)) offTimes.push(`"${line.trim()}": the demo took ${got[n]} ms`);
+    });
+  }
+  printed.push(...seen.slice(j).map(normalise));
+  return { documented: documented.join('\n'), printed: printed.join('\n'), offTimes };
+}
+
+/**
+ * A documented JSON sample against the demo's answer: `"…"` (or `["…"]`) stands for any value,
+ * an id for any id, a `duration_ms` for a time close enough; everything else, keys included, as shown.
+ */
+function compareSample(sample: unknown, seen: unknown, path: string, problems: string[]): void {
+  const show = (v: unknown) => JSON.stringify(v);
+  if (sample === ELIDED) return;
+  if (Array.isArray(sample) && sample.length === 1 && sample[0] === ELIDED) {
+    if (!Array.isArray(seen)) problems.push(`${path}: documented a list, the demo answered ${show(seen)}`);
+    return;
+  }
+  if (typeof sample === 'string' && UUID.test(sample)) {
+    if (typeof seen !== 'string' || !UUID.test(seen)) problems.push(`${path}: documented an id, the demo answered ${show(seen)}`);
+    return;
+  }
+  if (path.endsWith('.duration_ms') && typeof sample === 'number') {
+    if (typeof seen !== 'number' || !closeEnough(sample, seen))
+      problems.push(`${path}: documented ${sample} ms, the demo took ${show(seen)}`);
+    return;
+  }
+  if (Array.isArray(sample)) {
+    if (!Array.isArray(seen) || seen.length !== sample.length)
+      problems.push(`${path}: documented ${show(sample)}, the demo answered ${show(seen)}`);
+    else sample.forEach((item, i) => compareSample(item, seen[i], `${path}[${i}]`, problems));
+    return;
+  }
+  if (typeof sample === 'object' && sample !== null) {
+    if (typeof seen !== 'object' || seen === null || Array.isArray(seen)) {
+      problems.push(`${path}: documented an object, the demo answered ${show(seen)}`);
+      return;
+    }
+    const [want, got] = [sample as Record<string, unknown>, seen as Record<string, unknown>];
+    for (const key of new Set([...Object.keys(want), ...Object.keys(got)])) {
+      if (!(key in want)) problems.push(`${path}.${key}: in the demo's answer, missing from the sample`);
+      else if (!(key in got)) problems.push(`${path}.${key}: in the sample, missing from the demo's answer`);
+      else compareSample(want[key], got[key], `${path}.${key}`, problems);
+    }
+    return;
+  }
+  if (sample !== seen) problems.push(`${path}: documented ${show(sample)}, the demo answered ${show(seen)}`);
+}
+
+// ── running what the docs say ─────────────────────────────────────────────────────────────────
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(cmd: string, args: string[], env: Record<string, string>): Promise<Ran> {
+  const child = spawn(cmd, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+const MARK = '@@@ next command @@@';
+
+/**
+ * Shell lines in one bash, as pasted into a terminal (the docs' port swapped for the demo's):
+ * what each printed, in order.
+ */
+async function shell(lines: string[], gw: string): Promise<Ran & { printed: string[] }> {
+  const script = ['set -u', ...lines.flatMap((line) => [line.replaceAll(DOCS_GW, gw), `printf '\\n%s\\n' '${MARK}'`])].join('\n');
+  const ran = await run('bash', ['-c', script], {});
+  const printed = ran.stdout.split(`\n${MARK}\n`).map((out) => out.trim());
+  return { ...ran, printed: printed.slice(0, lines.length) };
+}
+
+/**
+ * A documented `$ NAME=value … npx agent-test-gateway …` line, run as this checkout's command
+ * from source (no build needed) against the demo; the doc leaves the gateway at its default.
+ */
+async function agentTestGateway(commandLine: string, gw: string): Promise<Ran> {
+  const words = commandLine.split(/\s+/);
+  const env: Record<string, string> = { AGENT_TEST_GATEWAY_URL: gw };
+  while (/^[A-Z_]+=/.test(words[0] ?? '')) {
+    const [name, ...value] = words.shift()!.split('=');
+    env[name!] = value.join('=');
+  }
+  if (words[0] !== 'npx' || words[1] !== 'agent-test-gateway') throw new Error(`not an npx agent-test-gateway command: ${commandLine}`);
+  return run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...words.slice(2)], env);
+}
+
+const tools = await run('bash', ['-c', 'command -v curl && command -v sed'], {});
+const noShell = tools.code === 0 ? false : 'the docs’ shell commands need bash, curl and sed';
+
+const demo = startDemo(t, { PORT: '0' });
+const { banner, gw } = await demoBanner(demo);
+
+t.test('one walk-through: the banner prints docs/demo.md’s, and both start as the README does', async (t) => {
+  const walk = await fenceAfter('docs/demo.md', 'With the demo on its default port', 'sh');
+  const printed = banner.split('(copy and paste; docs/demo.md has the same walk-through):\n\n')[1]?.split('\n\nAI assistants')[0] ?? '';
+  const unindented = printed
+    .split('\n')
+    .map((line) => line.replace(/^ {2}/, ''))
+    .join('\n')
+    .replaceAll(gw, DOCS_GW);
+  t.equal(unindented, walk, 'the banner’s walk-through is docs/demo.md’s (with the port it really uses)');
+
+  const readme = await fenceAfter('README.md', 'The contract is [`openapi.yaml`]', 'sh');
+  const start = (block: string) => commands(block).filter((line) => /^(GW=|R=|SID=)/.test(line));
+  t.same(start(readme), start(walk), 'the README starts a conversation with the same commands');
+  t.equal(start(readme).length, 3, 'naming the gateway, starting, keeping the session id');
+  t.notMatch(readme + walk + banner, /\| *jq\b/, 'no jq needed');
+});
+
+t.test('README: the first commands print what the agent said, and the turn answers as shown', { skip: noShell }, async (t) => {
+  const block = await fenceAfter('README.md', 'The contract is [`openapi.yaml`]', 'sh');
+  const lines = commands(block);
+  const firstTurn = lines.findIndex((line) => line.includes('/turns '));
+  const ran = await shell(lines.slice(0, firstTurn + 1), gw);
+  t.equal(ran.code, 0, 'the commands run', { stderr: ran.stderr });
+  const [, started, sid, turn] = ran.printed;
+  const opening = JSON.parse(started ?? '{}');
+  t.equal(opening.turn?.text, "Hi, I'm coach. How can I help?", 'the start prints the agent’s opening', { printed: started });
+  t.equal(sid, opening.session_id, 'and keeps its session id');
+
+  const sample = JSON.parse(await fenceAfter('README.md', 'A turn answers the engine', 'json'));
+  const answer = JSON.parse(turn ?? '{}');
+  const problems: string[] = [];
+  compareSample(sample, answer, 'answer', problems);
+  t.same(problems, [], 'the README’s turn answer is the demo’s answer', { answer });
+});
+
+t.test('docs/demo.md: the walk-through’s commands run (all but the terminal client and the suites)', { skip: noShell }, async (t) => {
+  const walk = await fenceAfter('docs/demo.md', 'With the demo on its default port', 'sh');
+  const lines = commands(walk).filter((line) => !/^(AGENT_TEST_GATEWAY_TOKEN=|DEBUG_PAGE=)/.test(line));
+  const ran = await shell(lines, gw);
+  t.equal(ran.code, 0, 'they run', { stderr: ran.stderr });
+  const said = (pattern: RegExp) => ran.printed.findIndex((out) => pattern.test(out));
+  const started = ran.printed[said(/^\{"session_id"/)] ?? '{}';
+  t.equal(JSON.parse(started).turn.text, "Hi, I'm coach. How can I help?", 'step 1 prints the agent’s opening');
+  t.match(ran.printed.join('\n'), /"text":"Let me see…"/, 'step 3 streams the agent’s sentences');
+  t.same(
+    ran.printed.filter((out) => out.includes('"error":')),
+    [],
+    'no command is refused',
+  );
+  const memory = ran.printed.filter((out) => out.startsWith('{"device_ref":"mcp:alice"') && out.includes('"units"'));
+  t.match(JSON.parse(memory[0] ?? '{}'), { units: [], notes: [/aggregated/] }, 'step 6: empty at once, and the note says why');
+  const units = (JSON.parse(memory[1] ?? '{}') as { units?: Array<{ kind: string; text?: string }> }).units ?? [];
+  t.ok(
+    units.some((u) => u.kind === 'fact' && u.text === 'prefers size M'),
+    'after the wait: the fact step 2 left',
+    { memory },
+  );
+});
+
+t.test('docs/suites.md: the transcript "against the demo"', async (t) => {
+  const sample = (await fenceAfter('docs/suites.md', 'Against the demo', 'console')).split('\n');
+  const commandLine = sample[0]!.replace(/^\$ /, '');
+  const ran = await agentTestGateway(commandLine, gw);
+  t.equal(ran.code, 0, `${commandLine} exits 0`, { stderr: ran.stderr });
+  const { documented, printed, offTimes } = compareTranscript(sample.slice(1), ran.stdout.trimEnd().split('\n'));
+  t.equal(printed, documented, 'the demo prints what docs/suites.md shows (ids, seeds and times aside)');
+  t.same(offTimes, [], 'and takes about the times it shows');
+});
+
+t.test('docs/suites.md: a failed expectation, as shown', async (t) => {
+  const fragment = (await fenceAfter('docs/suites.md', 'A failed expectation shows what was seen', '')).split('\n');
+  // The expectations the doc names, on the line it names.
+  const suite = join(t.testdir(), 'failing.yaml');
+  await writeFile(
+    suite,
+    [
+      'agent: coach',
+      'conversations:',
+      '  - turns:',
+      '      - line: Where is my order?',
+      '        expect: { tool: refund, text_contains: [order, refund] }',
+    ].join('\n'),
+  );
+  const ran = await agentTestGateway(`AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway run ${suite}`, gw);
+  t.equal(ran.code, 1, 'the run fails');
+  const printed = ran.stdout.split('\n').map(normalise);
+  t.same(
+    fragment.map(normalise).filter((line) => !printed.includes(line)),
+    [],
+    'every line the doc shows is printed',
+    { printed: ran.stdout },
+  );
+});

@@ -1,0 +1,118 @@
+// `npm test`'s reporter (package.json's "tap"."reporter"): one line per test file, and every failure
+// in full — the failed assertion, the path of subtests to it, its diagnostics (diff, source, the
+// extra an assertion carries) and the comments of the subtests it failed in — then tap's own summary
+// lines, among them "# { total: N, pass: P, fail: F }", which .ci/run reads. tap pipes the runner's
+// TAP into it (a stream class is how a reporter module is loaded); `npx tap -R base` is the
+// interactive view, `npx tap -R tap` the raw TAP.
+import { Transform } from 'node:stream';
+
+const POINT = /^( *)(not )?ok \d+( - (.*?))?( # .*)?$/;
+const SUBTEST = /^( *)# Subtest: (.*)$/;
+
+export default class ShortReporter extends Transform {
+  #partial = '';
+  /** The lines of the test file being reported (from its "# Subtest:" to its own test point). */
+  #file = null;
+  /** After a test file's test point: whether its YAML block (at indent 2) is shown. */
+  #fileYaml = null;
+
+  _transform(chunk, _encoding, done) {
+    const lines = (this.#partial + chunk.toString()).split('\n');
+    this.#partial = lines.pop();
+    for (const line of lines) this.#line(line);
+    done();
+  }
+
+  _flush(done) {
+    if (this.#partial !== '') this.#line(this.#partial);
+    if (this.#file) this.#print(this.#file);
+    done();
+  }
+
+  #print(lines) {
+    for (const line of lines) this.push(`${line}\n`);
+  }
+
+  #line(line) {
+    if (this.#fileYaml !== null) {
+      if (line.startsWith('  ')) {
+        if (this.#fileYaml) this.#print([line]);
+        return;
+      }
+      this.#fileYaml = null;
+    }
+    if (this.#file) {
+      const point = POINT.exec(line);
+      if (point && point[1] === '') {
+        if (point[2]) this.#print(['', ...failures(this.#file)]);
+        this.#print([line]);
+        this.#file = null;
+        this.#fileYaml = Boolean(point[2]);
+        return;
+      }
+      this.#file.push(line);
+      return;
+    }
+    if (SUBTEST.exec(line)?.[1] === '') {
+      this.#file = [line];
+      return;
+    }
+    if (line.trim() !== '') this.#print([line]);
+  }
+}
+
+/**
+ * A failed test file's lines, kept to its failures: the file's "# Subtest:" line, then per failed
+ * assertion the path of subtests to it ("# subtest > … > assertion"), the comments written in
+ * those subtests since their last test point, its test point and its YAML block. A subtest that
+ * failed with no failed assertion shown (a plan not met) is shown the same way; a file that failed
+ * without any (a crash of the process) is shown whole.
+ */
+function failures(lines) {
+  const shown = [lines[0]];
+  /** The open subtests: name, indent of their lines, comments, whether a failure in them was shown. */
+  const open = [];
+  let found = false;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i];
+    const subtest = SUBTEST.exec(line);
+    if (subtest) {
+      open.push({ name: subtest[2], indent: subtest[1].length, comments: [], shown: false });
+      continue;
+    }
+    const point = POINT.exec(line);
+    if (!point) {
+      const top = open.at(-1);
+      if (top && line.trimStart().startsWith('# ') && !line.trimStart().startsWith('# time=')) top.comments.push(line);
+      continue;
+    }
+    const indent = point[1].length;
+    // A test point at a subtest's own indent ends that subtest; deeper, it is an assertion in it.
+    const closing = open.length > 0 && open.at(-1).indent === indent ? open.pop() : null;
+    const yaml = [];
+    if (lines[i + 1] === `${point[1]}  ---`) {
+      let j = i + 1;
+      while (j < lines.length && lines[j] !== `${point[1]}  ...`) yaml.push(lines[j++]);
+      if (j < lines.length) yaml.push(lines[j]);
+      i = j;
+    }
+    const parent = open.at(-1);
+    if (point[2] && !closing?.shown) {
+      const path = [...open.map((s) => s.name), closing ? closing.name : (point[4] ?? '')];
+      const comments = [...open.flatMap((s) => s.comments), ...(closing ? closing.comments : [])];
+      shown.push(
+        `    # ${path.join(' > ')}`,
+        ...comments.map((c) => `    ${c.trimStart()}`),
+        `    ${line.trimStart()}`,
+        ...yaml.map((y) => `    ${y.slice(indent)}`),
+      );
+      found = true;
+    }
+    if (parent) {
+      if (point[2]) parent.shown = true;
+      // A subtest's comments go with the failures that follow them, up to its next test point.
+      parent.comments = [];
+    }
+  }
+  return found ? shown : lines;
+}
