@@ -8,7 +8,7 @@ import { CLOSE_CAUSES, TURN_OUTCOMES } from '../domain/vocabulary.js';
  * test/api-responses.test.ts holds openapi.yaml's components equal to them. Each shape is
  * registered under its openapi.yaml component name, so the components are `componentSchemas()`.
  */
-export const components = z.registry<{ id: string; format?: string }>();
+const components = z.registry<{ id: string; format?: string }>();
 
 const named = <S extends z.ZodType>(id: string, schema: S, extra: { format?: string } = {}): S => {
   components.add(schema, { id, ...extra });
@@ -30,14 +30,14 @@ export const nullable = <S extends z.ZodType>(schema: S, description: string) =>
 const count = (min: number) => z.int().min(min);
 const timestamp = z.iso.datetime();
 
-export const SessionId = named('SessionId', z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/), {
+const SessionId = named('SessionId', z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/), {
   format: 'uuid',
 });
-export const AgentKey = named('AgentKey', z.string().regex(/^agent:[A-Za-z0-9_.-]+$/));
-export const DeviceKey = named('DeviceKey', z.string().regex(/^mcp:[\p{L}\p{Nd}._:@-]+$/u));
-export const Notes = named('Notes', z.array(z.string()));
-export const Element = named('Element', openObject({ type: z.string() }));
-export const MemoryUnit = named('MemoryUnit', openObject({}));
+const AgentKey = named('AgentKey', z.string().regex(/^agent:[A-Za-z0-9_.-]+$/));
+const DeviceKey = named('DeviceKey', z.string().regex(/^mcp:[\p{L}\p{Nd}._:@-]+$/u));
+const Notes = named('Notes', z.array(z.string()));
+const Element = named('Element', openObject({ type: z.string() }));
+const MemoryUnit = named('MemoryUnit', openObject({}));
 
 /** The connect settings as results show them. */
 const settings = {
@@ -49,7 +49,7 @@ const settings = {
 };
 const connection = z.enum(['open', 'closed']);
 
-export const Turn = named(
+const Turn = named(
   'Turn',
   z.object({
     line: z.string(),
@@ -62,7 +62,7 @@ export const Turn = named(
   }),
 );
 
-export const TurnConversation = named(
+const TurnConversation = named(
   'TurnConversation',
   z.object({
     ...settings,
@@ -121,14 +121,14 @@ export const RestoreResult = named(
   z.object({ device_ref: DeviceKey, user_id: z.string(), restored: count(0), restored_at: timestamp, notes: z.array(z.string()) }),
 );
 
-export const ErrorCodeSchema = named('ErrorCode', z.enum(Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]]));
+const ErrorCodeSchema = named('ErrorCode', z.enum(Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]]));
 
-export const InvalidRequestDetails = named(
+const InvalidRequestDetails = named(
   'InvalidRequestDetails',
   z.object({ problems: z.array(z.object({ field: z.string(), rule: z.string() })).min(1) }),
 );
 
-export const SettingsFixedDetails = named(
+const SettingsFixedDetails = named(
   'SettingsFixedDetails',
   z.object({
     fields: z.array(z.enum(['locale', 'device_ref', 'time_zone', 'run_label', 'time_offset'])).min(1),
@@ -136,7 +136,8 @@ export const SettingsFixedDetails = named(
   }),
 );
 
-export const ErrorBody = named(
+// Registered for openapi.yaml's Error component; errors are written by the error handler.
+named(
   'Error',
   z.object({
     error: ErrorCodeSchema,
@@ -147,9 +148,6 @@ export const ErrorBody = named(
 
 export const Health = named('Health', z.object({ status: z.literal('ok') }));
 export const Readiness = named('Readiness', z.object({ ready: z.boolean(), open: count(0), busy: count(0) }));
-
-export type TurnResultBody = z.infer<typeof TurnResult>;
-export type ConversationBody = z.infer<typeof Conversation>;
 
 type JsonSchema = Record<string, unknown>;
 

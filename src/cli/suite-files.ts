@@ -89,7 +89,9 @@ export async function prepareSuites(
 /** The problems in the suites, for stderr, and the JUnit error of a file that could not run because of them. */
 export function problemsReport(problems: SourceProblem[]): { text: string; errorOf: (file: string) => { error: string; message: string } } {
   return {
-    text: `${problems.map(formatProblem).join('\n')}\n${problems.length} problem${problems.length === 1 ? '' : 's'} in the suites; nothing was run.\n`,
+    text:
+      `${problems.map(formatProblem).join('\n')}\n` +
+      `${problems.length} problem${problems.length === 1 ? '' : 's'} in the suites; nothing was run.\n`,
     errorOf: (file) => {
       const own = problems.filter((p) => p.file === file).map(formatProblem);
       return own.length > 0
@@ -117,7 +119,7 @@ export function failureText(suite: PreparedSuite, f: HttpFailure): string {
 }
 
 /** A path as the user can open it from where the command ran: relative to the working directory when inside it, else absolute. */
-export function openable(path: string): string {
+function openable(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }

@@ -3,7 +3,7 @@ import type { TurnRecord } from '../engine/socket.js';
 import type { Conversation } from './conversation.js';
 
 /** The plain sentences results and views carry about a conversation's connection. */
-export const END_OF_CONVERSATION_NOTE =
+const END_OF_CONVERSATION_NOTE =
   "The engine saw a plain socket close (never #exit): about 30 s later it runs the session's end-of-conversation work " +
   '(post-session integrations, end-of-conversation evaluations), once per conversation.';
 
@@ -19,7 +19,7 @@ const CLOSE_NOTES: Record<CloseCause, string> = {
   moved: 'The connection closed because another gateway pod of the release reconnected the conversation.',
 };
 
-export const HELD_ELSEWHERE_NOTE =
+const HELD_ELSEWHERE_NOTE =
   'Another gateway pod of this release opened this conversation and no pod holds its connection now (that pod closed it or went ' +
   'away); the next turn reconnects.';
 

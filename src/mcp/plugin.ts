@@ -10,8 +10,8 @@ import type { McpEndpoint } from './endpoint.js';
  * the SDK's transport then answers it on the raw request, with the caller in its AuthInfo. The SDK
  * and the MCP server load on the first `/mcp` request, not at start-up: many pods never serve one.
  */
-export const MCP_PATH = '/mcp';
-export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
+const MCP_PATH = '/mcp';
+const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 

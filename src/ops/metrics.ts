@@ -15,7 +15,7 @@ import type { Config } from './config.js';
 
 const PREFIX = 'agent_test_gateway_';
 
-export const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
+const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
 export const RUN_RESULTS = ['passed', 'failed', 'cancelled', 'error'] as const;
 export type RunResult = (typeof RUN_RESULTS)[number];
 

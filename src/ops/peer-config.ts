@@ -24,7 +24,7 @@ export const ADVISED_SECRET_CHARS = 16;
 
 const HOST_PORT = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/;
 
-export function parsePeerAddress(entry: string): PeerAddress | undefined {
+function parsePeerAddress(entry: string): PeerAddress | undefined {
   const match = HOST_PORT.exec(entry.trim());
   const port = Number(match?.[3]);
   if (match === null || port < 1 || port > 65535) return undefined;

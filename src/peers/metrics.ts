@@ -13,11 +13,9 @@ export type LookupResult = (typeof LOOKUP_RESULTS)[number];
  * the remembered holder no longer held the conversation, so the siblings were asked again;
  * failed: an answer broke off (also counted as answered); cancelled: the caller hung up.
  */
-export const FORWARD_OUTCOMES = ['answered', 'fallback', 'moved', 'failed', 'cancelled'] as const;
-export type ForwardOutcome = (typeof FORWARD_OUTCOMES)[number];
+const FORWARD_OUTCOMES = ['answered', 'fallback', 'moved', 'failed', 'cancelled'] as const;
 
-export const NOTICE_RESULTS = ['sent', 'failed', 'dropped'] as const;
-export type NoticeResult = (typeof NOTICE_RESULTS)[number];
+const NOTICE_RESULTS = ['sent', 'failed', 'dropped'] as const;
 
 export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gateway_') {
   const metrics = {

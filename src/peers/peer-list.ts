@@ -8,7 +8,7 @@ import type { PeerAddress, PeerConfig } from '../ops/peer-config.js';
  * itself (its own addresses on its own port). DNS is re-resolved every few seconds, so pods that
  * come and go are found; a failed resolution keeps the last answer.
  */
-export const DNS_REFRESH_MS = 5_000;
+const DNS_REFRESH_MS = 5_000;
 
 export interface Peer {
   /** `host:port`, `[v6]:port` for IPv6: the key and the base of the peer's URL. */

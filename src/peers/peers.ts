@@ -11,7 +11,7 @@ import { PEER_HEADER, secretCheck } from './secret.js';
 import { ownershipFromWire, ownershipToWire } from './wire.js';
 
 /** The internal peer routes (./routes.ts). */
-export const PEER_PATHS = {
+const PEER_PATHS = {
   session: (sessionId: string) => `/internal/peer/sessions/${sessionId}`,
   notices: '/internal/peer/notices',
   conversations: (callerId: string) => `/internal/peer/conversations?caller_id=${encodeURIComponent(callerId)}`,

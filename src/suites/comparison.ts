@@ -123,7 +123,7 @@ function percentile(sorted: number[], p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-export function latencyOf(attempts: AttemptReport[]): Latency {
+function latencyOf(attempts: AttemptReport[]): Latency {
   const durations = attempts
     .flatMap((a) => a.turns.map((t) => t.duration_ms))
     .filter((d): d is number => d !== null)
@@ -141,7 +141,7 @@ const sideOf = (conv: ConversationReport): SideResult => ({
   model_usage: conv.model_usage,
 });
 
-export function verdictOf(baseline: ConversationReport, candidate: ConversationReport): ComparisonVerdict {
+function verdictOf(baseline: ConversationReport, candidate: ConversationReport): ComparisonVerdict {
   if (baseline.status === 'error' || candidate.status === 'error') return 'error';
   if (baseline.passed && !candidate.passed) return 'regressed';
   if (!baseline.passed && candidate.passed) return 'fixed';
@@ -226,7 +226,7 @@ const shareOf = (t: Tally): number | null => (t.evaluated === 0 ? null : t.passe
 const noTally = (): Tally => ({ passed: 0, evaluated: 0, evidence: null });
 
 /** The expectations and criteria whose share of passing attempts differs between the sides, in the suite's order. */
-export function differencesOf(baseline: AttemptReport[], candidate: AttemptReport[]): Difference[] {
+function differencesOf(baseline: AttemptReport[], candidate: AttemptReport[]): Difference[] {
   const b = tallies(baseline);
   const c = tallies(candidate);
   const keys = [...new Set([...b.keys(), ...c.keys()])];
@@ -247,7 +247,7 @@ const replyOf = (turn: TurnReport | undefined): string =>
     : JSON.stringify([turn.outcome, turn.text, turn.tools, turn.shown, turn.ended_by_agent]);
 
 /** The first turn where the agent's replies differ, in any pair of attempts with the same number. */
-export function divergedAt(baseline: AttemptReport[], candidate: AttemptReport[]): number | null {
+function divergedAt(baseline: AttemptReport[], candidate: AttemptReport[]): number | null {
   let first: number | null = null;
   for (const left of baseline) {
     const right = candidate.find((a) => a.attempt === left.attempt);
@@ -263,7 +263,7 @@ export function divergedAt(baseline: AttemptReport[], candidate: AttemptReport[]
   return first;
 }
 
-export function compareConversation(baseline: ConversationReport, candidate: ConversationReport): ConversationComparison {
+function compareConversation(baseline: ConversationReport, candidate: ConversationReport): ConversationComparison {
   return {
     name: baseline.name,
     index: baseline.index,
@@ -275,7 +275,7 @@ export function compareConversation(baseline: ConversationReport, candidate: Con
   };
 }
 
-export function totalsOfComparison(conversations: ConversationComparison[]): ComparisonTotals {
+function totalsOfComparison(conversations: ConversationComparison[]): ComparisonTotals {
   const totals: ComparisonTotals = { conversations: conversations.length, regressed: 0, fixed: 0, unchanged: 0, error: 0 };
   for (const c of conversations) totals[c.verdict] += 1;
   return totals;

@@ -24,10 +24,10 @@ export interface JUnitSuite {
 // Characters XML 1.0 cannot carry at all, escaped or not: replaced by U+FFFD.
 const NOT_XML = /[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
-export const xmlText = (value: string): string =>
+const xmlText = (value: string): string =>
   value.replace(NOT_XML, '\uFFFD').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-export const xmlAttr = (value: string): string =>
+const xmlAttr = (value: string): string =>
   xmlText(value).replace(/"/g, '&quot;').replace(/'/g, '&apos;').replace(/\t/g, '&#9;').replace(/\n/g, '&#10;').replace(/\r/g, '&#13;');
 
 const attrs = (pairs: Record<string, string | number>): string =>

@@ -31,7 +31,7 @@ export function parseFieldPath(field: string): Array<string | number> {
   return path;
 }
 
-export function formatPath(path: Path): string {
+function formatPath(path: Path): string {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;

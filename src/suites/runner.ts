@@ -38,7 +38,7 @@ export function groupUnits(state: RunState): Unit[] {
 }
 
 /** A run's units: a conversation on no device runs its attempts in parallel, each a unit of its own. */
-export function unitsOf(state: RunState): Unit[] {
+function unitsOf(state: RunState): Unit[] {
   return groupUnits(state).flatMap((unit, g) => {
     const group = state.groups[g]!;
     const fresh = group.length === 1 && state.suite.conversations[group[0]!]!.connect.device_ref === undefined;

@@ -274,7 +274,7 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
   };
 }
 
-export const httpSuiteSchema = suiteShape('http')
+const httpSuiteSchema = suiteShape('http')
   .superRefine(crossCheck, ALWAYS)
   .transform((raw) =>
     normalize<HttpMemory>(raw, (m, deviceRef) => ({
@@ -285,7 +285,7 @@ export const httpSuiteSchema = suiteShape('http')
     })),
   );
 
-export const fileSuiteSchema = suiteShape('file')
+const fileSuiteSchema = suiteShape('file')
   .superRefine(crossCheck, ALWAYS)
   .transform((raw) =>
     normalize<FileMemory>(raw, (m, deviceRef) => ({

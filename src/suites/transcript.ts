@@ -8,7 +8,7 @@ import type { AttemptReport, ConversationReport, CriterionResult, ExpectationRes
  */
 export const PASS = '✓';
 export const FAIL = '✗';
-export const SKIP = '-';
+const SKIP = '-';
 
 const show = (value: unknown): string => {
   if (typeof value === 'string') return value;
@@ -91,7 +91,7 @@ function renderTurn(turn: TurnReport): string[] {
 export const usageText = (u: ModelUsage): string =>
   `model: ${u.calls} call${u.calls === 1 ? '' : 's'}, ${u.prompt_tokens} + ${u.completion_tokens} tokens, ${u.duration_ms} ms`;
 
-export function summaryLine(report: RunReport): string {
+function summaryLine(report: RunReport): string {
   const { conversations, turns, expectations, criteria, attempts } = report.totals;
   const bad = [
     conversations.flaky > 0 ? `${conversations.flaky} flaky` : '',
