@@ -1,0 +1,283 @@
+import type { ComparisonReport, ConversationComparison, Difference, Side, SideResult, Tally } from './comparison.js';
+import { duration, html, join, percent, plural, usage, type Fragment, type Html } from './html-kit.js';
+import {
+  attemptMeta,
+  badge,
+  bar,
+  conversationLabel,
+  convId,
+  differenceKey,
+  fact,
+  memoryText,
+  rate,
+  revisionText,
+  tile,
+  turnHtml,
+  wholeHtml,
+  type DifferingKeys,
+} from './html-parts.js';
+import type { AttemptReport } from './report.js';
+
+/**
+ * The body of the comparison's HTML page: the summary (verdict counts, each side's revision,
+ * pass rates, latency and model usage), the overview, then each conversation with baseline and
+ * candidate side by side — the differing expectations and criteria in a table, the attempts turn
+ * by turn in two columns, the turn where the replies diverge marked, the differing checks outlined.
+ */
+
+const SIDES: Side[] = ['baseline', 'candidate'];
+const sideName = (side: Side): string => (side === 'baseline' ? 'Baseline' : 'Candidate');
+
+function comparisonSummary(report: ComparisonReport): Html {
+  const t = report.totals;
+  const cell = (fn: (side: Side) => Fragment): Html => html`${SIDES.map((side) => html`<td>${fn(side)}</td>`)}`;
+  const convCounts = (side: Side): Html => {
+    const c = report.runs[side].totals.conversations;
+    const parts: Array<[number, string, string]> = [
+      [c.passed, 'passed', 'passed'],
+      [c.flaky, 'flaky', 'flaky'],
+      [c.failed, 'failed', 'failed'],
+      [c.error, 'error', 'could not run'],
+    ];
+    return join(
+      parts.filter(([n]) => n > 0).map(([n, tone, label]) => badge(tone, `${n} ${label}`)),
+      ' ',
+    );
+  };
+  return html`<section class="card summary">
+    <div class="tiles">
+      ${tile(t.conversations, t.conversations === 1 ? 'conversation' : 'conversations', '')}
+      ${tile(t.regressed, 'regressed', 'regressed')}${tile(t.fixed, 'fixed', 'fixed')}${tile(t.unchanged, 'unchanged', '')}
+      ${tile(t.error, 'could not compare', 'error')}
+    </div>
+    ${bar([
+      ['regressed', t.regressed],
+      ['fixed', t.fixed],
+      ['unchanged', t.unchanged],
+      ['error', t.error],
+    ])}
+    <table class="sides">
+      <thead>
+        <tr>
+          <th></th>
+          ${SIDES.map((side) => html`<th>${sideName(side)}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        <tr>
+          <th>Revision that ran</th>
+          ${cell((side) => html`<code>${report[side].agent}</code> · ${revisionText(report[side].revision)}`)}
+        </tr>
+        <tr>
+          <th>Conversations</th>
+          ${cell(convCounts)}
+        </tr>
+        <tr>
+          <th>Attempts passed</th>
+          ${cell((side) => {
+            const a = report.runs[side].totals.attempts;
+            return rate(a.passed, a.total);
+          })}
+        </tr>
+        <tr>
+          <th>Turn latency p50 / p95</th>
+          ${cell(
+            (side) => html`<span class="mono">${duration(report.latency[side].p50_ms)} / ${duration(report.latency[side].p95_ms)}</span>`,
+          )}
+        </tr>
+        <tr>
+          <th>Model usage</th>
+          ${cell((side) => usage(report.model_usage[side]))}
+        </tr>
+        <tr>
+          <th>Run</th>
+          ${cell((side) => html`<code>${report.runs[side].run_label}</code> · ${duration(report.runs[side].duration_ms)}`)}
+        </tr>
+      </tbody>
+    </table>
+    <dl class="facts">
+      ${fact('Seed · prompt version', html`<code>${report.seed}</code> · <code>${report.prompt_version}</code>`)}
+      ${fact('Repeat', html`×${report.repeat}, each side needs ${percent(report.pass_rate)}`)}
+      ${fact('Model usage, both sides', usage(report.model_usage.total))}
+      ${report.runs.candidate.memory === null ? '' : fact('Memory', memoryText(report.runs.candidate.memory), true)}
+    </dl>
+  </section>`;
+}
+
+const sideCell = (s: SideResult): Html =>
+  html`${badge(s.status, conversationLabel(s.status))} <span class="muted">${s.attempts_passed}/${s.attempts_total}</span>`;
+
+const differsLine = (d: Difference): Html => html`<div>${d.description}</div>`;
+
+function comparisonOverview(report: ComparisonReport): Html {
+  const rows = report.conversations.map(
+    (c) =>
+      html`<tr>
+        <td>${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}</td>
+        <td><a href="${`#${convId('cmp', c.index)}`}">${c.name}</a></td>
+        <td>${sideCell(c.baseline)}</td>
+        <td>${sideCell(c.candidate)}</td>
+        <td class="num">${c.diverged_at_turn === null ? html`<span class="muted">–</span>` : `turn ${c.diverged_at_turn}`}</td>
+        <td>${c.differences.length === 0 ? html`<span class="muted">none</span>` : c.differences.map(differsLine)}</td>
+      </tr>`,
+  );
+  return html`<h2>Conversations</h2>
+    <div class="card table">
+      <table>
+        <thead>
+          <tr>
+            <th style="width:150px">Verdict</th>
+            <th style="width:22%">Conversation</th>
+            <th>Baseline</th>
+            <th>Candidate</th>
+            <th>Diverged at</th>
+            <th>Differs</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>
+    </div>`;
+}
+
+const share = (t: Tally): number | null => (t.evaluated === 0 ? null : t.passed / t.evaluated);
+
+function tallyCell(mine: Tally, theirs: Tally): Html {
+  const [a, b] = [share(mine), share(theirs)];
+  const tone = a === null || b === null || a === b ? '' : a > b ? 'better' : 'worse';
+  return html`<td class="${tone}">
+    <span class="tally">${mine.evaluated === 0 ? 'not evaluated' : `${mine.passed}/${mine.evaluated} passed`}</span
+    >${mine.evidence === null ? '' : html`<span class="ev">${mine.evidence}</span>`}
+  </td>`;
+}
+
+function differencesTable(c: ConversationComparison): Html {
+  if (c.differences.length === 0) return html``;
+  const worse = c.differences.some((d) => (share(d.candidate) ?? 0) < (share(d.baseline) ?? 0));
+  const row = (d: Difference) =>
+    html`<tr>
+      <td class="num">${d.turn === null ? 'conversation' : `turn ${d.turn}`}</td>
+      <td>
+        <span class="muted">${d.kind}</span>
+        <b>${d.description}</b>${d.kind === 'criterion' ? html` <code class="muted">${d.name}</code>` : ''}
+      </td>
+      ${tallyCell(d.baseline, d.candidate)}${tallyCell(d.candidate, d.baseline)}
+    </tr>`;
+  return html`<div class="${worse ? 'diffs diff' : 'diffs diff good'}">
+    <div class="cap">${plural(c.differences.length, 'expectation or criterion', 'expectations or criteria')} came out differently</div>
+    <table>
+      <thead>
+        <tr>
+          <th style="width:110px">Where</th>
+          <th>What</th>
+          <th style="width:30%">Baseline</th>
+          <th style="width:30%">Candidate</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${c.differences.map(row)}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+/** Each side's status, pass rate, latency and model usage for one conversation, in the columns the transcripts use. */
+function sidesStats(c: ConversationComparison): Html {
+  const cell = (side: Side) => {
+    const s = c[side];
+    return html`<div class="${side === 'baseline' ? 'cell l' : 'cell r'}">
+      <span class="side">${sideName(side)}</span> ${badge(s.status, conversationLabel(s.status))}<span
+        >${rate(s.attempts_passed, s.attempts_total)}</span
+      >
+      <span>latency p50 <b>${duration(s.latency.p50_ms)}</b> · p95 <b>${duration(s.latency.p95_ms)}</b></span>
+      <span class="muted">model ${usage(s.model_usage)}</span>
+    </div>`;
+  };
+  return html`<div class="pair sides">${cell('baseline')}${cell('candidate')}</div>`;
+}
+
+/** One attempt number on both sides, turn by turn in two columns; the diverging turn marked. */
+function attemptPair(n: number, sides: Record<Side, AttemptReport | undefined>, c: ConversationComparison, differs: DifferingKeys): Html {
+  const head = (side: Side) => {
+    const a = sides[side];
+    return html`<div class="${side === 'baseline' ? 'cell l side-head' : 'cell r side-head'}">
+      <span class="side">${sideName(side)}</span>${
+        a === undefined ? html`<span class="muted">no attempt ${n}</span>` : html`${badge(a.status)} ${attemptMeta(a)}`
+      }
+    </div>`;
+  };
+  const turns = Math.max(sides.baseline?.turns.length ?? 0, sides.candidate?.turns.length ?? 0);
+  const rows: Html[] = [];
+  for (let i = 0; i < turns; i++) {
+    const diverged = c.diverged_at_turn === i + 1;
+    if (diverged) rows.push(html`<div class="row-flag"><span class="flag">▼ the replies diverge from turn ${i + 1}</span></div>`);
+    for (const side of SIDES) {
+      const a = sides[side];
+      const turn = a?.turns[i];
+      const place = side === 'baseline' ? 'cell l line' : 'cell r line';
+      rows.push(
+        turn === undefined
+          ? html`<div class="${`${place} empty`}" data-side="${side}">no turn ${i + 1}</div>`
+          : html`<div class="${place}" data-side="${side}">
+              ${turnHtml(turn, { differs, diverged, attemptError: a!.status === 'error' })}
+            </div>`,
+      );
+    }
+  }
+  const whole = SIDES.map((side) => {
+    const a = sides[side];
+    return html`<div class="${side === 'baseline' ? 'cell l' : 'cell r'}" data-side="${side}">
+      ${a === undefined ? '' : wholeHtml(a, differs)}
+    </div>`;
+  });
+  const open = SIDES.some((side) => sides[side] !== undefined && sides[side].status !== 'passed') || c.baseline.attempts_total <= 1;
+  return html`<details class="attempt" ${open ? 'open' : ''}>
+    <summary>
+      <span class="label">Attempt ${n}</span>${SIDES.map(
+        (side) => html`<span>${side} ${sides[side] === undefined ? '–' : badge(sides[side].status)}</span>`,
+      )}
+    </summary>
+    <div class="attempt-body"><div class="pair">${head('baseline')}${head('candidate')}${rows}${whole}</div></div>
+  </details>`;
+}
+
+function comparedConversation(report: ComparisonReport, c: ConversationComparison): Html {
+  const of = (side: Side) =>
+    report.runs[side].conversations.find((conv) => conv.index === c.index) ?? report.runs[side].conversations[c.index];
+  const [baseline, candidate] = [of('baseline'), of('candidate')];
+  const differs: DifferingKeys = new Set(
+    c.differences.map((d) => differenceKey(d.turn, d.kind, d.kind === 'expectation' ? d.description : d.name)),
+  );
+  const numbers = [...new Set([...(baseline?.attempts ?? []), ...(candidate?.attempts ?? [])].map((a) => a.attempt))].sort((a, b) => a - b);
+  const pairs = numbers.map((n) =>
+    attemptPair(
+      n,
+      { baseline: baseline?.attempts.find((a) => a.attempt === n), candidate: candidate?.attempts.find((a) => a.attempt === n) },
+      c,
+      differs,
+    ),
+  );
+  const open = c.verdict === 'regressed' || c.verdict === 'error' || !c.candidate.passed;
+  const stats = [
+    html`<span
+      >baseline ${c.baseline.status} ${c.baseline.attempts_passed}/${c.baseline.attempts_total} → candidate ${c.candidate.status}
+      ${c.candidate.attempts_passed}/${c.candidate.attempts_total}</span
+    >`,
+    c.diverged_at_turn === null ? html`<span>same replies</span>` : html`<span>diverged at turn ${c.diverged_at_turn}</span>`,
+    html`<span>${plural(c.differences.length, 'difference')}</span>`,
+  ];
+  return html`<details class="${`card conv ${c.verdict}`}" id="${convId('cmp', c.index)}" ${open ? 'open' : ''}>
+    <summary>
+      ${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}<span class="name">${c.name}</span>
+      <span class="stats">${stats}</span>
+    </summary>
+    <div class="conv-body">${sidesStats(c)}${differencesTable(c)}${pairs}</div>
+  </details>`;
+}
+
+/** The summary, the overview and every conversation side by side. */
+export const comparisonSections = (report: ComparisonReport): Html =>
+  html`${comparisonSummary(report)} ${comparisonOverview(report)}
+    <h2>Side by side</h2>
+    ${report.conversations.map((c) => comparedConversation(report, c))}`;

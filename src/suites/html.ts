@@ -1,0 +1,152 @@
+import type { ComparisonReport } from './comparison.js';
+import { comparisonSections } from './html-comparison.js';
+import { duration, html, percent, plural, timestamp, usage, type Html } from './html-kit.js';
+import {
+  attemptBody,
+  attemptMeta,
+  attemptsText,
+  badge,
+  bar,
+  conversationLabel,
+  convId,
+  countText,
+  fact,
+  firstProblem,
+  footer,
+  header,
+  memoryText,
+  page,
+  rate,
+  revisionText,
+  tile,
+  type DifferingKeys,
+} from './html-parts.js';
+import type { AttemptReport, ConversationReport, RunReport } from './report.js';
+
+/**
+ * A run report and a comparison report as one self-contained HTML file, for a person to open from
+ * a CI artifact: the summary first, then each conversation — passing ones collapsed, the others
+ * open — with its attempts as chat transcripts and a ✓ or ✗ per expectation and criterion. A
+ * comparison puts baseline and candidate side by side, turn by turn, with the differing checks
+ * in a table and the turn where the replies diverge marked. No script, no request: inline CSS
+ * under a Content-Security-Policy that forbids everything else; every value from a report escaped.
+ */
+
+const NONE: DifferingKeys = new Set();
+
+// ——— The run report ———
+
+function runSummary(report: RunReport): Html {
+  const { conversations: c, attempts, turns, expectations, criteria } = report.totals;
+  return html`<section class="card summary">
+    <div class="tiles">
+      ${tile(c.total, c.total === 1 ? 'conversation' : 'conversations', '')}
+      ${tile(c.passed, 'passed', 'passed')}${tile(c.flaky, 'flaky', 'flaky')}${tile(c.failed, 'failed', 'failed')}
+      ${tile(c.error, 'could not run', 'error')}
+    </div>
+    ${bar([
+      ['passed', c.passed],
+      ['flaky', c.flaky],
+      ['failed', c.failed],
+      ['error', c.error],
+    ])}
+    <dl class="facts">
+      ${fact('Revision that ran', html`<code>${report.agent}</code> · ${revisionText(report.revision)}`)}
+      ${fact(
+        'Attempts',
+        html`${attempts.passed}/${attempts.total} passed${attempts.error > 0 ? html` · ${attempts.error} could not run` : ''}
+          <span class="sep">·</span> repeat ×${report.repeat}, needs ${percent(report.pass_rate)}`,
+      )}
+      ${fact('Turns', countText(turns))} ${fact('Expectations', countText(expectations, 'failed', 'not evaluated'))}
+      ${fact('Criteria', criteria.total === 0 ? html`<span class="muted">none</span>` : countText(criteria, 'failed', 'not judged'))}
+      ${fact('Model usage', usage(report.model_usage))}
+      ${fact('Seed · prompt version', html`<code>${report.seed}</code> · <code>${report.prompt_version}</code>`)}
+      ${fact('Run', html`<code>${report.run_label}</code> · ${report.parallelism} at once`)}
+      ${report.memory === null ? '' : fact('Memory', memoryText(report.memory), true)}
+    </dl>
+  </section>`;
+}
+
+function runOverview(report: RunReport): Html {
+  const rows = report.conversations.map(
+    (conv) =>
+      html`<tr>
+        <td>${badge(conv.status, conversationLabel(conv.status))}</td>
+        <td><a href="${`#${convId('conv', conv.index)}`}">${conv.name}</a></td>
+        <td class="num">${rate(conv.attempts_passed, conv.attempts_total)}</td>
+        <td class="muted">${firstProblem(conv)}</td>
+      </tr>`,
+  );
+  return html`<h2>Conversations</h2>
+    <div class="card table">
+      <table>
+        <thead>
+          <tr>
+            <th style="width:120px">Status</th>
+            <th style="width:24%">Conversation</th>
+            <th style="width:170px">Attempts passed</th>
+            <th>First problem</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>
+    </div>`;
+}
+
+function attemptHtml(attempt: AttemptReport, open: boolean): Html {
+  return html`<details class="attempt" ${open ? 'open' : ''}>
+    <summary><span class="label">Attempt ${attempt.attempt}</span>${badge(attempt.status)}${attemptMeta(attempt)}</summary>
+    <div class="attempt-body">${attemptBody(attempt, NONE)}</div>
+  </details>`;
+}
+
+function runConversation(conv: ConversationReport): Html {
+  const single = conv.attempts.length === 1;
+  return html`<details class="${`card conv ${conv.status}`}" id="${convId('conv', conv.index)}" ${conv.status === 'passed' ? '' : 'open'}>
+    <summary>
+      ${badge(conv.status, conversationLabel(conv.status))}<span class="name">${conv.name}</span>
+      <span class="stats"
+        ><span>${attemptsText(conv)} · needs ${percent(conv.required_pass_rate)}</span>
+        ${conv.model_usage.calls === 0 ? '' : html`<span>model ${usage(conv.model_usage)}</span>`}</span
+      >
+    </summary>
+    <div class="conv-body">${conv.attempts.map((a) => attemptHtml(a, single || a.status !== 'passed'))}</div>
+  </details>`;
+}
+
+/** A run report (openapi: RunReport) as one self-contained HTML page. */
+export function runReportHtml(report: RunReport): string {
+  const status = report.passed ? 'passed' : 'failed';
+  const title = report.name ?? 'Suite run';
+  const body = html`${header('Suite run report', status, report.passed ? '✓ passed' : '✗ failed', title, [
+      html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
+      `started ${timestamp(report.started_at)}`,
+      `took ${duration(report.duration_ms)}`,
+    ])}
+    ${runSummary(report)} ${runOverview(report)}
+    <h2>Transcripts</h2>
+    ${report.conversations.map(runConversation)} ${footer([...report.notes, ...(report.memory?.notes ?? [])], `run ${report.run_id}`)}`;
+  return page(`${report.passed ? '✓ passed' : '✗ FAILED'} · ${title} · ${report.agent}`, body);
+}
+
+/** A comparison report (openapi: ComparisonReport) as one self-contained HTML page, baseline and candidate side by side. */
+export function comparisonReportHtml(report: ComparisonReport): string {
+  const t = report.totals;
+  const [status, label] = report.regressed
+    ? ['failed', '✗ regressed']
+    : t.error > 0
+      ? ['error', '! incomplete']
+      : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
+  const title = report.name ?? 'Baseline versus candidate';
+  const body = html`${header('Comparison report', status, label, title, [
+    html`baseline <b>${report.baseline.agent}</b> · ${revisionText(report.baseline.revision)}<span class="arrow">→</span>candidate
+      <b>${report.candidate.agent}</b> · ${revisionText(report.candidate.revision)}`,
+    `started ${timestamp(report.started_at)}`,
+    `took ${duration(report.duration_ms)}`,
+  ])}
+  ${comparisonSections(report)} ${footer(report.notes, `comparison ${report.comparison_id}`)}`;
+  const headline = report.regressed ? `✗ ${plural(t.regressed, 'regression')}` : '✓ no regressions';
+  return page(`${headline} · ${title} · ${report.candidate.agent} vs ${report.baseline.agent}`, body, true);
+}

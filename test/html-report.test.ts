@@ -1,0 +1,452 @@
+/**
+ * The HTML reports (src/suites/html.ts): real run and comparison reports from the stack, rendered
+ * and opened from a file in a real headless Chromium (Debian's, see scripts/ensure-chromium.sh).
+ * Hostile text — the demo agent echoes every line, "You said: …" — must stay text: no element, no
+ * script, no dialog, no request, with the page's Content-Security-Policy and without it.
+ */
+
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import t, { type Test } from 'tap';
+import type { ComparisonReport } from '../src/suites/comparison.js';
+import { escapeHtml, html, join, raw } from '../src/suites/html-kit.js';
+import { STYLE } from '../src/suites/html-style.js';
+import { comparisonReportHtml, runReportHtml } from '../src/suites/html.js';
+import type { RunReport } from '../src/suites/report.js';
+import { startStack, type Stack } from './support/stack.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh`;
+/** The committed screenshots in docs/ are refreshed only on purpose (UPDATE_DOCS_SCREENSHOT=true); else into test/output/ (ignored). */
+const REFRESH_DOCS = process.env.UPDATE_DOCS_SCREENSHOT === 'true';
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const shotPath = (name: string) => here(REFRESH_DOCS ? `../docs/${name}` : `./output/${name}`);
+const CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`;
+
+const IMG = '<img src=x onerror=alert(1)>';
+const SCRIPT = '</script><script>alert(1)</script>';
+/** Lines the agent echoes back: each would be an element, a script, a navigation or a request if it were markup. */
+const HOSTILE_LINES = [
+  IMG,
+  SCRIPT,
+  `"><svg onload=alert(2)>`,
+  `' onmouseover='alert(3)`,
+  '<a href="https://evil.example/x">click</a> <link rel=stylesheet href=https://evil.example/x.css>',
+  '<meta http-equiv="refresh" content="0;url=https://evil.example/"><style>body{display:none}</style>',
+  '<iframe src="https://evil.example/"></iframe> &amp; &lt;b&gt; <!-- -->',
+];
+const echoOf = (line: string) => `You said: ${line}`;
+
+const runPath = '/v1/agents/coach/runs';
+const comparePath = '/v1/agents/coach.3/comparisons';
+
+/** A suite like a team's: a simulated user with a judge, a missing tool, a flaky answer, a turn that hangs. */
+const showcaseRun = {
+  name: 'Checkout assistant',
+  repeat: 2,
+  conversations: [
+    {
+      name: 'refund request',
+      turns: [
+        { line: '#intro', expect: { judge: 'The agent said "How can I help"' } },
+        { line: 'I want a refund for my order', expect: { tool: 'start_refund', judge: 'The agent said "refund"' } },
+      ],
+      expect: { criteria: ['The agent was polite'] },
+    },
+    {
+      name: 'delivery date',
+      simulated_user: { persona: 'Dana, in a hurry', goal: 'Find out when my order will be delivered.', facts: { order_number: '12345' } },
+      expect: { tools: ['lookup_order'], criteria: ['The agent gave a delivery date'] },
+    },
+    { name: 'availability', turns: [{ line: 'sim:flaky', expect: { text_contains: 'Yes' } }] },
+    { name: 'size advice', turns: [{ line: 'What size should I take?', expect: { shown: 'size_chart' } }] },
+    { name: 'slow answer', turns: [{ line: 'sim:hang' }, { line: 'bye', expect: { ended_by_agent: true } }] },
+  ],
+};
+
+const orderLookup = {
+  name: 'order lookup',
+  turns: [{ line: '#intro' }, { line: 'My order number is 12345', expect: { tool: 'lookup_order', text_contains: 'delivered' } }],
+};
+const showcaseComparison = {
+  baseline: 'coach',
+  name: 'coach 3 release check',
+  conversations: [
+    orderLookup,
+    { name: 'refund', turns: [{ line: 'I want a refund', expect: { tool: 'start_refund' } }] },
+    { name: 'greeting', turns: [{ line: '#intro', expect: { text_contains: 'How can I help' } }] },
+    {
+      name: 'delivery date',
+      simulated_user: { persona: 'Dana', goal: 'Find out when my order will be delivered.', facts: { order_number: '12345' } },
+      expect: { tools: ['lookup_order'], criteria: ['The agent gave a delivery date'] },
+    },
+  ],
+};
+
+async function post<T>(s: Stack, path: string, body: unknown): Promise<T> {
+  const answer = await s.call('POST', path, { body });
+  if (answer.status !== 200) throw new Error(`${path}: ${answer.status} ${answer.text}`);
+  return answer.body as T;
+}
+
+/** Every tag of the page as written (escaped text holds no `<`, so each is markup the renderer wrote). */
+const tagsOf = (page: string): string[] => page.match(/<[^>]*>/g) ?? [];
+const ALLOWED_TAGS = new Set([
+  ...['html', 'head', 'meta', 'link', 'title', 'style', 'body', 'div', 'span', 'header', 'section', 'footer', 'p', 'h1', 'h2', 'h4'],
+  ...['dl', 'dt', 'dd', 'b', 'i', 'code', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'a', 'details', 'summary'],
+]);
+
+/** What the HTML string must hold, whatever the report says. */
+function checkMarkup(t: Test, page: string) {
+  t.ok(page.startsWith('<!doctype html>\n<html lang="en">'), 'a whole document');
+  t.ok(page.includes(CSP), 'the Content-Security-Policy meta');
+  t.ok(page.indexOf(CSP) < page.indexOf('<title>'), 'the policy comes before anything from the report');
+  t.equal(page.match(/<style>/g)?.length, 1, 'one style sheet, inline');
+  const tags = tagsOf(page);
+  const names = new Set(tags.map((tag) => /^<\/?([a-z0-9!]+)/i.exec(tag)?.[1]?.toLowerCase()));
+  names.delete('!doctype');
+  t.same(
+    [...names].filter((n) => n === undefined || !ALLOWED_TAGS.has(n)),
+    [],
+    'only the renderer’s own elements: no script, img, svg, iframe',
+  );
+  t.same(
+    tags.filter((tag) => /\son[a-z]+\s*=/i.test(tag)),
+    [],
+    'no event handler attribute',
+  );
+  const links = tags.flatMap((tag) => [...tag.matchAll(/\s(?:href|src|action|srcset)\s*=\s*"([^"]*)"/gi)].map((m) => m[1]!));
+  t.same(
+    links.filter((link) => !link.startsWith('#') && link !== 'data:,'),
+    [],
+    'links only to places on the page (and the empty icon)',
+  );
+  for (const m of page.matchAll(/https?:\/\//gi)) {
+    const before = page.slice(0, m.index);
+    t.ok(before.lastIndexOf('>') > before.lastIndexOf('<'), `a URL only inside escaped text (at ${m.index})`);
+  }
+  t.notMatch(STYLE, /url\(|@import|@font-face/i, 'the style sheet loads nothing');
+}
+
+const LAUNCH = {
+  executablePath: CHROMIUM,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--no-first-run',
+    '--disable-sync',
+  ],
+};
+
+interface Opened {
+  page: Page;
+  /** every URL the page asked for, the document's own included */
+  requests: string[];
+  dialogs: string[];
+  problems: string[];
+  url: string;
+}
+
+/** Writes the page to test/output/ and opens it as a person would, from the file. */
+async function open(browser: Browser, name: string, markup: string, options: BrowserContextOptions = {}): Promise<Opened> {
+  const file = here(`./output/${name}`);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, markup);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light', locale: 'en-GB', ...options });
+  const page = await context.newPage();
+  const opened: Opened = { page, requests: [], dialogs: [], problems: [], url: pathToFileURL(file).href };
+  page.on('request', (req) => opened.requests.push(req.url()));
+  page.on('dialog', (dialog) => {
+    opened.dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  page.on('console', (msg) => opened.problems.push(`${msg.type()}: ${msg.text()}`));
+  page.on('pageerror', (err) => opened.problems.push(`page error: ${err.message}`));
+  await page.goto(opened.url);
+  await page.waitForLoadState('load');
+  return opened;
+}
+
+const tiles = (page: Page) =>
+  page.$$eval('.tile', (els) =>
+    Object.fromEntries(els.map((el) => [el.querySelector('.l')!.textContent, Number(el.querySelector('.n')!.textContent)])),
+  );
+const openConversations = (page: Page) =>
+  page.$$eval('details.conv', (els) =>
+    Object.fromEntries(els.map((el) => [el.querySelector('.name')!.textContent, (el as HTMLDetailsElement).open])),
+  );
+
+/** A screenshot for the docs at a desktop width: the top of the page, down to the end of `until` (the first open attempt). */
+async function screenshot(t: Test, page: Page, name: string, until: string) {
+  const path = shotPath(name);
+  const committed = existsSync(here(`../docs/${name}`)) ? readFileSync(here(`../docs/${name}`)) : undefined;
+  mkdirSync(dirname(path), { recursive: true });
+  const box = await page.locator(until).first().boundingBox();
+  const height = Math.min(2200, Math.ceil((box?.y ?? 1800) + (box?.height ?? 0) + 24));
+  await page.screenshot({ path, fullPage: true, clip: { x: 0, y: 0, width: 1280, height } });
+  t.ok(statSync(path).size < 300_000, `${name} is under 300 KB`);
+  if (!REFRESH_DOCS) {
+    const now = existsSync(here(`../docs/${name}`)) ? readFileSync(here(`../docs/${name}`)) : undefined;
+    t.ok(committed === undefined ? now === undefined : now?.equals(committed), `the committed docs/${name} is left as it is`);
+  }
+}
+
+t.test('the kit escapes every interpolation unless it is markup', async (t) => {
+  t.equal(escapeHtml(`<a href="x" title='y'>&amp;</a>`), '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;');
+  const name = '<b>"x"</b>';
+  t.equal(html`<p title="${name}">${name}</p>`.markup, '<p title="&lt;b&gt;&quot;x&quot;&lt;/b&gt;">&lt;b&gt;&quot;x&quot;&lt;/b&gt;</p>');
+  t.equal(html`<i>${html`<b>${'<'}</b>`}</i>`.markup, '<i><b>&lt;</b></i>', 'markup nests; its own values stay escaped');
+  t.equal(
+    html`${[1, '<', null, undefined, false, raw('<br>')]}`.markup,
+    '1&lt;<br>',
+    'lists joined; null, undefined and false are nothing',
+  );
+  t.equal(join(['a', '', null, '<c>'], html` · `).markup, 'a · &lt;c&gt;');
+  t.equal(String(html`x`), 'x');
+});
+
+t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
+  const s = await startStack(t, { model: true });
+  const report = await post<RunReport>(s, runPath, showcaseRun);
+  // `availability` is flaky when its two attempts get engine sessions of odd and even number: usually, not always.
+  t.match(
+    report.conversations,
+    [{ status: 'failed' }, { status: 'passed' }, {}, { status: 'passed' }, { status: 'failed' }],
+    'as designed',
+  );
+  const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
+  const page = runReportHtml(report);
+  checkMarkup(t, page);
+  t.ok(page.includes('Checkout assistant'));
+
+  const browser = await chromium.launch(LAUNCH);
+  t.teardown(() => browser.close());
+  const opened = await open(browser, 'report-run.html', page);
+  t.same(opened.requests, [opened.url], 'no request but the document itself');
+  t.same(opened.problems, [], 'no console message, no page error');
+  t.equal(await opened.page.title(), '✗ FAILED · Checkout assistant · agent:coach');
+  const { conversations: counts } = report.totals;
+  t.same(
+    await tiles(opened.page),
+    { conversations: 5, passed: counts.passed, flaky: counts.flaky, failed: counts.failed, 'could not run': counts.error },
+    'the summary counts',
+  );
+  const summary = (await opened.page.textContent('.summary'))!;
+  for (const fact of [
+    'agent:coach · revision 2 (Published)',
+    `${report.seed}`,
+    `· ${report.prompt_version}`,
+    `${report.model_usage.calls} calls`,
+    `${report.totals.attempts.passed}/${report.totals.attempts.total} passed`,
+  ]) {
+    t.ok(summary.includes(fact), `the summary says ${fact}`);
+  }
+  t.same(
+    await openConversations(opened.page),
+    {
+      'refund request': true,
+      'delivery date': false,
+      availability: byName.availability!.status !== 'passed',
+      'size advice': false,
+      'slow answer': true,
+    },
+    'failing and flaky conversations open, passing ones collapsed',
+  );
+
+  const refund = opened.page.locator('#conv-0');
+  const attempt = report.conversations[0]!.attempts[0]!;
+  t.ok((await refund.textContent())!.includes(attempt.session_id!), 'the attempt’s session id');
+  t.match(
+    await refund.locator('.check.fail').first().textContent(),
+    /tool start_refund.*tools called: lookup_order/,
+    'the failed expectation with its evidence',
+  );
+  t.match(
+    await refund.locator('.check.inconclusive').first().textContent(),
+    /inconclusive.*The agent was polite.*stand-in judge/,
+    'an inconclusive criterion with the reasoning',
+  );
+  t.match(await refund.locator('.chip.tool').first().textContent(), /lookup_order/, 'a tool call as a chip');
+  const delivery = opened.page.locator('#conv-1');
+  t.ok((await delivery.locator('.msg.user.sim').count()) >= 2, 'the simulated user’s lines are marked');
+  t.match(await delivery.locator('.msg.user.sim .who').first().textContent(), /simulated user/);
+  const slow = opened.page.locator('#conv-4');
+  t.match(
+    await slow.locator('.chip.bad').first().textContent(),
+    /outcome\s*timeout/,
+    'the outcome of a turn that did not end with its exit',
+  );
+  t.match(await slow.locator('.skip-why').first().textContent(), /skipped: turn 1 did not end/);
+  t.match(await slow.locator('.attempt summary').first().textContent(), /stop:\s*turn_failed/, 'the stop reason');
+
+  await screenshot(t, opened.page, 'report-run.png', '#conv-0 details.attempt');
+});
+
+t.test('a comparison report as HTML', { skip: NO_CHROMIUM }, async (t) => {
+  const s = await startStack(t, { model: true });
+  const report = await post<ComparisonReport>(s, comparePath, showcaseComparison);
+  t.same(report.totals, { conversations: 4, regressed: 2, fixed: 1, unchanged: 1, error: 0 }, 'the comparison came out as designed');
+  const page = comparisonReportHtml(report);
+  checkMarkup(t, page);
+
+  const browser = await chromium.launch(LAUNCH);
+  t.teardown(() => browser.close());
+  const opened = await open(browser, 'report-comparison.html', page);
+  t.same(opened.requests, [opened.url], 'no request but the document itself');
+  t.same(opened.problems, [], 'no console message, no page error');
+  t.match(await opened.page.title(), /^✗ 2 regressions · coach 3 release check/);
+  t.same(
+    await tiles(opened.page),
+    { conversations: 4, regressed: 2, fixed: 1, unchanged: 1, 'could not compare': 0 },
+    'the summary counts',
+  );
+  t.same(
+    await openConversations(opened.page),
+    { 'order lookup': true, refund: false, greeting: false, 'delivery date': true },
+    'regressed conversations open, the others collapsed',
+  );
+  const summary = (await opened.page.textContent('.summary'))!;
+  for (const side of ['baseline', 'candidate'] as const) {
+    const { p50_ms, p95_ms } = report.latency[side];
+    t.ok(summary.includes(`${p50_ms} ms / ${p95_ms} ms`), `${side} latency p50 / p95`);
+    t.ok(summary.includes(`${report.model_usage[side].calls} calls`), `${side} model usage`);
+  }
+  t.ok(summary.includes('agent:coach.3 · revision 3 (Preview)'), 'the candidate revision that ran');
+
+  const order = opened.page.locator('#cmp-0');
+  t.match(await order.locator('summary .badge').first().textContent(), /regressed/, 'the verdict badge');
+  const row = await order.locator('.diffs tbody tr').allTextContents();
+  t.equal(row.length, 1, 'one difference');
+  t.match(
+    row[0],
+    /turn 2.*tool lookup_order.*1\/1 passed.*tools called: lookup_order.*0\/1 passed.*tools called: none/s,
+    'what differs, each side’s tally and evidence',
+  );
+  t.equal(await order.locator('.diffs td.worse').count(), 1, 'the candidate’s side marked worse');
+  t.equal(await order.locator('.turn.diverged').count(), 2, 'the diverging turn marked on both sides');
+  t.match(await order.locator('.turn.diverged .no').first().textContent(), /^2$/);
+  t.match(await order.locator('.flag').textContent(), /diverge from turn 2/);
+  t.equal(await order.locator('.pair .r .check.fail.differs').count(), 1, 'the differing check highlighted in the candidate’s transcript');
+  t.same(await order.locator('.side-head .side').allTextContents(), ['Baseline', 'Candidate'], 'baseline and candidate side by side');
+
+  await screenshot(t, opened.page, 'report-comparison.png', '#cmp-0 details.attempt');
+});
+
+t.test('hostile text stays text, with the policy and without it', { skip: NO_CHROMIUM }, async (t) => {
+  const s = await startStack(t, { model: true });
+  const conversations = [
+    {
+      name: `${IMG} conversation`,
+      turns: HOSTILE_LINES.map((line) => ({ line })),
+      expect: { criteria: [`The agent said "${IMG}"`, 'The agent said "<b>never</b>"'] },
+    },
+    { name: SCRIPT, turns: [{ line: `I want a refund ${IMG}`, expect: { tool: 'start_refund', text_contains: IMG } }] },
+    { ...orderLookup, name: `"><svg onload=alert(4)>` },
+  ];
+  const run = await post<RunReport>(s, runPath, { name: `</title>${SCRIPT}`, conversations });
+  const comparison = await post<ComparisonReport>(s, comparePath, { baseline: 'coach', name: `</title>${SCRIPT}`, conversations });
+  t.match(
+    run.conversations[0]!.attempts[0]!.criteria,
+    [{ passed: true, reasoning: `The agent said "${IMG}".` }],
+    'a hostile reasoning too',
+  );
+  t.same(
+    comparison.conversations[1]!.differences.map((d) => d.description).sort(),
+    [`text_contains "${IMG}"`, 'tool start_refund'],
+    'a hostile difference',
+  );
+
+  const browser = await chromium.launch(LAUNCH);
+  t.teardown(() => browser.close());
+  for (const [kind, markup] of [
+    ['run', runReportHtml(run)],
+    ['comparison', comparisonReportHtml(comparison)],
+  ] as const) {
+    t.test(kind, async (t) => {
+      checkMarkup(t, markup);
+      t.ok(markup.includes(escapeHtml(echoOf(IMG))), 'the echo is escaped');
+      t.notOk(markup.includes(IMG) || markup.includes('<script'), 'nothing of it as markup');
+      for (const bypassCSP of [false, true]) {
+        const opened = await open(browser, `hostile-${kind}${bypassCSP ? '-no-csp' : ''}.html`, markup, { bypassCSP });
+        const { page } = opened;
+        const how = bypassCSP ? 'without the policy' : 'with the policy';
+        await page.waitForTimeout(200); // time for anything that would fire
+        t.same(opened.requests, [opened.url], `${how}: no request but the document itself`);
+        t.same(opened.dialogs, [], `${how}: no dialog`);
+        t.same(opened.problems, [], `${how}: no console message, no page error`);
+        t.equal(page.url(), opened.url, `${how}: no navigation`);
+        const text = (await page.textContent('body'))!;
+        const bubbles = await page.locator('.msg.agent .bubble').allTextContents();
+        for (const line of HOSTILE_LINES) {
+          t.ok(
+            bubbles.includes(`${echoOf(line)} Anything else?`),
+            `${how}: the reply to ${JSON.stringify(line)} is there as text, exactly`,
+          );
+        }
+        t.ok(text.includes(`The agent said "${IMG}".`), `${how}: the judge's reasoning as text`);
+        t.equal(
+          await page.title(),
+          kind === 'run'
+            ? `✗ FAILED · </title>${SCRIPT} · agent:coach`
+            : `✗ 1 regression · </title>${SCRIPT} · agent:coach.3 vs agent:coach`,
+          `${how}: the title as text`,
+        );
+        const elements = await page.$$eval(
+          'img, script, svg, iframe, object, embed, a[href^="http"], meta[http-equiv="refresh"]',
+          (els) => els.length,
+        );
+        t.equal(elements, 0, `${how}: no element from the report`);
+        t.equal(await page.$$eval('style', (els) => els.length), 1, `${how}: only the page's own style`);
+        t.equal(await page.$$eval('link', (els) => els.map((l) => l.getAttribute('href')).join()), 'data:,', `${how}: only the empty icon`);
+        t.ok(
+          await page
+            .locator('.bubble', { hasText: echoOf(IMG) })
+            .first()
+            .isVisible(),
+          `${how}: the hostile reply is visible`,
+        );
+        t.ok(await page.locator('h1').isVisible(), `${how}: the page is not hidden by a style from the report`);
+        await page.context().close();
+      }
+    });
+  }
+});
+
+t.test('what could not run, and a memory fixture', { skip: NO_CHROMIUM }, async (t) => {
+  const s = await startStack(t, { model: true });
+  s.model!.faults = { fault: 'http_503', role: 'simulator' };
+  const conversations = [
+    { name: 'simulated', simulated_user: { persona: 'Dana', goal: 'Find out when my order will be delivered.' } },
+    { name: 'returning', turns: [{ line: '#intro', expect: { text_contains: 'order 777' } }] },
+  ];
+  const memory = { restore: { units: [{ kind: 'fact', text: 'order 777' }] }, confirm: true };
+  const run = await post<RunReport>(s, runPath, { device_ref: 'erin', memory, conversations });
+  const comparison = await post<ComparisonReport>(s, comparePath, { baseline: 'coach', device_ref: 'erin', memory, conversations });
+  t.match(run.conversations, [{ status: 'error' }, { status: 'passed' }]);
+  t.match(comparison.conversations, [{ verdict: 'error' }, { verdict: 'unchanged' }]);
+
+  const browser = await chromium.launch(LAUNCH);
+  t.teardown(() => browser.close());
+  const { page, requests, url } = await open(browser, 'error-run.html', runReportHtml(run));
+  t.same(requests, [url]);
+  t.match(await tiles(page), { 'could not run': 1, passed: 1 });
+  t.same(await openConversations(page), { simulated: true, returning: false });
+  t.match(await page.locator('#conv-0 summary .badge').first().textContent(), /could not run/);
+  t.match(
+    await page.locator('#conv-0 .whole .problem').textContent(),
+    new RegExp(`could not go on — ${run.conversations[0]!.attempts[0]!.error!.error}`),
+  );
+  t.match(await page.locator('.summary').textContent(), /Memory\s*mcp:erin ·\s+restored 1 unit before each of 2 attempts/);
+
+  const other = await open(browser, 'error-comparison.html', comparisonReportHtml(comparison));
+  t.same(other.requests, [other.url]);
+  t.match(await other.page.locator('header .badge').textContent(), /incomplete/);
+  t.match(await tiles(other.page), { 'could not compare': 1, unchanged: 1 });
+  t.match(await other.page.locator('#cmp-0 summary .badge').first().textContent(), /could not compare/);
+  t.same(await openConversations(other.page), { simulated: true, returning: false });
+});
