@@ -25,8 +25,16 @@ t.test('the examples pass against the demo world', async (t) => {
     'examples/simulated-user.yaml',
     'examples/simulated-returning-user.yaml',
   ];
-  const result = await cli('run', [...examples, '--gateway', s.url, '--junit', out]);
+  const [html, json] = [join(dir, 'reports', 'agents.html'), join(dir, 'reports', 'agents.json')];
+  const result = await cli('run', [...examples, '--gateway', s.url, '--junit', out, '--html', html, '--json', json]);
   t.equal(result.code, 0, 'exits 0', { output: result.stdout + result.stderr });
+  // One HTML page and one JSON array for the five suites; each suite's element ids kept apart.
+  const page = await readFile(html, 'utf8');
+  t.equal(page.match(/<!doctype html>/g)?.length, 1, 'one HTML document');
+  t.equal(page.match(/Suite run report/g)?.length, 5, "every suite's report on the page");
+  t.match(page, /id="s5-conv-0"/);
+  t.equal(new Set(page.match(/ id="[^"]+"/g)).size, page.match(/ id="[^"]+"/g)?.length, 'no element id twice');
+  t.equal((JSON.parse(await readFile(json, 'utf8')) as unknown[]).length, 5);
   t.match(result.stdout, /basic \(examples\/basic\.yaml\) — agent:coach · revision 2 \(Published\) · run label run-[0-9a-f]{8} · seed \d+/);
   t.match(result.stdout, /✓ tool lookup_order/);
   t.notMatch(result.stdout, /✗/);

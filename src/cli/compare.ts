@@ -1,4 +1,5 @@
 import type { ComparisonReport, Side } from '../suites/comparison.js';
+import { comparisonReportHtml } from '../suites/html.js';
 import { junitXml, type JUnitSuite } from '../suites/junit.js';
 import type { TurnEvent } from '../suites/report.js';
 import { FAIL, PASS, renderComparison } from '../suites/transcript.js';
@@ -75,6 +76,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   const written = [
     options.junit === undefined || (await writeOutput('compare', options.junit, junitXml(junit), io)),
     options.json === undefined || (await writeOutput('compare', options.json, `${JSON.stringify(reports, null, 2)}\n`, io)),
+    options.html === undefined || (await writeOutput('compare', options.html, comparisonReportHtml(...reports), io)),
   ];
   if (written.includes(false)) outcomes.push('broken');
   const regressed = reports.reduce((n, r) => n + r.totals.regressed, 0);

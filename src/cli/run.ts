@@ -1,4 +1,5 @@
 import { basename, extname } from 'node:path';
+import { runReportHtml } from '../suites/html.js';
 import { junitXml, type JUnitSuite } from '../suites/junit.js';
 import type { RunReport, TurnEvent } from '../suites/report.js';
 import { FAIL, PASS, renderReport, turnTitle } from '../suites/transcript.js';
@@ -132,6 +133,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   const written = [
     options.junit === undefined || (await writeOutput('run', options.junit, junitXml(junit), io)),
     options.json === undefined || (await writeOutput('run', options.json, `${JSON.stringify(reports, null, 2)}\n`, io)),
+    options.html === undefined || (await writeOutput('run', options.html, runReportHtml(...reports), io)),
   ];
   if (written.includes(false)) outcomes.push('broken');
   const ran = reports.length;

@@ -109,12 +109,12 @@ const sideCell = (s: SideResult): Html =>
 
 const differsLine = (d: Difference): Html => html`<div>${d.description}</div>`;
 
-function comparisonOverview(report: ComparisonReport): Html {
+function comparisonOverview(report: ComparisonReport, key: string): Html {
   const rows = report.conversations.map(
     (c) =>
       html`<tr>
         <td>${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}</td>
-        <td><a href="${`#${convId('cmp', c.index)}`}">${c.name}</a></td>
+        <td><a href="${`#${convId(`${key}cmp`, c.index)}`}">${c.name}</a></td>
         <td>${sideCell(c.baseline)}</td>
         <td>${sideCell(c.candidate)}</td>
         <td class="num">${c.diverged_at_turn === null ? html`<span class="muted">–</span>` : `turn ${c.diverged_at_turn}`}</td>
@@ -242,7 +242,7 @@ function attemptPair(n: number, sides: Record<Side, AttemptReport | undefined>, 
   </details>`;
 }
 
-function comparedConversation(report: ComparisonReport, c: ConversationComparison): Html {
+function comparedConversation(report: ComparisonReport, c: ConversationComparison, key: string): Html {
   const of = (side: Side) =>
     report.runs[side].conversations.find((conv) => conv.index === c.index) ?? report.runs[side].conversations[c.index];
   const [baseline, candidate] = [of('baseline'), of('candidate')];
@@ -267,7 +267,7 @@ function comparedConversation(report: ComparisonReport, c: ConversationCompariso
     c.diverged_at_turn === null ? html`<span>same replies</span>` : html`<span>diverged at turn ${c.diverged_at_turn}</span>`,
     html`<span>${plural(c.differences.length, 'difference')}</span>`,
   ];
-  return html`<details class="${`card conv ${c.verdict}`}" id="${convId('cmp', c.index)}" ${open ? 'open' : ''}>
+  return html`<details class="${`card conv ${c.verdict}`}" id="${convId(`${key}cmp`, c.index)}" ${open ? 'open' : ''}>
     <summary>
       ${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}<span class="name">${c.name}</span>
       <span class="stats">${stats}</span>
@@ -276,8 +276,8 @@ function comparedConversation(report: ComparisonReport, c: ConversationCompariso
   </details>`;
 }
 
-/** The summary, the overview and every conversation side by side. */
-export const comparisonSections = (report: ComparisonReport): Html =>
-  html`${comparisonSummary(report)} ${comparisonOverview(report)}
+/** The summary, the overview and every conversation side by side; `key` keeps element ids apart when a page holds several reports. */
+export const comparisonSections = (report: ComparisonReport, key: string): Html =>
+  html`${comparisonSummary(report)} ${comparisonOverview(report, key)}
     <h2>Side by side</h2>
-    ${report.conversations.map((c) => comparedConversation(report, c))}`;
+    ${report.conversations.map((c) => comparedConversation(report, c, key))}`;

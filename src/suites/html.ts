@@ -67,12 +67,12 @@ function runSummary(report: RunReport): Html {
   </section>`;
 }
 
-function runOverview(report: RunReport): Html {
+function runOverview(report: RunReport, key: string): Html {
   const rows = report.conversations.map(
     (conv) =>
       html`<tr>
         <td>${badge(conv.status, conversationLabel(conv.status))}</td>
-        <td><a href="${`#${convId('conv', conv.index)}`}">${conv.name}</a></td>
+        <td><a href="${`#${convId(`${key}conv`, conv.index)}`}">${conv.name}</a></td>
         <td class="num">${rate(conv.attempts_passed, conv.attempts_total)}</td>
         <td class="muted">${firstProblem(conv)}</td>
       </tr>`,
@@ -102,9 +102,13 @@ function attemptHtml(attempt: AttemptReport, open: boolean): Html {
   </details>`;
 }
 
-function runConversation(conv: ConversationReport): Html {
+function runConversation(conv: ConversationReport, key: string): Html {
   const single = conv.attempts.length === 1;
-  return html`<details class="${`card conv ${conv.status}`}" id="${convId('conv', conv.index)}" ${conv.status === 'passed' ? '' : 'open'}>
+  return html`<details
+    class="${`card conv ${conv.status}`}"
+    id="${convId(`${key}conv`, conv.index)}"
+    ${conv.status === 'passed' ? '' : 'open'}
+  >
     <summary>
       ${badge(conv.status, conversationLabel(conv.status))}<span class="name">${conv.name}</span>
       <span class="stats"
@@ -116,37 +120,58 @@ function runConversation(conv: ConversationReport): Html {
   </details>`;
 }
 
-/** A run report (openapi: RunReport) as one self-contained HTML page. */
-export function runReportHtml(report: RunReport): string {
+/** Element ids stay apart when a page holds several reports: the second report's start with `s2-`. */
+const keyOf = (n: number): string => (n === 0 ? '' : `s${n + 1}-`);
+
+function runReportSection(report: RunReport, n: number): Html {
   const status = report.passed ? 'passed' : 'failed';
-  const title = report.name ?? 'Suite run';
-  const body = html`${header('Suite run report', status, report.passed ? '✓ passed' : '✗ failed', title, [
+  const key = keyOf(n);
+  return html`${header('Suite run report', status, report.passed ? '✓ passed' : '✗ failed', report.name ?? 'Suite run', [
       html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
       `started ${timestamp(report.started_at)}`,
       `took ${duration(report.duration_ms)}`,
     ])}
-    ${runSummary(report)} ${runOverview(report)}
+    ${runSummary(report)} ${runOverview(report, key)}
     <h2>Transcripts</h2>
-    ${report.conversations.map(runConversation)} ${footer([...report.notes, ...(report.memory?.notes ?? [])], `run ${report.run_id}`)}`;
-  return page(`${report.passed ? '✓ passed' : '✗ FAILED'} · ${title} · ${report.agent}`, body);
+    ${report.conversations.map((conv) => runConversation(conv, key))}
+    ${footer([...report.notes, ...(report.memory?.notes ?? [])], `run ${report.run_id}`)}`;
 }
 
-/** A comparison report (openapi: ComparisonReport) as one self-contained HTML page, baseline and candidate side by side. */
-export function comparisonReportHtml(report: ComparisonReport): string {
+/** Run reports (openapi: RunReport), one per suite, as one self-contained HTML page. */
+export function runReportHtml(...reports: RunReport[]): string {
+  const failed = reports.filter((r) => !r.passed).length;
+  const verdict = failed === 0 ? '✓ passed' : '✗ FAILED';
+  const title =
+    reports.length === 1
+      ? `${verdict} · ${reports[0]!.name ?? 'Suite run'} · ${reports[0]!.agent}`
+      : `${verdict} · ${reports.length - failed} of ${plural(reports.length, 'suite')} passed`;
+  return page(title, html`${reports.map(runReportSection)}`);
+}
+
+function comparisonSection(report: ComparisonReport, n: number): Html {
   const t = report.totals;
   const [status, label] = report.regressed
     ? ['failed', '✗ regressed']
     : t.error > 0
       ? ['error', '! incomplete']
       : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
-  const title = report.name ?? 'Baseline versus candidate';
-  const body = html`${header('Comparison report', status, label, title, [
+  return html`${header('Comparison report', status, label, report.name ?? 'Baseline versus candidate', [
     html`baseline <b>${report.baseline.agent}</b> · ${revisionText(report.baseline.revision)}<span class="arrow">→</span>candidate
       <b>${report.candidate.agent}</b> · ${revisionText(report.candidate.revision)}`,
     `started ${timestamp(report.started_at)}`,
     `took ${duration(report.duration_ms)}`,
   ])}
-  ${comparisonSections(report)} ${footer(report.notes, `comparison ${report.comparison_id}`)}`;
-  const headline = report.regressed ? `✗ ${plural(t.regressed, 'regression')}` : '✓ no regressions';
-  return page(`${headline} · ${title} · ${report.candidate.agent} vs ${report.baseline.agent}`, body, true);
+  ${comparisonSections(report, keyOf(n))} ${footer(report.notes, `comparison ${report.comparison_id}`)}`;
+}
+
+/** Comparison reports (openapi: ComparisonReport), one per suite, as one self-contained HTML page, baseline and candidate side by side. */
+export function comparisonReportHtml(...reports: ComparisonReport[]): string {
+  const regressions = reports.reduce((n, r) => n + r.totals.regressed, 0);
+  const headline = regressions > 0 ? `✗ ${plural(regressions, 'regression')}` : '✓ no regressions';
+  const [first] = reports;
+  const title =
+    reports.length === 1
+      ? `${headline} · ${first!.name ?? 'Baseline versus candidate'} · ${first!.candidate.agent} vs ${first!.baseline.agent}`
+      : `${headline} · ${plural(reports.length, 'suite')}`;
+  return page(title, html`${reports.map(comparisonSection)}`, true);
 }

@@ -8,7 +8,7 @@ import type { AttemptReport, ConversationReport, CriterionResult, ExpectationRes
  */
 export const PASS = '✓';
 export const FAIL = '✗';
-const SKIP = '-';
+export const SKIP = '-';
 
 const show = (value: unknown): string => {
   if (typeof value === 'string') return value;
@@ -88,7 +88,7 @@ function renderTurn(turn: TurnReport): string[] {
   return out;
 }
 
-export const usageText = (u: ModelUsage): string =>
+const usageText = (u: ModelUsage): string =>
   `model: ${u.calls} call${u.calls === 1 ? '' : 's'}, ${u.prompt_tokens} + ${u.completion_tokens} tokens, ${u.duration_ms} ms`;
 
 function summaryLine(report: RunReport): string {
