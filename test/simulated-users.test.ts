@@ -272,11 +272,15 @@ t.test('without a model configured: 409 model_not_configured naming the variable
   t.equal(scripted.status, 200, 'a scripted suite needs no model');
 });
 
-t.test('the key is never in a response', async (t) => {
-  const s = await startStack(t, { model: true });
+t.test('the key goes to the model only: never in a response, a log line or a metric', async (t) => {
+  const s = await startStack(t, { model: true, env: { LOG_LEVEL: 'debug' } });
   s.model!.faults = { fault: 'http_503' };
   const { answer } = await run(s, { conversations: [{ simulated_user: shopper }] });
   t.notOk(answer.text.includes(KEY));
+  t.ok(
+    s.model!.requests.length > 0 && s.model!.requests.every((r) => r.authorization === `Bearer ${KEY}`),
+    'the model got it as a bearer token',
+  );
   const streamed = await s.call('POST', runPath(), {
     body: { conversations: [{ simulated_user: shopper }] },
     headers: { accept: 'application/x-ndjson' },
@@ -298,4 +302,11 @@ t.test('the key is never in a response', async (t) => {
     ['1 script #intro', `1 simulated_user ${shopper.goal}`, '1 simulated_user My order number is 12345.', 'report'],
     'each simulated turn streamed as it happens, then the report',
   );
+  const metrics = await s.call('GET', '/metrics');
+  t.match(metrics.text, /agent_test_gateway_model_requests_total\{role="simulator",outcome="ok"\}/);
+  t.notOk(metrics.text.includes(KEY), 'not in a metric');
+  const logged = s.logs.join('');
+  t.ok(s.logs.length > 0);
+  t.notOk(logged.includes(KEY), 'not in a log line');
+  t.notOk(logged.includes(KEY.slice(3)), 'not even in part');
 });
