@@ -151,6 +151,10 @@ curl -s -X PUT $GW/v1/agents/coach/memory/alice -H "$AUTH" -H "$JSON" -d '${snap
 ${run} run examples/basic.yaml --gateway $GW
 ${run} run examples/simulated-user.yaml --gateway $GW
 
+# 8. a release gate: may coach.3 replace coach? Exit 1: it regressed one conversation (and fixed
+#    one); reports/gate.html shows both sides next to each other (docs/release-gate.md)
+${run} compare examples/release-gate/coach.yaml --baseline coach --candidate coach.3 --gateway $GW --html reports/gate.html
+
 # the debug page: every conversation on this gateway, live
 ${debug}
 
