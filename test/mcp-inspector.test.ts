@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { childEnv } from './support/stack.js';
 import { freePort } from './support/http.js';
+import { TOOL_NAMES } from './support/mcp.js';
 
 const INSPECTOR = join(process.cwd(), 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 
@@ -68,15 +69,7 @@ t.test(
     t.same(findings, [], 'no schema portability finding for any input or output schema', { stderr: list.stderr });
     t.notMatch(list.stderr, /warning/i, 'tools/list --strict prints no warning', { stderr: list.stderr });
     const names = (JSON.parse(list.stdout) as { tools: Array<{ name: string }> }).tools.map((tool) => tool.name).sort();
-    t.same(names, [
-      'compare_revisions',
-      'end_conversation',
-      'list_conversations',
-      'restore_memory',
-      'run_suite',
-      'snapshot_memory',
-      'test_agent',
-    ]);
+    t.same(names, TOOL_NAMES);
 
     const first = await inspector('--method', 'tools/call', '--tool-name', 'test_agent', '--tool-arg', 'agent=coach');
     t.equal(first.code, 0, 'test_agent opens a conversation', { stderr: first.stderr });

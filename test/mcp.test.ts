@@ -6,7 +6,7 @@
 
 import t from 'tap';
 import { eventually, startStack, UUID } from './support/stack.js';
-import { mcpClient, textOf } from './support/mcp.js';
+import { mcpClient, textOf, TOOL_NAMES } from './support/mcp.js';
 import { type Json } from './support/http.js';
 
 const testAgentSchema = ({ tools }: { tools: Json[] }) => tools.find((tool) => tool.name === 'test_agent').inputSchema;
@@ -16,15 +16,7 @@ t.test('the tool list: names, schemas from the input rules, annotations', async 
   const client = await mcpClient(t, s);
   const { tools } = await client.listTools();
   const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-  t.same(Object.keys(byName).sort(), [
-    'compare_revisions',
-    'end_conversation',
-    'list_conversations',
-    'restore_memory',
-    'run_suite',
-    'snapshot_memory',
-    'test_agent',
-  ]);
+  t.same(Object.keys(byName).sort(), TOOL_NAMES);
   const testAgent: Json = byName.test_agent;
   t.same(testAgent.inputSchema.required, ['agent']);
   t.equal(testAgent.inputSchema.properties.agent.maxLength, 128, 'the agent rule of the REST routes');

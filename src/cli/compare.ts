@@ -5,8 +5,8 @@ import type { TurnEvent } from '../suites/report.js';
 import { FAIL, PASS, renderComparison } from '../suites/transcript.js';
 import { defaultIo, type Io } from './io.js';
 import { postSuite } from './post.js';
-import { exitStatus, optionsOrExit, progressOf, suitesOrExit, type Outcome } from './run.js';
-import { failureText, writeOutput } from './suite-files.js';
+import { exitStatus, notRun, optionsOrExit, progressOf, suitesOrExit, type Outcome } from './run.js';
+import { writeOutput } from './suite-files.js';
 
 /**
  * `agent-test-gateway compare suite.yaml [more.yaml …] --baseline REF --candidate REF [--repeat N] [--junit F] [--html F] [--json F]`
@@ -62,8 +62,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     );
     if ('failure' in answer) {
       outcomes.push('broken');
-      io.stderr(failureText(suite, answer.failure));
-      junit.push({ name: suite.name, file: suite.file, error: { error: answer.failure.error, message: answer.failure.message } });
+      junit.push(notRun(io, suite, answer.failure));
       continue;
     }
     const { report } = answer;

@@ -6,7 +6,7 @@ import { FAIL, PASS, renderReport, turnTitle } from '../suites/transcript.js';
 import { MISSING_TOKEN, tokenFrom } from './connection.js';
 import { defaultIo, type Io } from './io.js';
 import { parseSuiteOptions, UsageError, type SuiteOptions } from './options.js';
-import { postSuite } from './post.js';
+import { postSuite, type HttpFailure } from './post.js';
 import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, type PreparedSuite } from './suite-files.js';
 
 /**
@@ -96,6 +96,12 @@ export async function suitesOrExit(
   return { token, suites };
 }
 
+/** A suite the gateway did not run: why, on stderr, and its JUnit <error>. */
+export function notRun(io: Io, suite: PreparedSuite, failure: HttpFailure): JUnitSuite {
+  io.stderr(failureText(suite, failure));
+  return { name: suite.name, file: suite.file, error: { error: failure.error, message: failure.message } };
+}
+
 export async function main(args: string[], io: Io = defaultIo()): Promise<number> {
   const options = optionsOrExit('run', USAGE, args, io, ['--agent']);
   if (typeof options === 'number') return options;
@@ -116,8 +122,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     );
     if ('failure' in answer) {
       outcomes.push('broken');
-      io.stderr(failureText(suite, answer.failure));
-      junit.push({ name: suite.name, file: suite.file, error: { error: answer.failure.error, message: answer.failure.message } });
+      junit.push(notRun(io, suite, answer.failure));
       continue;
     }
     const { report } = answer;

@@ -3,15 +3,14 @@ import { duration, html, join, percent, plural, usage, type Fragment, type Html 
 import {
   attemptMeta,
   badge,
-  bar,
   conversationLabel,
   convId,
+  countTiles,
   differenceKey,
   fact,
   memoryText,
   rate,
   revisionText,
-  tile,
   turnHtml,
   wholeHtml,
   type DifferingKeys,
@@ -45,16 +44,11 @@ function comparisonSummary(report: ComparisonReport): Html {
     );
   };
   return html`<section class="card summary">
-    <div class="tiles">
-      ${tile(t.conversations, t.conversations === 1 ? 'conversation' : 'conversations', '')}
-      ${tile(t.regressed, 'regressed', 'regressed')}${tile(t.fixed, 'fixed', 'fixed')}${tile(t.unchanged, 'unchanged', '')}
-      ${tile(t.error, 'could not compare', 'error')}
-    </div>
-    ${bar([
-      ['regressed', t.regressed],
-      ['fixed', t.fixed],
-      ['unchanged', t.unchanged],
-      ['error', t.error],
+    ${countTiles(t.conversations, [
+      ['regressed', t.regressed, 'regressed'],
+      ['fixed', t.fixed, 'fixed'],
+      ['unchanged', t.unchanged, 'unchanged'],
+      ['error', t.error, 'could not compare'],
     ])}
     <table class="sides">
       <thead>

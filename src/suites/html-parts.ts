@@ -62,14 +62,21 @@ export const fact = (label: string, value: Fragment, wide = false): Html =>
   </div>`;
 
 /** A number over its label; `zero` greys out a count nobody needs to look at. */
-export const tile = (n: number, label: string, tone: string): Html =>
+const tile = (n: number, label: string, tone: string): Html =>
   html`<div class="${`tile ${tone}${n === 0 && tone !== '' ? ' zero' : ''}`}">
     <div class="n">${n}</div>
     <div class="l">${label}</div>
   </div>`;
 
+/** A count of conversations, one tile per status (tone, count, label), and the bar of their shares. */
+export const countTiles = (total: number, parts: Array<[tone: string, n: number, label: string]>): Html =>
+  html`<div class="tiles">
+      ${tile(total, total === 1 ? 'conversation' : 'conversations', '')}${parts.map(([tone, n, label]) => tile(n, label, tone))}
+    </div>
+    ${bar(parts.map(([tone, n]) => [tone, n]))}`;
+
 /** A bar of shares, one segment per status that has any. */
-export const bar = (parts: Array<[string, number]>): Html => {
+const bar = (parts: Array<[string, number]>): Html => {
   const total = parts.reduce((sum, [, n]) => sum + n, 0);
   if (total === 0) return html``;
   return html`<div class="bar">

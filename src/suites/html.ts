@@ -6,9 +6,9 @@ import {
   attemptMeta,
   attemptsText,
   badge,
-  bar,
   conversationLabel,
   convId,
+  countTiles,
   countText,
   fact,
   firstProblem,
@@ -18,7 +18,6 @@ import {
   page,
   rate,
   revisionText,
-  tile,
   type DifferingKeys,
 } from './html-parts.js';
 import type { AttemptReport, ConversationReport, RunReport } from './report.js';
@@ -39,16 +38,11 @@ const NONE: DifferingKeys = new Set();
 function runSummary(report: RunReport): Html {
   const { conversations: c, attempts, turns, expectations, criteria } = report.totals;
   return html`<section class="card summary">
-    <div class="tiles">
-      ${tile(c.total, c.total === 1 ? 'conversation' : 'conversations', '')}
-      ${tile(c.passed, 'passed', 'passed')}${tile(c.flaky, 'flaky', 'flaky')}${tile(c.failed, 'failed', 'failed')}
-      ${tile(c.error, 'could not run', 'error')}
-    </div>
-    ${bar([
-      ['passed', c.passed],
-      ['flaky', c.flaky],
-      ['failed', c.failed],
-      ['error', c.error],
+    ${countTiles(c.total, [
+      ['passed', c.passed, 'passed'],
+      ['flaky', c.flaky, 'flaky'],
+      ['failed', c.failed, 'failed'],
+      ['error', c.error, 'could not run'],
     ])}
     <dl class="facts">
       ${fact('Revision that ran', html`<code>${report.agent}</code> · ${revisionText(report.revision)}`)}

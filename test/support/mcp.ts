@@ -23,3 +23,14 @@ export const textOf = (result: { content?: unknown }): string =>
     .filter((c) => c.type === 'text')
     .map((c) => c.text)
     .join('\n');
+
+/** Every tool the gateway's MCP server lists, sorted. */
+export const TOOL_NAMES = [
+  'compare_revisions',
+  'end_conversation',
+  'list_conversations',
+  'restore_memory',
+  'run_suite',
+  'snapshot_memory',
+  'test_agent',
+];
