@@ -15,6 +15,7 @@ import { parse as parseYaml } from 'yaml';
 import { PAGE_HTML, PAGE_JS, isDebugHost } from '../src/routes/debug.js';
 import { eventually, startStack } from './support/stack.js';
 import { conversationPath, turnPath } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** The committed screenshot in docs/ is refreshed only on purpose (`npm run screenshot`); otherwise into the ignored test/output/. */
@@ -241,7 +242,7 @@ t.test(
     const res = await page.goto(`${s.url}/debug`);
     t.equal(res?.status(), 200);
     const row = `tr[data-session-id="${watched.sessionId}"]`;
-    await page.waitForSelector(row, { timeout: 5000 });
+    await page.waitForSelector(row, { timeout: scaled(5000) });
     const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
     t.equal(cells[0], watched.sessionId);
     t.equal(cells[1], 'u-demo', 'the owner');
@@ -257,7 +258,7 @@ t.test(
     // Closed by the test: the page shows it on its next poll.
     t.equal((await s.call('DELETE', conversationPath(watched.sessionId))).status, 204);
     await page.waitForFunction((sel) => document.querySelector(`${sel} td.state`)?.textContent === 'closed', row, {
-      timeout: 5000,
+      timeout: scaled(5000),
       polling: 100,
     });
     t.equal(await page.textContent(`${row} td.cause`), 'caller', 'with its close cause');
@@ -281,7 +282,9 @@ t.test(
 
     // The filter narrows the table to matching rows.
     await page.fill('#filter', 'u-bob');
-    await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 3, undefined, { timeout: 2000 });
+    await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 3, undefined, {
+      timeout: scaled(2000),
+    });
     t.pass('the filter shows only the matching rows');
     t.same(problems, [], 'no console errors, page errors or failed requests');
   },

@@ -12,6 +12,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
 import { childEnv, startStack, type Stack } from './support/stack.js';
 import { type Json } from './support/http.js';
+import { scaled } from './support/time.js';
 
 interface CliResult {
   code: number | null;
@@ -119,7 +120,7 @@ t.test('the examples pass against the demo world', async (t) => {
 });
 
 t.test('a failing suite: ✗ with the evidence, exit 1, escaped JUnit', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
   const dir = t.testdir({
     'failing.yaml': `agent: coach
 name: cartoons & <friends>
@@ -318,7 +319,7 @@ t.test("the gateway's own 400 is reported at the line of each problem", async (t
 
 t.test('in process: main() with its output captured', async (t) => {
   const { main } = await import('../src/cli/run.js');
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
   const dir = t.testdir({
     'mixed.yaml': `agent: coach
 conversations:
