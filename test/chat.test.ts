@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { childEnv, eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { conversationPath } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -116,7 +117,7 @@ t.test('a three-turn conversation, a refused line, and end of input closing it',
 });
 
 t.test('Ctrl-C (SIGINT) during a turn cancels it, closes the conversation and exits 0', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '10000' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(10_000)) } });
   const chat = startChat(t, s, ['coach', '--device-ref', 'alice', '--locale', 'de_DE']);
   await chat.waitFor(/you> $/);
   const mark = chat.out().length;

@@ -4,6 +4,7 @@ import t from 'tap';
 import { parseEngineIdentity } from '../src/engine/identity.js';
 import { ConfigError, loadConfig } from '../src/ops/config.js';
 import { childEnv } from './support/stack.js';
+import { scaled } from './support/time.js';
 
 const base = { PROMETHIST_MCP_ENGINE_URL: 'https://engine.example', PROMETHIST_PLATFORM_URL: 'https://platform.example/' };
 
@@ -95,7 +96,7 @@ t.test('the server refuses to start on a wrong value, without echoing secrets', 
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     env: childEnv({ ...base, PORT: 'eighty', PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret' }),
     encoding: 'utf8',
-    timeout: 20_000,
+    timeout: scaled(20_000),
   });
   t.equal(run.status, 1);
   t.match(run.stderr, /PORT must be a whole number/);

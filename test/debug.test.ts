@@ -20,6 +20,7 @@ import type { TurnRecord } from '../src/engine/socket.js';
 import { isDebugHost } from '../src/routes/debug.js';
 import { eventually, startStack } from './support/stack.js';
 import { conversationPath, turnPath } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** The committed screenshot in docs/ is refreshed only on purpose (`npm run screenshot`); otherwise into the ignored test/output/. */
@@ -372,7 +373,7 @@ t.test('the live page in headless Chromium', NO_CHROMIUM, async (t) => {
   const res = await page.goto(`${s.url}/debug`);
   t.equal(res?.status(), 200);
   const row = `tr[data-session-id="${watched.sessionId}"]`;
-  await page.waitForSelector(row, { timeout: 5000 });
+  await page.waitForSelector(row, { timeout: scaled(5000) });
   const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent));
   t.equal(cells[0], watched.sessionId);
   t.equal(cells[1], 'u-demo', 'the owner');
@@ -388,7 +389,7 @@ t.test('the live page in headless Chromium', NO_CHROMIUM, async (t) => {
   // Closed by the test: the page shows it on its next poll.
   t.equal((await s.call('DELETE', conversationPath(watched.sessionId))).status, 204);
   await page.waitForFunction((sel) => document.querySelector(`${sel} td.state`)?.textContent === 'closed', row, {
-    timeout: 5000,
+    timeout: scaled(5000),
     polling: 100,
   });
   t.equal(await page.textContent(`${row} td.cause`), 'caller', 'with its close cause');
@@ -400,10 +401,10 @@ t.test('the live page in headless Chromium', NO_CHROMIUM, async (t) => {
   const chat = await s.open('coach', { device_ref: 'alice' });
   await s.call('POST', turnPath(chat.sessionId), { body: { line: 'Where is my order?' } });
   const chatRow = `tr[data-session-id="${chat.sessionId}"]`;
-  await page.waitForSelector(chatRow, { timeout: 5000 });
+  await page.waitForSelector(chatRow, { timeout: scaled(5000) });
   await page.click(`${chatRow} td.mono`);
   const transcript = `${chatRow} + tr.transcript`;
-  await page.waitForSelector(`${transcript} li.turn`, { timeout: 5000 });
+  await page.waitForSelector(`${transcript} li.turn`, { timeout: scaled(5000) });
   t.equal(await page.getAttribute(`${chatRow} button.toggle`, 'aria-expanded'), 'true');
   const turnsShown = () =>
     page.$$eval(`${transcript} li.turn`, (items) =>
@@ -429,7 +430,7 @@ t.test('the live page in headless Chromium', NO_CHROMIUM, async (t) => {
   );
   await s.call('POST', turnPath(chat.sessionId), { body: { line: 'Which size fits?' } });
   await page.waitForFunction((sel) => document.querySelectorAll(`${sel} li.turn`).length === 3, transcript, {
-    timeout: 5000,
+    timeout: scaled(5000),
     polling: 100,
   });
   t.same((await turnsShown())[2]?.chips, ['chip shown: size_chart'], 'a new turn appears on the next poll, with what it showed');
@@ -452,12 +453,14 @@ t.test('the live page in headless Chromium', NO_CHROMIUM, async (t) => {
 
   // A second click closes them.
   await page.click(`${chatRow} button.toggle`);
-  await page.waitForFunction((sel) => document.querySelector(sel) === null, transcript, { timeout: 2000 });
+  await page.waitForFunction((sel) => document.querySelector(sel) === null, transcript, { timeout: scaled(2000) });
   t.pass('a second click closes the turns');
 
   // The filter narrows the table to matching rows.
   await page.fill('#filter', 'u-bob');
-  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 3, undefined, { timeout: 2000 });
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr[data-session-id]').length === 3, undefined, {
+    timeout: scaled(2000),
+  });
   t.pass('the filter shows only the matching rows');
   t.same(problems, [], 'no console errors, page errors, failed requests or dialogs');
 });
@@ -476,7 +479,9 @@ t.test('the page shows hostile agent text as text, and runs none of it', NO_CHRO
   const row = `tr[data-session-id="${conv.sessionId}"]`;
   await page.waitForSelector(row);
   await page.click(`${row} button.toggle`);
-  await page.waitForFunction((sel) => document.querySelectorAll(`${sel} + tr.transcript li.turn`).length === 4, row, { timeout: 5000 });
+  await page.waitForFunction((sel) => document.querySelectorAll(`${sel} + tr.transcript li.turn`).length === 4, row, {
+    timeout: scaled(5000),
+  });
   const said = await page.$$eval(`${row} + tr.transcript .said.agent .words`, (nodes) => nodes.map((n) => n.textContent));
   t.same(
     said.slice(1),

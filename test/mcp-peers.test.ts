@@ -9,6 +9,7 @@ import { textOf } from './support/mcp.js';
 import { PEER_SECRET, startHangingPeer, startPods, type Pods } from './support/peers.js';
 import { eventually, UUID } from './support/stack.js';
 import { freePort, type Json } from './support/http.js';
+import { scaled } from './support/time.js';
 
 /** An MCP client behind a round-robin balancer: request n goes to pod n mod the number of pods. */
 async function roundRobinClient(t: { teardown(fn: () => unknown): void }, pods: Pods, token = 'demo-token') {
@@ -165,7 +166,7 @@ t.test('the client hanging up ends the forwarded request on the holder', async (
 t.test('a peer that hangs changes no answer', async (t) => {
   const hanging = await startHangingPeer(t);
   const port = hanging.port;
-  const pods = await startPods(t, 2, { env: { PEER_TIMEOUT_MS: '150' }, extraPeers: [`127.0.0.1:${port}`] });
+  const pods = await startPods(t, 2, { env: { PEER_TIMEOUT_MS: String(scaled(150)) }, extraPeers: [`127.0.0.1:${port}`] });
   const { client, sessionId } = await roundRobinClient(t, pods);
   const held = await pods.call(0, 'POST', '/mcp', { body: toolsList, headers: mcpHeaders(sessionId) });
   t.equal(held.status, 200, 'a session held here is answered here, no peer asked');

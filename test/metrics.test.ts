@@ -4,8 +4,9 @@ import { connect } from 'node:net';
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { bucketsUpTo, REFUSAL_REASONS } from '../src/ops/metrics.js';
-import { eventually, startStack } from './support/stack.js';
+import { eventually, startStack, STACK_TURN_BUDGET_MS } from './support/stack.js';
 import { turnPath, type Answer } from './support/http.js';
+import { scaled } from './support/time.js';
 
 /** `name{a="b",…} value` lines of the Prometheus text format. */
 function samples(text: string): Array<{ name: string; labels: Record<string, string>; value: number }> {
@@ -25,7 +26,9 @@ const value = (text: string, name: string, labels: Record<string, string> = {}) 
   samples(text).find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
 
 t.test('a scripted run shows up in every metric', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300', MAX_CONVERSATIONS_PER_CALLER: '2' } });
+  // Scaled by TEST_TIME_SCALE: the other turns run under the same budget and must end with their exit.
+  const budgetMs = scaled(300);
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(budgetMs), MAX_CONVERSATIONS_PER_CALLER: '2' } });
   const p = 'agent_test_gateway_';
   const a = await s.open();
   await s.call('POST', turnPath(a.sessionId), { body: { line: 'hello' } });
@@ -40,10 +43,13 @@ t.test('a scripted run shows up in every metric', async (t) => {
 
   const text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}turn_duration_seconds_count`, { outcome: 'timeout' }), 1, 'one timeout turn');
-  // The budget is 0.3 s: bounds …, 0.2, 0.3, 0.33; a timeout lands just past the budget.
-  t.equal(value(text, `${p}turn_duration_seconds_bucket`, { outcome: 'timeout', le: '0.2' }), 0, 'not under the budget');
-  t.equal(value(text, `${p}turn_duration_seconds_bucket`, { outcome: 'timeout', le: '0.33' }), 1, 'in the bucket just past the budget');
-  t.equal(value(text, `${p}turn_budget_seconds`), 0.3, 'the budget is exported');
+  // Bounds …, the one under the budget, the budget, 1.1 × the budget (0.2, 0.3, 0.33 for 0.3 s); a timeout lands just past it.
+  const bounds = bucketsUpTo(budgetMs);
+  const under = String(bounds[bounds.indexOf(budgetMs / 1000) - 1]);
+  const past = String(bounds.at(-1));
+  t.equal(value(text, `${p}turn_duration_seconds_bucket`, { outcome: 'timeout', le: under }), 0, 'not under the budget');
+  t.equal(value(text, `${p}turn_duration_seconds_bucket`, { outcome: 'timeout', le: past }), 1, 'in the bucket just past the budget');
+  t.equal(value(text, `${p}turn_budget_seconds`), budgetMs / 1000, 'the budget is exported');
   t.equal(value(text, `${p}turn_duration_seconds_count`, { outcome: 'exit' }), 6);
   t.equal(value(text, `${p}evictions_total`, { limit: 'caller' }), 2);
   t.equal(value(text, `${p}evictions_total`, { limit: 'pod' }), 0);
@@ -98,8 +104,14 @@ const sum = (text: string, name: string, match: (labels: Record<string, string>)
     .reduce((total, x) => total + x.value, 0);
 
 t.test('every answer is counted by route template and status, every refusal once by reason', async (t) => {
+  // Scaled by TEST_TIME_SCALE: the refusals below are asked while the two hanging turns run.
   const s = await startStack(t, {
-    env: { TURN_BUDGET_MS: '2000', MAX_CONVERSATIONS_PER_CALLER: '1', MAX_CONVERSATIONS_PER_POD: '2', MAX_BODY_BYTES: '1024' },
+    env: {
+      TURN_BUDGET_MS: String(scaled(1000)),
+      MAX_CONVERSATIONS_PER_CALLER: '1',
+      MAX_CONVERSATIONS_PER_POD: '2',
+      MAX_BODY_BYTES: '1024',
+    },
   });
   const before = (await s.call('GET', '/metrics')).text;
   for (const reason of REFUSAL_REASONS) t.equal(value(before, `${p}refusals_total`, { reason }), 0, `${reason} starts at 0`);
@@ -215,7 +227,7 @@ t.test('configuration, version and draining are exported', async (t) => {
   const text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}conversation_limit`, { limit: 'caller' }), 3);
   t.equal(value(text, `${p}conversation_limit`, { limit: 'pod' }), 7);
-  t.equal(value(text, `${p}turn_budget_seconds`), 1.5);
+  t.equal(value(text, `${p}turn_budget_seconds`), STACK_TURN_BUDGET_MS / 1000);
   t.equal(value(text, `${p}draining`), 0);
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   t.equal(value(text, `${p}build_info`, { version, revision: 'abc123', node: process.version }), 1);
@@ -301,6 +313,7 @@ t.test('closing does not wait for a connection that never sent a request', async
   await new Promise((resolve) => socket.on('connect', resolve));
   t.teardown(() => socket.destroy());
   const closed = s.app.close().then(() => 'closed');
-  const waited = new Promise((resolve) => setTimeout(() => resolve('still waiting after 3 s'), 3000));
+  // Held, the close would wait for Node's 60 s headers timeout; a busy machine takes a while to close (scaled).
+  const waited = new Promise((resolve) => setTimeout(() => resolve(`still waiting after ${scaled(3000)} ms`), scaled(3000)));
   t.equal(await Promise.race([closed, waited]), 'closed');
 });

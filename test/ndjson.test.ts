@@ -8,6 +8,7 @@ import t from 'tap';
 import { request } from 'undici';
 import { eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { conversationPath, turnPath, type Json } from './support/http.js';
+import { scaled } from './support/time.js';
 
 interface Line {
   /** ms since the request was sent */
@@ -181,12 +182,19 @@ t.test('a delayed reply: the result waits for the exit, the stream stays one res
 });
 
 t.test('a turn cut off at the budget streams its partial elements, then the result, like the JSON form', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  // Scaled by TEST_TIME_SCALE: the opening turns run under the same budget and must end with their exit.
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
   const plain = await s.open();
   const streamed = await s.open();
 
   const plainHung = await s.call('POST', turnPath(plain.sessionId), { body: { line: 'sim:hang' } });
-  const hung = await stream(s, turnPath(streamed.sessionId), { line: 'sim:hang' });
+  let busyAtFirst: number | undefined;
+  const hung = await stream(
+    s,
+    turnPath(streamed.sessionId),
+    { line: 'sim:hang' },
+    { onLine: () => (busyAtFirst ??= s.app.conversations.stats.busy) },
+  );
   t.equal(hung.status, 200);
   t.equal(plainHung.status, 200);
   t.same(
@@ -194,7 +202,7 @@ t.test('a turn cut off at the budget streams its partial elements, then the resu
     ['text', 'result'],
     'the partial element, then the result',
   );
-  t.ok(hung.lines[0]!.at < 250, 'the partial element came before the cut-off');
+  t.equal(busyAtFirst, 1, 'the partial element came before the cut-off: the turn was still running');
   const result = hung.lines.at(-1)!.record.result;
   t.equal(result.turn.outcome, 'timeout');
   t.equal(result.turn.outcome, plainHung.body.turn.outcome);
@@ -218,8 +226,12 @@ t.test('a caller hanging up mid-stream cancels the turn like the JSON form', asy
   const plain = await s.open();
   const streamed = await s.open();
 
-  // The JSON form: the caller gives up while the turn hangs.
-  const plainCall = s.call('POST', turnPath(plain.sessionId), { body: { line: 'sim:hang' }, signal: AbortSignal.timeout(300) });
+  // The JSON form: the caller gives up while the turn hangs (once the engine has the line).
+  const giveUp = new AbortController();
+  const plainCall = s.call('POST', turnPath(plain.sessionId), { body: { line: 'sim:hang' }, signal: giveUp.signal });
+  const plainSocket = s.engine.record.connections.find((c) => c.sessionId === plain.sessionId)!;
+  await eventually(() => plainSocket.frames.includes('sim:hang'));
+  giveUp.abort();
   await t.rejects(plainCall, 'the JSON caller hung up');
 
   // The NDJSON form: hang up right after the first element line.

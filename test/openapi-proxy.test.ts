@@ -23,6 +23,7 @@ import t from 'tap';
 import { doc, escapePointer, OPENAPI_FILE, ROOT, validatorAt } from './support/openapi.js';
 import { childEnv, eventually, startStack, UUID } from './support/stack.js';
 import { callAt, conversationPath, freePort, turnPath, type Answer, type CallOptions, type Json } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const PRISM = `${ROOT}node_modules/@stoplight/prism-cli/dist/index.js`;
 const MAX_BODY_BYTES = 8192;
@@ -68,7 +69,7 @@ async function startPrism(tt: { teardown(fn: () => unknown): void }, upstream: s
     }
   });
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 45_000;
+  const until = Date.now() + scaled(45_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`prism exited with ${child.exitCode}: ${output}`);
     const ready = await callAt(url, 'GET', '/healthz', { token: null }).catch(() => undefined);
@@ -240,7 +241,8 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     t.equal(kept.body.turns.length, 3, 'the debug page keeps the turns');
     await valid('get', `/debug/conversations/${UNKNOWN_SESSION}/turns`, debugTurns, { status: 200 }, { token: null });
 
-    const slow = valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: 'sim:delay:1000' } });
+    // Scaled by TEST_TIME_SCALE: the calls below, through the proxy, must land while it runs.
+    const slow = valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: `sim:delay:${scaled(1000)}` } });
     await eventually(() => s.app.conversations.stats.busy > 0);
     await valid('get', conversationPath(sessionId), CONV, { status: 200 });
     await valid('post', turnPath(sessionId), TURN, { status: 409, error: 'turn_in_progress' }, { body: { line: 'too soon' } });
@@ -486,7 +488,8 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     const { sessionId: closedOne } = await s.open('coach', {}, 'bob-token');
     await s.call('DELETE', conversationPath(closedOne), { token: 'bob-token' });
     const busy = [1, 2].map(() =>
-      s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1200' } }),
+      // Scaled by TEST_TIME_SCALE: the refusals below, through the proxy, must land while both run.
+      s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: `sim:delay:${scaled(1200)}` } }),
     );
     await eventually(() => s.app.conversations.stats.busy >= 2);
     await valid(

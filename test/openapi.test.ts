@@ -10,6 +10,7 @@ import t, { type Test } from 'tap';
 import { doc, escapePointer, ROOT, validatorAt } from './support/openapi.js';
 import { childEnv, eventually, startStack, type Stack } from './support/stack.js';
 import { conversationPath, turnPath, type Answer, type Json } from './support/http.js';
+import { scaled } from './support/time.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -136,7 +137,7 @@ const lint = new Promise<{ code: number; output: string }>((resolve) => {
   execFile(
     `${ROOT}node_modules/.bin/redocly`,
     ['lint', 'openapi.yaml'],
-    { cwd: ROOT, env: childEnv({ REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }), timeout: 60_000 },
+    { cwd: ROOT, env: childEnv({ REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }), timeout: scaled(60_000) },
     (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
   );
 });
@@ -312,7 +313,8 @@ t.test('contract conformance on the real stack', async (t) => {
   });
 
   await t.test('conversation views', async (t) => {
-    const slow = s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:1000' } });
+    // Scaled by TEST_TIME_SCALE: the calls below must land while it runs.
+    const slow = s.call('POST', turnPath(sessionId), { body: { line: `sim:delay:${scaled(1000)}` } });
     await eventually(() => s.app.conversations.stats.busy > 0);
     const busyView = await s.call('GET', conversationPath(sessionId));
     conform(t, busyView, CONV, 'get', { status: 200 });
@@ -590,7 +592,8 @@ t.test('limits and identity configuration', async (t) => {
 
   const { sessionId: bobs } = await none.open('coach', { device_ref: 'bob' }, 'bob-token');
   await none.call('DELETE', conversationPath(bobs), { token: 'bob-token' });
-  const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: 'sim:delay:1000' } });
+  // Scaled by TEST_TIME_SCALE: the refusals below must land while it runs.
+  const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: `sim:delay:${scaled(1000)}` } });
   await eventually(() => none.app.conversations.stats.busy > 0);
   conform(t, await none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token' }), START, 'post', {
     status: 429,

@@ -19,13 +19,14 @@ import { expandSuitePatterns } from '../src/cli/patterns.js';
 import { waitUntilReady } from './support/server.js';
 import { childEnv, eventually, startStack } from './support/stack.js';
 import { freePort } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGE = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; files: string[] };
 const exec = promisify(execFile);
 
 // Packing builds and installing resolves every dependency: more than the default 120 s on a busy machine.
-t.setTimeout(300_000);
+t.setTimeout(scaled(300_000));
 
 /**
  * The consumer's environment: this test's Node (the LTS the tests run on) first on PATH, and

@@ -11,11 +11,12 @@ import { PEER_HEADER } from '../src/peers/secret.js';
 import { PEER_SECRET, startHangingPeer } from './support/peers.js';
 import { eventually } from './support/stack.js';
 import { callAt, conversationPath, freePort, turnPath, type Answer } from './support/http.js';
+import { scaled } from './support/time.js';
 
-t.setTimeout(150_000);
+t.setTimeout(scaled(150_000));
 
-// Above the default 300 ms: the machine running the suite may be busy.
-const PEER_TIMEOUT_MS = 1000;
+// Above the default 300 ms: the machine running the suite may be busy (and scaled by TEST_TIME_SCALE).
+const PEER_TIMEOUT_MS = scaled(1000);
 
 // A connection per call: nginx reloads (a pod leaving the upstreams) close idle keep-alive
 // connections, which would race with a call sent on one.
@@ -51,11 +52,12 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
     PEERS: [...ports, hangingPort].map((p) => `127.0.0.1:${p}`).join(','),
     PEER_SECRET,
     PEER_TIMEOUT_MS: String(PEER_TIMEOUT_MS),
-    SHUTDOWN_GRACE_MS: '1500',
+    // The turns running at a SIGTERM of the rolling restart must end inside the grace.
+    SHUTDOWN_GRACE_MS: String(scaled(1500)),
     // Generous: the machine running the suite may be busy, and no turn here should be cut off.
-    TURN_BUDGET_MS: '20000',
-    ENGINE_CONNECT_TIMEOUT_MS: '20000',
-    PLATFORM_TIMEOUT_MS: '10000',
+    TURN_BUDGET_MS: String(scaled(20_000)),
+    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
+    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
     AUTH_CACHE_TTL_MS: '60000',
   };
   const spawned: Pod[] = [];
@@ -74,10 +76,11 @@ t.test('three gateway pods behind nginx act as one', async (t) => {
   /** Every pod has heard of the owner (the notice is fire-and-forget). */
   const knownEverywhere = async (id: string) => {
     for (const pod of pods) {
-      for (let tries = 0; ; tries++) {
+      const until = Date.now() + scaled(2000);
+      for (;;) {
         const res = await request(`${pod.url}/internal/peer/sessions/${id}`, { headers: { [PEER_HEADER]: PEER_SECRET } });
         if (((await res.body.json()) as { state: string }).state !== 'unknown') break;
-        if (tries > 100) throw new Error('the ownership notice did not arrive');
+        if (Date.now() > until) throw new Error('the ownership notice did not arrive');
         await new Promise((r) => setTimeout(r, 20));
       }
     }

@@ -11,6 +11,7 @@ import { request } from 'undici';
 import { REFUSAL_REASONS } from '../src/ops/metrics.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { freePort, type Answer } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -85,7 +86,7 @@ async function startPrometheus(t: { teardown(fn: () => unknown): void }, target:
       (r) => (r.body.dump(), r.statusCode),
       () => 0,
     )) === 200;
-  const until = Date.now() + 15_000;
+  const until = Date.now() + scaled(15_000);
   while (!(await ready())) {
     if (Date.now() > until || child.exitCode !== null) throw new Error(`prometheus did not become ready: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -160,27 +161,33 @@ t.test(
   { skip: !existsSync(PROMETHEUS) && !process.env.CI && 'prometheus is not installed here' },
   async (t) => {
     const s = await startStack(t, {
-      env: { TURN_BUDGET_MS: '1000', MAX_CONVERSATIONS_PER_CALLER: '1', MAX_CONVERSATIONS_PER_POD: '2', MAX_BODY_BYTES: '1024' },
+      // Scaled by TEST_TIME_SCALE: the refusals of the workload are asked while its two hanging turns run.
+      env: {
+        TURN_BUDGET_MS: String(scaled(1000)),
+        MAX_CONVERSATIONS_PER_CALLER: '1',
+        MAX_CONVERSATIONS_PER_POD: '2',
+        MAX_BODY_BYTES: '1024',
+      },
     });
     const { query, rules } = await startPrometheus(t, new URL(s.url).host);
     // Prometheus applies discovered targets a few seconds after it starts: the workload waits for
     // the first scrape, so rates over it have samples from before, during and after.
-    const scraped = Date.now() + 15_000;
+    const scraped = Date.now() + scaled(15_000);
     while ((await query('up{job="agent-test-gateway"} == 1')).length === 0) {
-      if (Date.now() > scraped) throw new Error('prometheus did not scrape the gateway in 15 s');
+      if (Date.now() > scraped) throw new Error(`prometheus did not scrape the gateway in ${scaled(15)} s`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const { statuses, refusals } = await workload(s);
     const finishedAt = Date.now() / 1000;
 
     // Scraped after the workload, and the rules evaluated after that scrape.
-    const until = Date.now() + 15_000;
+    const until = Date.now() + scaled(15_000);
     const settled = async () => {
       const draining = await query('agent_test_gateway_draining');
       return draining[0]?.value[1] === '1' && (await rules()).every((r) => Date.parse(r.lastEvaluation) / 1000 > finishedAt + 1);
     };
     while (!(await settled())) {
-      if (Date.now() > until) throw new Error('prometheus did not scrape and evaluate after the workload in 15 s');
+      if (Date.now() > until) throw new Error(`prometheus did not scrape and evaluate after the workload in ${scaled(15)} s`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
 
@@ -227,7 +234,7 @@ t.test(
         .filter((r) => r.type === 'alerting' && r.state === state)
         .map((r) => r.name)
         .sort();
-    const statesBy = Date.now() + 15_000;
+    const statesBy = Date.now() + scaled(15_000);
     while (JSON.stringify([alerts('firing'), alerts('pending')]) !== JSON.stringify([firing, pending]) && Date.now() < statesBy) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       evaluated = await rules();

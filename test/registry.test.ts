@@ -5,6 +5,7 @@ import { socketUrl } from '../src/engine/socket-url.js';
 import { frameText } from '../src/http/ws-frames.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { conversationPath, turnPath } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const connectionOf = (s: Stack, sessionId: string) => s.engine.record.connections.filter((c) => c.sessionId === sessionId);
 const noExitEverSent = (s: Stack) =>
@@ -34,9 +35,9 @@ t.test('a line while a turn is running is refused, also when two calls race', as
   const s = await startStack(t);
   const { sessionId } = await s.open();
   const answers = await Promise.all([
-    s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:200' } }),
-    s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:200' } }),
-    s.call('POST', turnPath(sessionId), { body: { line: 'sim:delay:200' } }),
+    s.call('POST', turnPath(sessionId), { body: { line: `sim:delay:${scaled(200)}` } }),
+    s.call('POST', turnPath(sessionId), { body: { line: `sim:delay:${scaled(200)}` } }),
+    s.call('POST', turnPath(sessionId), { body: { line: `sim:delay:${scaled(200)}` } }),
   ]);
   t.same(answers.map((a) => a.status).sort(), [200, 409, 409]);
   t.equal(answers.find((a) => a.status === 409)!.body.error, 'turn_in_progress');
@@ -44,7 +45,8 @@ t.test('a line while a turn is running is refused, also when two calls race', as
 });
 
 t.test('every close cause is a plain close, never #exit', async (t) => {
-  const s = await startStack(t, { env: { IDLE_CLOSE_MS: '250', TURN_BUDGET_MS: '300' } });
+  // Scaled by TEST_TIME_SCALE: a conversation must not idle out, nor its opening turn time out, before its fault.
+  const s = await startStack(t, { env: { IDLE_CLOSE_MS: String(scaled(250)), TURN_BUDGET_MS: String(scaled(300)) } });
   const cases: Array<[string, string | null, string, string]> = [
     ['idle', null, 'idle', 'exit'],
     ['engine error', 'sim:error', 'turn_failed', 'engine_error'],
@@ -95,7 +97,7 @@ t.test('DELETE closes plainly and a later GET shows it closed with the note', as
 });
 
 t.test('a caller hanging up mid-turn closes the engine socket', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '5000' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(5000)) } });
   const { sessionId } = await s.open();
   const hangUp = new AbortController();
   const pending = s.call('POST', turnPath(sessionId), { body: { line: 'sim:hang' }, signal: hangUp.signal });
@@ -125,8 +127,8 @@ t.test("the per-caller limit evicts the caller's least recently used idle conver
 
   // Nothing idle to close: both of the caller's conversations are in a turn.
   const busy = [
-    s.call('POST', turnPath(a.sessionId), { body: { line: 'sim:delay:300' } }),
-    s.call('POST', turnPath(c.sessionId), { body: { line: 'sim:delay:300' } }),
+    s.call('POST', turnPath(a.sessionId), { body: { line: `sim:delay:${scaled(300)}` } }),
+    s.call('POST', turnPath(c.sessionId), { body: { line: `sim:delay:${scaled(300)}` } }),
   ];
   await eventually(() => s.app.conversations.stats.busy === 2);
   const refused = await s.call('POST', '/v1/agents/coach/conversations', { body: {} });
@@ -146,8 +148,8 @@ t.test("the per-pod limit evicts the pod's least recently used idle conversation
   t.match((await s.call('GET', '/metrics')).text, /agent_test_gateway_evictions_total\{limit="pod"\} 1/);
 
   const busy = [
-    s.call('POST', turnPath(mine.sessionId), { body: { line: 'sim:delay:300' } }),
-    s.call('POST', turnPath(tenant.sessionId), { token: 'tenant-token', body: { line: 'sim:delay:300' } }),
+    s.call('POST', turnPath(mine.sessionId), { body: { line: `sim:delay:${scaled(300)}` } }),
+    s.call('POST', turnPath(tenant.sessionId), { token: 'tenant-token', body: { line: `sim:delay:${scaled(300)}` } }),
   ];
   await eventually(() => s.app.conversations.stats.busy === 2);
   const refused = await s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: {} });

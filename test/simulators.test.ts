@@ -8,10 +8,12 @@ import { startEngineSimulator, type EngineSimulator } from '../src/simulators/en
 import { startPlatformSimulator, type PlatformSimulator } from '../src/simulators/platform.js';
 import { demoWorld } from '../src/simulators/world.js';
 import { callAt } from './support/http.js';
+import { eventually, scaled, sleep } from './support/time.js';
 
 type Element = Record<string, unknown> & { type?: string };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long a client waits for a frame that should come (scaled by TEST_TIME_SCALE: a busy machine is late). */
+const FRAME_WAIT_MS = scaled(1000);
 const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
 
 /** A raw engine client: frames are queued as they arrive, so a test reads them in order. */
@@ -30,7 +32,7 @@ class Client {
   }
 
   /** The next frame, or undefined when none comes within `ms` or the socket has closed. */
-  async next(ms = 1000): Promise<string | undefined> {
+  async next(ms = FRAME_WAIT_MS): Promise<string | undefined> {
     const deadline = Date.now() + ms;
     while (this.read >= this.frames.length) {
       if (this.ws.readyState === WebSocket.CLOSED || Date.now() >= deadline) return undefined;
@@ -47,11 +49,14 @@ class Client {
     return f === undefined ? undefined : (JSON.parse(f) as Element);
   }
 
-  /** Sends a line and reads elements up to the turn's exit (or until the socket closes or falls silent). */
+  /**
+   * Sends a line and reads elements up to the turn's exit (or until the socket closes, or falls
+   * silent for `ms` after an element: the first one is waited for at least FRAME_WAIT_MS).
+   */
   async turn(line: string, ms?: number): Promise<Element[]> {
     this.ws.send(line);
     const elements: Element[] = [];
-    for (let e = await this.element(ms); e; e = await this.element(ms)) {
+    for (let e = await this.element(Math.max(ms ?? 0, FRAME_WAIT_MS)); e; e = await this.element(ms)) {
       elements.push(e);
       if (e.type === 'exit') break;
     }
@@ -66,7 +71,7 @@ function socketUrl(engine: EngineSimulator, keyAndQuery: string) {
 /** Opens a socket; resolves the client once upgraded, or the HTTP status of a refused handshake. */
 function connect(url: string, headers: Record<string, string> = {}): Promise<Client | number> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers, handshakeTimeout: 1000 });
+    const ws = new WebSocket(url, { headers, handshakeTimeout: FRAME_WAIT_MS });
     const client = new Client(ws); // listening from the start: the session element follows the upgrade at once
     ws.on('open', () => resolve(client));
     ws.on('unexpected-response', (_req, res) => {
@@ -186,7 +191,7 @@ t.test('engine simulator', async (t) => {
     t.equal(hanging.record.connections[0]?.status, undefined, 'no answer recorded');
     const again = new WebSocket(socketUrl(hanging, 'coach'));
     again.on('error', () => {});
-    await sleep(20);
+    await eventually(() => hanging.record.connections.length === 2);
     await hanging.close(); // with a handshake still held
     t.pass('closed');
   });
@@ -259,7 +264,7 @@ t.test('engine simulator', async (t) => {
     t.equal(engine.openSockets(), 1);
     second.ws.close(1000, 'bye');
     await second.closed;
-    await sleep(10);
+    await eventually(() => engine.openSockets() === 0);
     t.equal(engine.openSockets(), 0);
     t.match(engine.record.connections[1], { sessionId, resumed: true, closeCode: 1000, closeReason: 'bye', closedBy: 'client' });
 
@@ -308,8 +313,9 @@ t.test('engine simulator', async (t) => {
   });
 
   t.test('fault directives', async (t) => {
-    // `quietMs`: how long a silence ends the reading; short where the engine goes silent on purpose (hang),
-    // long where it answers late (delay) or big (huge), so that a busy machine does not cut the answer off.
+    // `quietMs`: how long a silence after an element ends the reading; short where the engine goes silent on
+    // purpose (hang), long (scaled) where it answers late (delay) or big (huge), so that a busy machine does
+    // not cut the answer off. The first element is always waited for long enough (Client.turn).
     const turnOf = async (line: string, quietMs = 150) => {
       const c = await open(socketUrl(engine, 'coach'));
       await c.element();
@@ -341,12 +347,12 @@ t.test('engine simulator', async (t) => {
     t.match(await m.element(), { text: 'You said: sim:malformed' }, 'then the normal reply');
     m.ws.close();
 
-    r = await turnOf('sim:huge:200000', 2000);
+    r = await turnOf('sim:huge:200000', scaled(2000));
     t.equal((r.elements[0]?.text as string).length, 200000, 'huge');
     t.match(r.elements[1], { type: 'exit' });
     r.c.ws.close();
 
-    r = await turnOf('sim:unknown', 2000);
+    r = await turnOf('sim:unknown', scaled(2000));
     t.same(r.elements, [
       { type: 'mystery', weird: true },
       { type: 'text', text: 'Something unusual.', mood: 'curious' },
@@ -355,7 +361,7 @@ t.test('engine simulator', async (t) => {
     r.c.ws.close();
 
     const started = Date.now();
-    r = await turnOf('sim:delay:80', 2000);
+    r = await turnOf('sim:delay:80', scaled(2000));
     t.ok(Date.now() - started >= 80, 'delay');
     t.match(r.elements.at(-1), { type: 'exit' });
     r.c.ws.close();
@@ -401,7 +407,7 @@ t.test('engine simulator', async (t) => {
 
     c.ws.close();
     await c.closed;
-    await sleep(120);
+    await eventually(() => endsOf(sessionId) > 0);
     t.equal(endsOf(sessionId), 1, 'once, after the delay');
     t.same((await callAt(engine.url, 'GET', `/api/memory?userId=${userId}`, { token: null })).body, {
       userId,
@@ -416,13 +422,18 @@ t.test('engine simulator', async (t) => {
     t.match(await late.element(), { resumed: true }, 'an ended session can still be resumed');
     late.ws.close();
     await late.closed;
+    // Once the engine has seen the close, an end it would schedule is due within its 50 ms delay, a
+    // timer of this process that runs before a longer one set after it.
+    const lateRecord = engine.record.connections.at(-1)!;
+    await eventually(() => lateRecord.closedAt !== undefined);
     await sleep(80);
     t.equal(endsOf(sessionId), 1, 'but its end-of-conversation work never runs twice');
   });
 
   t.test('a reconnect within the delay postpones the end of conversation', async (t) => {
-    // A longer delay than the shared engine's, so that a loaded machine still reconnects in time.
-    const slow = await startEngineSimulator({ sessionEndDelayMs: 120 });
+    // A longer delay than the shared engine's (scaled by TEST_TIME_SCALE), so that a busy machine still reconnects in time.
+    const END_DELAY_MS = scaled(120);
+    const slow = await startEngineSimulator({ sessionEndDelayMs: END_DELAY_MS });
     t.teardown(() => slow.close());
     const c = await open(socketUrl(slow, 'coach?deviceId=mcp:back'));
     const sessionId = (await c.element())!.sessionId as string;
@@ -430,11 +441,12 @@ t.test('engine simulator', async (t) => {
     await c.closed;
     const back = await open(socketUrl(slow, `coach?deviceId=mcp:back&sessionId=${sessionId}`));
     await back.element();
-    await sleep(160);
+    // Past the end the first close scheduled (a timer of this process, set before this one).
+    await sleep(END_DELAY_MS + 40);
     t.same(slow.record.endOfConversation, [], 'not while a socket of the session is open');
     back.ws.close();
     await back.closed;
-    await sleep(160);
+    await eventually(() => slow.record.endOfConversation.length > 0);
     t.same(
       slow.record.endOfConversation.map((e) => e.sessionId),
       [sessionId],
@@ -598,7 +610,7 @@ t.test('platform simulator', async (t) => {
     const hung = await startPlatformSimulator();
     hung.faults.hang = true;
     const pending = request(`${hung.url}/api/v1/users/me`).catch((err: Error) => err);
-    await sleep(20);
+    await eventually(() => hung.count() === 1);
     await hung.close();
     t.type(await pending, Error, 'the hung request is cut');
   });

@@ -11,6 +11,7 @@ import t from 'tap';
 import { cli, readJunit } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
 import { type Json } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const noEngine = (s: Stack) => s.engine.record.connections.length + s.engine.record.memoryRequests.length;
 
@@ -96,7 +97,7 @@ t.test('the examples pass against the demo world', async (t) => {
 });
 
 t.test('a failing suite: ✗ with the evidence, exit 1, escaped JUnit', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
   const dir = t.testdir({
     'failing.yaml': `agent: coach
 name: cartoons & <friends>
@@ -295,7 +296,7 @@ t.test("the gateway's own 400 is reported at the line of each problem", async (t
 
 t.test('in process: main() with its output captured', async (t) => {
   const { main } = await import('../src/cli/run.js');
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
   const dir = t.testdir({
     'mixed.yaml': `agent: coach
 conversations:

@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { startStack } from './support/stack.js';
 import { type Answer, type Json } from './support/http.js';
+import { scaled } from './support/time.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -159,7 +160,7 @@ t.test('the request schema agrees with the service', async (t) => {
 });
 
 t.test('every answer conforms to its declared schema', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
   const call = (body: unknown, token?: string, agent = 'coach') =>
     s.call('POST', `/v1/agents/${agent}/runs`, { body, ...(token ? { token } : {}) });
 

@@ -10,6 +10,7 @@ import { parseHttpSuite } from '../src/suites/schema.js';
 import type { RunReport } from '../src/suites/report.js';
 import { formatProblem, loadSuite } from '../src/suites/yaml.js';
 import { eventually, startStack, UUID, type Stack } from './support/stack.js';
+import { scaled } from './support/time.js';
 
 const problemsOf = (text: string, file = 'suite.yaml'): string[] => {
   const loaded = loadSuite(text, file);
@@ -232,7 +233,7 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
               line: 'Where is my order?',
               expect: { tool: 'lookup_order', text_contains: ['order', 'anything else'], not_shown: 'size_chart' },
             },
-            { line: 'Which size fits?', expect: { shown: 'size_chart', exit_within_ms: 1000 } },
+            { line: 'Which size fits?', expect: { shown: 'size_chart', exit_within_ms: scaled(1000) } },
             { line: 'bye', expect: { ended_by_agent: true, text_matches: '/goodbye/i' } },
           ],
         },
@@ -357,7 +358,7 @@ t.test('failing expectations are reported with their evidence, still 200', async
 });
 
 t.test('a turn that fails fails its expectations and skips the rest of its conversation', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '300' } });
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
   const answer = await s.call('POST', runPath(), {
     body: {
       conversations: [
@@ -383,7 +384,7 @@ t.test('a turn that fails fails its expectations and skips the rest of its conve
       {
         kind: 'turn_completed',
         passed: false,
-        evidence: /^the turn ended with outcome timeout after \d+ ms, not with its own exit: .*300 ms budget/,
+        evidence: new RegExp(`^the turn ended with outcome timeout after \\d+ ms, not with its own exit: .*${scaled(300)} ms budget`),
       },
       { kind: 'text_contains', passed: false, evidence: 'not met: the turn did not end with its own exit (outcome timeout)' },
     ],
@@ -566,7 +567,7 @@ t.test("the warm-up session counts in the caller's limit: a run never holds more
 t.test('a full limit: the run waits for the registry to free a place, then starts', async (t) => {
   const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '1' } });
   const busy = await s.open();
-  const slowTurn = s.call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, { body: { line: 'sim:delay:300' } });
+  const slowTurn = s.call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, { body: { line: `sim:delay:${scaled(300)}` } });
   await eventually(() => s.app.conversations.stats.busy === 1);
   const answer = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] } });
   t.equal((await slowTurn).status, 200);
@@ -576,7 +577,7 @@ t.test('a full limit: the run waits for the registry to free a place, then start
   t.ok(attempt.notes.includes('The conversation waited for room under the conversation limit before it started.'));
   const run = s.engine.record.connections.find((c) => c.sessionId === attempt.session_id)!;
   const other = s.engine.record.connections.find((c) => c.sessionId === busy.sessionId)!;
-  t.ok(other.frames.includes('sim:delay:300'), 'the busy turn ran to its end');
+  t.ok(other.frames.includes(`sim:delay:${scaled(300)}`), 'the busy turn ran to its end');
   t.equal(other.closedBy, 'client', 'then its idle conversation was evicted to make room');
   t.ok(run.frames.includes('#intro'));
 });

@@ -5,12 +5,16 @@ import type { Test } from 'tap';
 import { eventually, startStack, type Stack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
 import { conversationPath, turnPath, type Answer } from '../support/http.js';
+import { scaled } from '../support/time.js';
 
-const CONNECT_TIMEOUT_MS = 500;
-const TURN_BUDGET_MS = 600;
+// The same budgets bound the faults (a handshake or a turn that never ends, waited out) and the
+// legitimate work beside them (the bystander, 40 conversations opening at once in the storm), so
+// they are scaled by TEST_TIME_SCALE: long enough for that work on a busy machine.
+const CONNECT_TIMEOUT_MS = scaled(500);
+const TURN_BUDGET_MS = scaled(600);
 const MAX_FRAME_BYTES = 4096;
-/** Timing slack for a loaded 2-core machine: far below any hang, far above loopback latency. */
-const SLACK_MS = 1000;
+/** Timing slack past a budget (scaled too): far below any hang, far above loopback latency on a busy machine. */
+const SLACK_MS = scaled(1000);
 
 const figures = newFigures();
 const connectionsOf = (s: Stack, sessionId: string) => s.engine.record.connections.filter((c) => c.sessionId === sessionId);

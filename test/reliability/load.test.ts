@@ -5,9 +5,16 @@ import t from 'tap';
 import { startStack, type Stack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
 import { conversationPath, turnPath } from '../support/http.js';
+import { scaledEnv } from '../support/time.js';
 
 const figures = newFigures();
 const TOKENS = ['demo-token', 'bob-token', 'tenant-token'] as const;
+/**
+ * Hundreds of calls at once in this one process queue behind each other: a connect, a platform
+ * look-up or a turn that should succeed waits its turn on a busy machine. Generous budgets
+ * (scaled by TEST_TIME_SCALE), which no call here waits out, unless a test cuts turns on purpose.
+ */
+const GENEROUS = { ENGINE_CONNECT_TIMEOUT_MS: scaledEnv(15_000), PLATFORM_TIMEOUT_MS: scaledEnv(15_000) };
 
 /** Open engine sockets per simulated-user prefix (one prefix per caller), as the engine sees them. */
 function engineSocketsByCaller(s: Stack): Map<string, number> {
@@ -45,7 +52,13 @@ t.test('200 concurrent conversations, five turns each: all answered, one socket 
   const CONVERSATIONS = 200;
   const TURNS = 5;
   const s = await startStack(t, {
-    env: { MAX_CONVERSATIONS_PER_CALLER: String(CONVERSATIONS), MAX_CONVERSATIONS_PER_POD: String(CONVERSATIONS), LOG_LEVEL: 'warn' },
+    env: {
+      ...GENEROUS,
+      TURN_BUDGET_MS: scaledEnv(15_000),
+      MAX_CONVERSATIONS_PER_CALLER: String(CONVERSATIONS),
+      MAX_CONVERSATIONS_PER_POD: String(CONVERSATIONS),
+      LOG_LEVEL: 'warn',
+    },
   });
   let peakEngine = 0;
   let peakRegistry = 0;
@@ -130,8 +143,11 @@ t.test('racing requests never take a caller or the pod above its limit', async (
   const PER_POD = 7;
   const s = await startStack(t, {
     env: {
+      ...GENEROUS,
       MAX_CONVERSATIONS_PER_CALLER: String(PER_CALLER),
       MAX_CONVERSATIONS_PER_POD: String(PER_POD),
+      // Short, to cut the hanging turns (sim:hang) and free their places; a legitimate turn it cuts
+      // on a busy machine changes no status here (a cut turn still answers 200).
       TURN_BUDGET_MS: '300',
       LOG_LEVEL: 'warn',
     },

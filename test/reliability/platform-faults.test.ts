@@ -8,9 +8,16 @@ import type { PlatformFaults } from '../../src/simulators/platform.js';
 import { eventually, startStack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
 import { conversationPath, turnPath, type Answer } from '../support/http.js';
+import { scaled, sleep } from '../support/time.js';
 
-const PLATFORM_TIMEOUT_MS = 500;
-const AUTH_CACHE_TTL_MS = 400;
+// Scaled by TEST_TIME_SCALE: the thirty calls of a batch must all reach the gateway while its one
+// look-up is in flight (a slow answer's delay, the timeout) or cached (the TTL), on a busy machine too.
+const PLATFORM_TIMEOUT_MS = scaled(500);
+const AUTH_CACHE_TTL_MS = scaled(400);
+/** How late a platform that answers "slowly" answers: well inside the timeout. */
+const SLOW_MS = scaled(200);
+/** Timing slack past the timeout (scaled too): far above loopback latency on a busy machine. */
+const SLACK_MS = scaled(1000);
 const WAITERS = 30;
 
 const figures = newFigures();
@@ -39,7 +46,7 @@ const counts = () => Object.fromEntries(Object.entries(ENDPOINTS).map(([name, re
 /** WAITERS calls at once, all of one caller and one agent: half turns on open conversations, half starts. */
 async function waiters(): Promise<Array<Answer & { ms: number; kind: string }>> {
   // Let the cached authorization expire, so that these calls all wait on one fresh look-up.
-  await new Promise((resolve) => setTimeout(resolve, AUTH_CACHE_TTL_MS + 50));
+  await sleep(AUTH_CACHE_TTL_MS + 50);
   s.platform.reset();
   turnNo += 1;
   const timed = async (kind: string, call: () => Promise<Answer>) => {
@@ -106,7 +113,7 @@ t.test('platform times out on the identity look-up', (t) =>
     {
       endpoint: 'me',
       message: new RegExp(`did not answer /api/v1/users/me within ${PLATFORM_TIMEOUT_MS} ms`),
-      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+      withinMs: PLATFORM_TIMEOUT_MS + SLACK_MS,
     },
   ),
 );
@@ -118,7 +125,7 @@ t.test('platform times out on the last hop of the authorization', (t) =>
     {
       endpoint: 'project',
       message: new RegExp(`did not answer /api/v1/project/\\{id\\} within ${PLATFORM_TIMEOUT_MS} ms`),
-      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+      withinMs: PLATFORM_TIMEOUT_MS + SLACK_MS,
     },
   ),
 );
@@ -127,11 +134,11 @@ for (const status of [500, 502, 503]) {
   t.test(`platform answers ${status}, slowly`, (t) =>
     underFault(
       t,
-      { status, delayMs: 200, match: ENDPOINTS.revisions },
+      { status, delayMs: SLOW_MS, match: ENDPOINTS.revisions },
       {
         endpoint: 'revisions',
         message: new RegExp(`answered /api/v1/agents/\\{ref\\}/revisions with HTTP ${status}`),
-        withinMs: PLATFORM_TIMEOUT_MS + 1000,
+        withinMs: PLATFORM_TIMEOUT_MS + SLACK_MS,
       },
     ),
   );
@@ -140,11 +147,11 @@ for (const status of [500, 502, 503]) {
 t.test('platform answers malformed JSON, slowly', (t) =>
   underFault(
     t,
-    { malformed: true, delayMs: 200, match: ENDPOINTS.agent },
+    { malformed: true, delayMs: SLOW_MS, match: ENDPOINTS.agent },
     {
       endpoint: 'agent',
       message: /answered \/api\/v1\/agents\/\{id\} with a body that is not JSON/,
-      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+      withinMs: PLATFORM_TIMEOUT_MS + SLACK_MS,
     },
   ),
 );
@@ -156,14 +163,15 @@ t.test('platform slower than its timeout on one hop', (t) =>
     {
       endpoint: 'context',
       message: new RegExp(`did not answer /api/v1/project/\\{id\\}/context within ${PLATFORM_TIMEOUT_MS} ms`),
-      withinMs: PLATFORM_TIMEOUT_MS + 1000,
+      withinMs: PLATFORM_TIMEOUT_MS + SLACK_MS,
     },
   ),
 );
 
 t.test('platform slow but within its timeout on every hop: all answered, five requests in all', async (t) => {
   const sockets = s.engine.record.connections.length;
-  s.platform.faults = { delayMs: 150 };
+  const hopMs = scaled(150);
+  s.platform.faults = { delayMs: hopMs };
   const answers = await waiters();
   s.platform.faults = {};
   figures.faults += 1;
@@ -174,13 +182,13 @@ t.test('platform slow but within its timeout on every hop: all answered, five re
   );
   t.same(counts(), { me: 1, revisions: 1, agent: 1, context: 1, project: 1 }, `${WAITERS} calls, one request per endpoint`);
   const slowest = Math.max(...answers.map((a) => a.ms));
-  t.ok(slowest < 4 * 150 + 800, `no call waited longer than the chain of look-ups (slowest ${slowest} ms)`);
+  t.ok(slowest < 4 * hopMs + scaled(800), `no call waited longer than the chain of look-ups (slowest ${slowest} ms)`);
   t.equal(s.engine.record.connections.length, sockets + WAITERS / 2, 'one socket per start, none per turn');
   await Promise.all(answers.filter((a) => a.kind === 'start').map((a) => s.call('DELETE', conversationPath(a.body.session_id))));
 });
 
 t.test('a platform fault for one caller is not answered to another', async (t) => {
-  await new Promise((resolve) => setTimeout(resolve, AUTH_CACHE_TTL_MS + 50));
+  await sleep(AUTH_CACHE_TTL_MS + 50);
   s.platform.reset();
   // bob's identity look-up hangs; the fault is lifted before another caller asks for its own.
   s.platform.faults = { hang: true, match: ENDPOINTS.me };
@@ -209,7 +217,7 @@ t.test('platform unreachable: 503 at once, for every waiter', async (t) => {
     t.match(answer.body.message, /could not be reached for \/api\/v1\/users\/me/);
   }
   const slowest = Math.max(...answers.map((a) => a.ms));
-  t.ok(slowest < PLATFORM_TIMEOUT_MS + 1000, `every call answered (slowest ${slowest} ms), refused rather than timed out`);
+  t.ok(slowest < PLATFORM_TIMEOUT_MS + SLACK_MS, `every call answered (slowest ${slowest} ms), refused rather than timed out`);
   t.equal(s.app.conversations.stats.busy, 0);
   t.equal(s.app.conversations.stats.open, open.length + 1, 'the open conversations are still held');
 });

@@ -7,6 +7,7 @@ import { startServer, type Server } from '../support/server.js';
 import { eventually } from '../support/stack.js';
 import { newFigures, reportFigures } from './figures.js';
 import { turnPath } from '../support/http.js';
+import { scaled } from '../support/time.js';
 
 const TURNS = 50;
 const figures = newFigures();
@@ -23,11 +24,18 @@ async function turnsRunning(s: Server, lineOf: (i: number) => string) {
 }
 
 t.test(`SIGTERM with ${TURNS} turns running: results or clear cut-offs, 1001 closes, exit 0 within the grace`, async (t) => {
-  const GRACE_MS = 2000;
-  const s = await startServer(t, { SHUTDOWN_GRACE_MS: String(GRACE_MS), TURN_BUDGET_MS: '30000', MAX_CONVERSATIONS_PER_CALLER: '60' });
+  // Scaled by TEST_TIME_SCALE: the short turns and the answers of fifty turns at once must fit in the
+  // grace on a busy machine; the long ones and the turn budget stay far beyond it.
+  const GRACE_MS = scaled(2000);
+  const SLACK_MS = scaled(1000);
+  const s = await startServer(t, {
+    SHUTDOWN_GRACE_MS: String(GRACE_MS),
+    TURN_BUDGET_MS: String(GRACE_MS * 15),
+    MAX_CONVERSATIONS_PER_CALLER: '60',
+  });
   // Even turns end well inside the grace; odd ones would take far longer than it.
   const short = (i: number) => i % 2 === 0;
-  const running = await turnsRunning(s, (i) => `sim:delay:${short(i) ? 200 + i * 10 : 8000}`);
+  const running = await turnsRunning(s, (i) => `sim:delay:${short(i) ? 200 + i * 10 : GRACE_MS * 2}`);
   const sent = Date.now();
   s.kill('SIGTERM');
   await eventually(() => s.output().includes('"msg":"draining"'), 3000);
@@ -42,7 +50,7 @@ t.test(`SIGTERM with ${TURNS} turns running: results or clear cut-offs, 1001 clo
   const exitedAfter = Date.now() - sent;
   figures.faults += 1;
   t.equal(code, 0, 'exit 0');
-  t.ok(exitedAfter < GRACE_MS + 1000, `exited at the end of the grace (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
+  t.ok(exitedAfter < GRACE_MS + SLACK_MS, `exited at the end of the grace (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
   const finished = answers.filter((_, i) => short(i));
   const cut = answers.filter((_, i) => !short(i));
   t.ok(
@@ -88,7 +96,10 @@ t.test(`SIGTERM with ${TURNS} turns running: results or clear cut-offs, 1001 clo
 });
 
 t.test(`SIGTERM with ${TURNS} short turns running: exit as soon as they end, not at the end of the grace`, async (t) => {
-  const GRACE_MS = 8000;
+  // Scaled by TEST_TIME_SCALE: far beyond the longest turn and the slack on a busy machine, so
+  // that exiting as the turns end and exiting at the end of the grace stay apart.
+  const GRACE_MS = scaled(8000);
+  const SLACK_MS = scaled(2000);
   const s = await startServer(t, { SHUTDOWN_GRACE_MS: String(GRACE_MS), MAX_CONVERSATIONS_PER_CALLER: '60' });
   const running = await turnsRunning(s, (i) => `sim:delay:${300 + i * 10}`);
   const sent = Date.now();
@@ -102,7 +113,7 @@ t.test(`SIGTERM with ${TURNS} short turns running: exit as soon as they end, not
     answers.every((a) => a.status === 200 && a.body.turn.outcome === 'exit'),
     'every turn got its full result',
   );
-  t.ok(exitedAfter < 300 + TURNS * 10 + 2000, `exited once they had ended (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
+  t.ok(exitedAfter < 300 + TURNS * 10 + SLACK_MS, `exited once they had ended (${exitedAfter} ms after SIGTERM, grace ${GRACE_MS} ms)`);
   await eventually(() => s.engine.openSockets() === 0, 3000).catch(() => {});
   figures.socketsLeaked += s.engine.openSockets();
   figures.conversations += s.engine.record.connections.filter((c) => c.status === 101).length;

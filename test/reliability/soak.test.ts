@@ -10,11 +10,15 @@ import type { EngineSocket } from '../../src/engine/socket.js';
 import { eventually, startStack, type Stack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
 import { conversationPath } from '../support/http.js';
+import { scaledEnv } from '../support/time.js';
 
 const WARMUP = 500;
 const SOAK = 2500;
 const WORKERS = 25;
 const REMEMBERED_MAX = 500;
+// Short, so that the idle timer closes a tenth of the conversations quickly; one it closes early on
+// a busy machine (before that conversation's turn or DELETE) is reconnected or closed again, which
+// changes no status or count here.
 const IDLE_CLOSE_MS = 100;
 const HEAP_BOUND_MB = 8;
 
@@ -98,6 +102,11 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
       REMEMBERED_CONVERSATIONS_MAX: String(REMEMBERED_MAX),
       MAX_CONVERSATIONS_PER_CALLER: String(WORKERS),
       IDLE_CLOSE_MS: String(IDLE_CLOSE_MS),
+      // 25 workers' calls queue in this one process: generous budgets (scaled by TEST_TIME_SCALE)
+      // that no connect, look-up or turn here waits out, however busy the machine.
+      ENGINE_CONNECT_TIMEOUT_MS: scaledEnv(15_000),
+      PLATFORM_TIMEOUT_MS: scaledEnv(15_000),
+      TURN_BUDGET_MS: scaledEnv(15_000),
       LOG_LEVEL: 'warn',
     },
   });

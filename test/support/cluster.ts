@@ -12,6 +12,7 @@ import { request } from 'undici';
 import { freePort } from './http.js';
 import { waitUntilReady } from './server.js';
 import { childEnv } from './stack.js';
+import { scaled } from './time.js';
 
 export interface Pod {
   port: number;
@@ -38,7 +39,7 @@ export async function startPod(port: number, env: Record<string, string>, starte
   const pod = spawnPod(port, env);
   started(pod);
   await Promise.race([
-    // A loaded machine starts tsx slowly.
+    // A loaded machine starts tsx slowly (waitUntilReady scales this by TEST_TIME_SCALE).
     waitUntilReady(pod.url, 60_000),
     pod.exited.then((code) => {
       throw new Error(`the gateway exited (${code}) before it was ready:\n${pod.output()}`);
@@ -99,7 +100,7 @@ http {
     readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')
       .split(' ')
       .filter((pid) => pid.trim() !== '');
-  const until = Date.now() + 10_000;
+  const until = Date.now() + scaled(10_000);
   for (;;) {
     try {
       const res = await request(`http://127.0.0.1:${roundRobin}/healthz`);
@@ -122,7 +123,7 @@ http {
       // what a pod's preStop sleep waits for in a cluster.
       const old = workers();
       child.kill('SIGHUP');
-      const until = Date.now() + 20_000;
+      const until = Date.now() + scaled(20_000);
       while (workers().some((pid) => old.includes(pid)) || workers().length === 0) {
         if (Date.now() > until) throw new Error('nginx did not reload');
         await new Promise((resolve) => setTimeout(resolve, 20));

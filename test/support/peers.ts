@@ -8,6 +8,7 @@ import { startEngineSimulator, type EngineSimulator } from '../../src/simulators
 import { startPlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
 import { callAt, freePort, type Answer, type CallOptions } from './http.js';
+import { scaledEnv } from './time.js';
 
 export const PEER_SECRET = 'peer-secret-for-tests-0123456789';
 
@@ -34,9 +35,12 @@ export async function startPods(
     const config = loadConfig({
       PROMETHIST_MCP_ENGINE_URL: engine.url,
       PROMETHIST_PLATFORM_URL: platform.url,
-      TURN_BUDGET_MS: '2000',
-      ENGINE_CONNECT_TIMEOUT_MS: '1000',
-      PLATFORM_TIMEOUT_MS: '1000',
+      // As on an idle machine, scaled by TEST_TIME_SCALE: a peer lookup between pods in this one
+      // busy process must answer in time (PEER_TIMEOUT_MS, the service's default of 300 ms, scaled).
+      TURN_BUDGET_MS: scaledEnv(2000),
+      ENGINE_CONNECT_TIMEOUT_MS: scaledEnv(1000),
+      PLATFORM_TIMEOUT_MS: scaledEnv(1000),
+      PEER_TIMEOUT_MS: scaledEnv(300),
       PORT: String(port),
       PEERS: peers,
       PEER_SECRET,

@@ -5,6 +5,7 @@ import { startPlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
 import { callAt, freePort, type Answer, type CallOptions } from './http.js';
 import { childEnv } from './stack.js';
+import { scaled } from './time.js';
 
 /**
  * For tests of the process itself (SIGTERM, draining, the exit code): the server runs as
@@ -52,8 +53,9 @@ export async function startServer(t: { teardown(fn: () => unknown): void }, env:
   return { engine, url, call, kill: (signal) => child.kill(signal), exited, output: () => output };
 }
 
+/** Polls /readyz until it answers 200; fails after `ms` as on an idle machine (scaled by TEST_TIME_SCALE here). */
 export async function waitUntilReady(url: string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
+  const until = Date.now() + scaled(ms);
   for (;;) {
     try {
       const res = await request(`${url}/readyz`);

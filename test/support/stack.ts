@@ -7,10 +7,14 @@ import { startModelSimulator, type ModelSimulator } from '../../src/simulators/m
 import { startPlatformSimulator, type PlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
 import { callAt, type Answer, type CallOptions } from './http.js';
+import { scaled, scaledEnv } from './time.js';
+
+export { eventually } from './time.js';
 
 /**
  * A real stack on loopback for one test: the engine and platform simulators, and the gateway
- * built from app.ts listening on a port, with short timers so no test waits for real budgets.
+ * built from app.ts listening on a port, with short timers so no test waits for real budgets
+ * (scaled by TEST_TIME_SCALE, see time.ts: long enough for the legitimate work of a busy machine).
  */
 export interface Stack {
   app: FastifyInstance;
@@ -27,6 +31,9 @@ export interface Stack {
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The stack's turn budget unless a test sets TURN_BUDGET_MS: 1.5 s on an idle machine, scaled. */
+export const STACK_TURN_BUDGET_MS = scaled(1500);
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -46,16 +53,16 @@ export async function startStack(
         MODEL_API_KEY: 'sk-test-secret-key',
         SIMULATOR_MODEL: 'sim-user',
         JUDGE_MODEL: 'sim-judge',
-        MODEL_TIMEOUT_MS: '10000',
+        MODEL_TIMEOUT_MS: scaledEnv(10_000),
       }
     : {};
   const config = loadConfig({
     PROMETHIST_MCP_ENGINE_URL: engine.url,
     PROMETHIST_PLATFORM_URL: platform.url,
     PROMETHIST_TESTING_ENGINE_BASIC_IDENTITY: 'tester:s3cret',
-    TURN_BUDGET_MS: '1500',
-    ENGINE_CONNECT_TIMEOUT_MS: '1000',
-    PLATFORM_TIMEOUT_MS: '1000',
+    TURN_BUDGET_MS: String(STACK_TURN_BUDGET_MS),
+    ENGINE_CONNECT_TIMEOUT_MS: scaledEnv(1000),
+    PLATFORM_TIMEOUT_MS: scaledEnv(1000),
     AUTH_CACHE_TTL_MS: '60000',
     LOG_LEVEL: 'debug',
     ...modelEnv,
@@ -88,15 +95,6 @@ export async function startStack(
   }
 
   return { app, engine, platform, model, url, logs, call, open };
-}
-
-/** Waits until `check` holds, polling; fails after `ms`. */
-export async function eventually(check: () => boolean, ms = 2000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /**
