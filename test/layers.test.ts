@@ -23,6 +23,21 @@ const RULES: Array<{ modules: string[]; mustNotImport: string[]; why: string }> 
   },
   { modules: ['peers/', 'mcp/'], mustNotImport: ['routes/'], why: 'the routes are a front beside them, not below them' },
   {
+    modules: ['model/'],
+    mustNotImport: ['conversations/', 'engine/', 'platform/', 'routes/', 'peers/', 'mcp/', 'suites/', 'cli/'],
+    why: 'the model adapter knows its wire and nothing of what asks it',
+  },
+  {
+    modules: ['suites/'],
+    mustNotImport: ['routes/', 'mcp/', 'peers/', 'cli/', 'conversations/registry.ts'],
+    why: 'suites run through the conversation service; the fronts sit above them',
+  },
+  {
+    modules: ['cli/'],
+    mustNotImport: ['routes/', 'mcp/', 'peers/', 'conversations/', 'engine/', 'platform/', 'model/'],
+    why: 'the command talks to a gateway over HTTP, never to its insides',
+  },
+  {
     modules: ['ops/'],
     mustNotImport: ['conversations/', 'routes/', 'peers/', 'mcp/', 'suites/'],
     why: 'configuration and metrics sit below the service',
