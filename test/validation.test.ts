@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { socketUrl } from '../src/engine/socket-url.js';
-import { decodeEngineQuery } from '../src/simulators/engine.js';
+import { decodeEngineQuery } from '../src/simulators/engine-record.js';
 import { startStack } from './support/stack.js';
 import { turnPath } from './support/http.js';
 

@@ -10,61 +10,11 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { frameText } from '../http/ws-frames.js';
 import { agentReply, ORDER_NUMBER } from './agent.js';
+import { decodeEngineQuery, type EngineConnection, type EngineFaults, type MemoryRequest } from './engine-record.js';
 import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
 
 /** One engine element (a JSON object per text frame); memory units are opaque objects too. */
 type Json = Record<string, unknown>;
-
-export interface EngineConnection {
-  id: number;
-  path: string;
-  /** `ref` or `ref.N`, from `agent:{key}` */
-  key: string;
-  /** the revision number the engine runs for the key, once admitted */
-  revision?: number;
-  /** the query string exactly as it arrived */
-  rawQuery: string;
-  /** every parameter after the engine's double decoding, in order */
-  params: Array<[string, string]>;
-  /** the parameters as the engine uses them: a later one of the same name wins */
-  query: Record<string, string>;
-  /** what the engine made of the query; `timeOffset` only when `testMode` is `true` */
-  settings: {
-    testMode: boolean;
-    locale?: string;
-    deviceId?: string;
-    timeZone?: string;
-    runLabel?: string;
-    timeOffset?: string;
-  };
-  authorization?: string;
-  /** the handshake's answer: 101 when upgraded, else the refusal; absent while a `hang` fault holds it */
-  status?: number;
-  /** the lines received */
-  frames: string[];
-  closeCode?: number;
-  closeReason?: string;
-  closedBy?: 'client' | 'engine';
-  sessionId?: string;
-  resumed?: boolean;
-  openedAt: number;
-  closedAt?: number;
-}
-
-export interface MemoryRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  body: unknown;
-  at: number;
-}
-
-export interface EngineFaults {
-  /** answer the upgrade with this status, or never */
-  handshake?: number | 'hang';
-  /** accept the socket and never send the session element (nor answer a line) */
-  silentAfterConnect?: boolean;
-}
 
 export interface EngineSimulator {
   url: string;
@@ -129,29 +79,6 @@ interface Admitted {
   conn: EngineConnection;
   agent: Agent;
   identity?: EngineIdentity;
-}
-
-/** Percent-decodes with `+` as a space, keeping a malformed `%` sequence as it is. */
-function formDecode(s: string): string {
-  return s.replace(/\+/g, ' ').replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'));
-}
-
-/**
- * The engine's query decoding, as docs/engine-contract.md describes it: decode the whole raw query, split on
- * `&` and the first `=`, decode each name and value again; a later parameter wins; a backtick
- * in a value arrives as a space. Exported so that the gateway's tests can check its encoder
- * against it.
- */
-export function decodeEngineQuery(rawQuery: string): { params: Array<[string, string]>; query: Record<string, string> } {
-  const params: Array<[string, string]> = [];
-  for (const part of formDecode(rawQuery).split('&')) {
-    if (part === '') continue;
-    const eq = part.indexOf('=');
-    const name = formDecode(eq < 0 ? part : part.slice(0, eq));
-    const value = eq < 0 ? '' : formDecode(part.slice(eq + 1)).replaceAll('`', ' ');
-    params.push([name, value]);
-  }
-  return { params, query: Object.fromEntries(params) };
 }
 
 export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): Promise<EngineSimulator> {

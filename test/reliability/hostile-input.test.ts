@@ -12,7 +12,7 @@ import t from 'tap';
 import type { Test } from 'tap';
 import { Pool } from 'undici';
 import { errorStatus } from '../../src/errors.js';
-import type { EngineConnection } from '../../src/simulators/engine.js';
+import type { EngineConnection } from '../../src/simulators/engine-record.js';
 import { startStack } from '../support/stack.js';
 import { newFigures, reportFigures, settleStack } from './figures.js';
 import { conversationPath, turnPath, type Answer } from '../support/http.js';
