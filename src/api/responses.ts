@@ -19,13 +19,13 @@ const named = <S extends z.ZodType>(id: string, schema: S, extra: { format?: str
  * An object that passes unknown fields through: engine elements and memory units are kept as
  * received. `additionalProperties: true` (not `{}`) so that MCP clients read it as intended.
  */
-export const openObject = <Shape extends z.ZodRawShape>(shape: Shape) => z.looseObject(shape).meta({ additionalProperties: true });
+const openObject = <Shape extends z.ZodRawShape>(shape: Shape) => z.looseObject(shape).meta({ additionalProperties: true });
 
 /**
  * A value or null. zod writes a nullable bare type as a `type` array (`["string", "null"]`),
  * which some MCP clients reject; with a description it stays an `anyOf` of two branches.
  */
-export const nullable = <S extends z.ZodType>(schema: S, description: string) => schema.describe(description).nullable();
+const nullable = <S extends z.ZodType>(schema: S, description: string) => schema.describe(description).nullable();
 
 const count = (min: number) => z.int().min(min);
 const timestamp = z.iso.datetime();

@@ -63,19 +63,39 @@ type JsonSchema = Record<string, unknown>;
 
 const isEmpty = (value: unknown): boolean => typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 
+/** Keywords whose value maps names to schemas. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions']);
+/** Keywords that say nothing about the value. */
+const PROSE = new Set(['description', 'title', 'examples', 'default', '$comment']);
+/** Any JSON value, as single-`type` branches. */
+const ANY_VALUE = ['string', 'number', 'boolean', 'object', 'array', 'null'].map((type) => ({ type }));
+
 /**
- * What zod writes that MCP clients read badly (the MCP Inspector's `--strict` check names them),
- * in the spelling they read: a nullable bare type as two `anyOf` branches, not a `type` array;
- * a free-form object's other fields as `additionalProperties: true`, not `{}`.
+ * What JSON Schema allows but MCP clients read badly (the MCP Inspector's `--strict` check names
+ * them), in the spelling they read: a nullable type as two `anyOf` branches, not a `type` array
+ * (an enum keeps its values in the non-null branch); a free-form object's other fields as
+ * `additionalProperties: true`, not `{}`; a schema that accepts any value (only prose) as one
+ * branch per JSON type.
  */
-function portable(node: unknown): unknown {
+export function portable(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(portable);
   if (typeof node !== 'object' || node === null) return node;
-  const out: JsonSchema = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, portable(value)]));
+  const out: JsonSchema = Object.fromEntries(
+    Object.entries(node as JsonSchema).map(([key, value]) => [
+      key,
+      SCHEMA_MAPS.has(key) && typeof value === 'object' && value !== null
+        ? Object.fromEntries(Object.entries(value as JsonSchema).map(([name, schema]) => [name, portable(schema)]))
+        : portable(value),
+    ]),
+  );
   if (isEmpty(out.additionalProperties)) out.additionalProperties = true;
   const { type, description, ...constraints } = out;
+  if (type === undefined && Object.keys(constraints).every((key) => PROSE.has(key)) && description !== undefined) {
+    return { description, anyOf: ANY_VALUE };
+  }
   const types: unknown[] = Array.isArray(type) ? type : [];
-  if (types.length !== 2 || !types.includes('null') || 'enum' in constraints) return out;
-  const branch = { ...constraints, type: types.find((t) => t !== 'null') };
+  if (types.length !== 2 || !types.includes('null')) return out;
+  const branch: JsonSchema = { ...constraints, type: types.find((t) => t !== 'null') };
+  if (Array.isArray(branch.enum)) branch.enum = branch.enum.filter((value) => value !== null);
   return { ...(description === undefined ? {} : { description }), anyOf: [branch, { type: 'null' }] };
 }

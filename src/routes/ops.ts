@@ -1,12 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { openApiDocument } from '../api/openapi.js';
 import { Health, Readiness, responseSchema } from '../api/responses.js';
-
-/** openapi.yaml sits at the package root, one level above both src/ and dist/. */
-const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
-
-/** The YAML parser loads with the document, on the first request for it. */
-const loadOpenApi = async (): Promise<unknown> => (await import('yaml')).parse(readFileSync(OPENAPI_PATH, 'utf8'));
 
 /** Probes and scrapes come every few seconds: logged only when something goes wrong. */
 const QUIET = { logLevel: 'warn' } as const;
@@ -30,7 +24,7 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/openapi.json', async (_request, reply) => {
-    openapi ??= JSON.stringify(await loadOpenApi());
+    openapi ??= JSON.stringify(await openApiDocument());
     return reply.type('application/json').send(openapi);
   });
 }
