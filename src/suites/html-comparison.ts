@@ -6,6 +6,7 @@ import {
   conversationLabel,
   convId,
   countTiles,
+  overviewTable,
   differenceKey,
   fact,
   memoryText,
@@ -115,24 +116,7 @@ function comparisonOverview(report: ComparisonReport, key: string): Html {
         <td>${c.differences.length === 0 ? html`<span class="muted">none</span>` : c.differences.map(differsLine)}</td>
       </tr>`,
   );
-  return html`<h2>Conversations</h2>
-    <div class="card table">
-      <table>
-        <thead>
-          <tr>
-            <th style="width:150px">Verdict</th>
-            <th style="width:22%">Conversation</th>
-            <th>Baseline</th>
-            <th>Candidate</th>
-            <th>Diverged at</th>
-            <th>Differs</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>`;
+  return overviewTable([['Verdict', '150px'], ['Conversation', '22%'], ['Baseline'], ['Candidate'], ['Diverged at'], ['Differs']], rows);
 }
 
 const share = (t: Tally): number | null => (t.evaluated === 0 ? null : t.passed / t.evaluated);

@@ -68,6 +68,25 @@ const tile = (n: number, label: string, tone: string): Html =>
     <div class="l">${label}</div>
   </div>`;
 
+const headCell = (label: string, width: string | undefined): Html =>
+  width === undefined ? html`<th>${label}</th>` : html`<th style="${`width:${width}`}">${label}</th>`;
+
+/** The overview of a report's conversations: a table under its heading, a column per (label, width). */
+export const overviewTable = (columns: Array<[label: string, width?: string]>, rows: Html[]): Html =>
+  html`<h2>Conversations</h2>
+    <div class="card table">
+      <table>
+        <thead>
+          <tr>
+            ${columns.map(([label, width]) => headCell(label, width))}
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}
+        </tbody>
+      </table>
+    </div>`;
+
 /** A count of conversations, one tile per status (tone, count, label), and the bar of their shares. */
 export const countTiles = (total: number, parts: Array<[tone: string, n: number, label: string]>): Html =>
   html`<div class="tiles">

@@ -9,6 +9,7 @@ import {
   conversationLabel,
   convId,
   countTiles,
+  overviewTable,
   countText,
   fact,
   firstProblem,
@@ -71,22 +72,7 @@ function runOverview(report: RunReport, key: string): Html {
         <td class="muted">${firstProblem(conv)}</td>
       </tr>`,
   );
-  return html`<h2>Conversations</h2>
-    <div class="card table">
-      <table>
-        <thead>
-          <tr>
-            <th style="width:120px">Status</th>
-            <th style="width:24%">Conversation</th>
-            <th style="width:170px">Attempts passed</th>
-            <th>First problem</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>`;
+  return overviewTable([['Status', '120px'], ['Conversation', '24%'], ['Attempts passed', '170px'], ['First problem']], rows);
 }
 
 function attemptHtml(attempt: AttemptReport, open: boolean): Html {
