@@ -187,7 +187,9 @@ t.test('a turn that never exits: cut off at the budget', async (t) => {
   t.equal(answer.body.turn.outcome, 'timeout');
   t.equal(answer.body.conversation.connection, 'closed');
   const took = answer.body.turn.duration_ms as number;
-  t.ok(took >= TURN_BUDGET_MS && took < TURN_BUDGET_MS + SLACK_MS, `cut at the ${TURN_BUDGET_MS} ms budget (${took} ms)`);
+  // Node's timers run on the event loop's cached whole-millisecond clock: one may fire a little before
+  // performance.now() says the budget has passed (2399 ms for 2400 was seen), as conversation.test.ts allows.
+  t.ok(took >= TURN_BUDGET_MS - 10 && took < TURN_BUDGET_MS + SLACK_MS, `cut at the ${TURN_BUDGET_MS} ms budget (${took} ms)`);
   t.ok(answer.ms < TURN_BUDGET_MS + SLACK_MS, `the call answered right after (${answer.ms} ms)`);
   t.ok(answer.body.notes.some((n: string) => new RegExp(`cut off at its ${TURN_BUDGET_MS} ms budget`).test(n)));
   await eventually(() => socket.closeCode !== undefined);
