@@ -5,7 +5,7 @@ import { socketUrl } from '../src/engine/socket-url.js';
 import { frameText } from '../src/http/ws-frames.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { conversationPath, turnPath } from './support/http.js';
-import { scaled } from './support/time.js';
+import { scaled, sleep } from './support/time.js';
 
 const connectionOf = (s: Stack, sessionId: string) => s.engine.record.connections.filter((c) => c.sessionId === sessionId);
 const noExitEverSent = (s: Stack) =>
@@ -182,6 +182,25 @@ t.test('limits hold under racing requests', async (t) => {
   t.ok(peakCaller <= 3, `never more than 3 open for one caller (${peakCaller})`);
   t.ok(peakPod <= 5, `never more than 5 open on the pod (${peakPod})`);
   await eventually(() => s.engine.openSockets() === s.app.conversations.stats.open);
+});
+
+t.test('each turn gets its whole budget, and the idle time counts from the last turn', async (t) => {
+  // One budget timer per socket and one idle timer per conversation, re-armed rather than renewed:
+  // turns and idle gaps that together run far past both still end as they should.
+  const budgetMs = scaled(400);
+  const idleMs = scaled(400);
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: String(budgetMs), IDLE_CLOSE_MS: String(idleMs) } });
+  const { sessionId } = await s.open();
+  for (let i = 0; i < 3; i++) {
+    const turn = await s.call('POST', turnPath(sessionId), { body: { line: `sim:delay:${scaled(150)}` } });
+    t.equal(turn.body.turn.outcome, 'exit', `turn ${i + 1} ran within its own budget`);
+    await sleep(scaled(150));
+  }
+  const view = await s.call('GET', conversationPath(sessionId));
+  t.equal(view.body.connection, 'open', 'idle gaps shorter than the idle time never closed it');
+  t.equal(connectionOf(s, sessionId).length, 1, 'one socket all along');
+  await eventually(() => s.app.conversations.stats.open === 0, idleMs * 3);
+  t.equal((await s.call('GET', conversationPath(sessionId))).body.close_cause, 'idle', 'then it idled out');
 });
 
 t.test("a reconnect keeps the first turn's settings, loses planning and says so", async (t) => {

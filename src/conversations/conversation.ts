@@ -14,6 +14,12 @@ const NEXT: Record<ConversationState, readonly ConversationState[]> = {
   closed: ['connecting'],
 };
 
+/** How an idle conversation ends: closed by `close` once it has been idle for `afterMs`. */
+export interface IdlePolicy {
+  afterMs: number;
+  close: (conv: Conversation) => void;
+}
+
 /**
  * A conversation: one engine session held by one caller for one agent. Everyone reads it; only
  * the registry moves it, through the transitions below (a state change that is not one throws),
@@ -111,15 +117,30 @@ export class Conversation {
   }
 
   /** The one state change; `idle` closes the conversation after its idle time unless it moves on first. */
-  moveTo(state: ConversationState, idle?: { afterMs: number; close: () => void }): void {
+  moveTo(state: ConversationState, idle: IdlePolicy): void {
     if (!NEXT[this.#state].includes(state)) throw new Error(`a conversation does not go from ${this.#state} to ${state}`);
-    if (this.#state === 'idle') clearTimeout(this.#idleTimer);
-    if (state === 'idle' && idle !== undefined) {
-      this.#idleTimer = setTimeout(idle.close, idle.afterMs);
-      this.#idleTimer.unref();
+    if (state === 'idle') this.#armIdleTimer(idle);
+    if (state === 'closed') {
+      clearTimeout(this.#idleTimer);
+      this.#idleTimer = undefined;
     }
     if (state === 'busy' || state === 'idle') this.#lastUsedAt = Date.now();
     this.#state = state;
+  }
+
+  /**
+   * One timer per conversation, re-armed whenever it goes idle (a refresh, not a new timer per
+   * turn): it fires `afterMs` after the last time the conversation went idle, and does nothing
+   * unless the conversation is still idle then.
+   */
+  #armIdleTimer(idle: IdlePolicy): void {
+    if (this.#idleTimer !== undefined) {
+      this.#idleTimer.refresh();
+      return;
+    }
+    this.#idleTimer = setTimeout(() => {
+      if (this.#state === 'idle') idle.close(this);
+    }, idle.afterMs).unref();
   }
 
   /** Its socket is open (a start or a reconnect): it is held here, and whatever closed it before is over. */

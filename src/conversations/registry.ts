@@ -18,7 +18,7 @@ import { GatewayError, shuttingDown } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
 import { Admission } from './admission.js';
-import { causeOf, Conversation, type ConversationState } from './conversation.js';
+import { causeOf, Conversation, type ConversationState, type IdlePolicy } from './conversation.js';
 import { turnNotes, type Previously } from './notes.js';
 import { ownershipOf, RememberedConversations, type Ownership } from './remembered.js';
 
@@ -58,6 +58,7 @@ export class ConversationRegistry {
   /** Those waiting for a place under the limits (whenRoom). */
   readonly #roomWaiters = new Set<() => void>();
   readonly #turnEnded: Array<(conv: Conversation, line: string, record: TurnRecord) => void> = [];
+  readonly #idle: IdlePolicy;
   #busy = 0;
   #draining = false;
 
@@ -66,6 +67,7 @@ export class ConversationRegistry {
     this.#engine = deps.engine;
     this.#metrics = deps.metrics;
     this.#log = deps.log;
+    this.#idle = { afterMs: deps.config.idleCloseMs, close: (conv) => this.#close(conv, 'idle') };
     this.#remembered = new RememberedConversations(deps.config.rememberedConversationsMax, deps.config.rememberedConversationsTtlMs);
     this.#admission = new Admission(
       deps.config,
@@ -100,11 +102,15 @@ export class ConversationRegistry {
    */
   ownership(sessionId: string): { held: boolean; closedHere: boolean; owner: Ownership } | undefined {
     const live = this.#live.get(sessionId);
-    if (live !== undefined) {
-      return { held: !(this.#draining && live.state === 'idle'), closedHere: false, owner: ownershipOf(live, sessionId) };
-    }
+    if (live !== undefined) return { held: this.holds(sessionId), closedHere: false, owner: ownershipOf(live, sessionId) };
     const known = this.#remembered.peek(sessionId);
     return known === undefined ? undefined : { held: false, closedHere: !known.heldElsewhere, owner: ownershipOf(known, sessionId) };
+  }
+
+  /** Whether this pod holds the session (`held` of ownership), without building its ownership. */
+  holds(sessionId: string): boolean {
+    const live = this.#live.get(sessionId);
+    return live !== undefined && !(this.#draining && live.state === 'idle');
   }
 
   /**
@@ -316,11 +322,7 @@ export class ConversationRegistry {
   async #runTurn(conv: Conversation, turn: TurnRequest, reconnected: boolean, previously: Previously = 'unknown'): Promise<TurnResult> {
     const socket = conv.socket!;
     this.#setState(conv, 'busy');
-    const record = await socket.runTurn(turn.line, {
-      budgetMs: this.#config.turnBudgetMs,
-      ...(turn.signal ? { signal: turn.signal } : {}),
-      ...(turn.onElement ? { onElement: turn.onElement } : {}),
-    });
+    const record = await socket.runTurn(turn.line, { budgetMs: this.#config.turnBudgetMs, signal: turn.signal, onElement: turn.onElement });
     // A socket's first turn refused by the engine is a refused connect (counted by the
     // adapter), not a turn.
     if (!(record.refusal !== undefined && record.first)) {
@@ -380,7 +382,7 @@ export class ConversationRegistry {
   #setState(conv: Conversation, state: ConversationState): void {
     if (conv.state === 'busy') this.#busy -= 1;
     if (state === 'busy') this.#busy += 1;
-    conv.moveTo(state, state === 'idle' ? { afterMs: this.#config.idleCloseMs, close: () => this.#close(conv, 'idle') } : undefined);
+    conv.moveTo(state, this.#idle);
     this.#metrics.busyConversations.set(this.#busy);
     if (state === 'idle' || state === 'closed') queueMicrotask(() => this.#roomMayHaveFreed());
   }

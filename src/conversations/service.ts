@@ -52,14 +52,14 @@ export class ConversationService {
 
   /** A new conversation always opens here; the siblings hear of its owner. */
   async start(call: StartCall): Promise<TurnResultView> {
-    const result = await this.#registry.start(call.caller, call.access, call.connect, turnRequest(call));
+    const result = await this.#registry.start(call.caller, call.access, call.connect, call);
     return turnResultView(result, call.line);
   }
 
   async turn(call: TurnCall): Promise<TurnResultView> {
     const there = await this.#onHolder(call, (sibling) => this.#forwarder.turn(sibling, call));
     if (there !== undefined) return there.answer;
-    const result = await this.#registry.turn(call.caller, call.access, call.sessionId, call.connect, turnRequest(call));
+    const result = await this.#registry.turn(call.caller, call.access, call.sessionId, call.connect, call);
     return turnResultView(result, call.line);
   }
 
@@ -119,8 +119,8 @@ export class ConversationService {
     forward: (sibling: Sibling, asHolder: boolean) => Promise<Forwarded<T>>,
     orCloser = false,
   ): Promise<{ answer: T } | undefined> {
+    if (call.forwarded === true || this.#registry.holds(call.sessionId)) return undefined;
     const here = this.#registry.ownership(call.sessionId);
-    if (call.forwarded === true || here?.held === true) return undefined;
     let gone: Sibling | undefined;
     for (let fresh = false; ; fresh = true) {
       const found = await this.#forwarder.locate(call.sessionId, fresh);
@@ -135,9 +135,3 @@ export class ConversationService {
     }
   }
 }
-
-const turnRequest = (call: Pick<TurnCall, 'line' | 'signal' | 'onElement'>) => ({
-  line: call.line,
-  ...(call.signal ? { signal: call.signal } : {}),
-  ...(call.onElement ? { onElement: call.onElement } : {}),
-});

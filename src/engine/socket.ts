@@ -81,6 +81,9 @@ export class EngineSocket {
   #onClose: ((info: ClosedInfo) => void) | undefined;
   #onAdmission: AdmissionListener | undefined;
   #turnsRun = 0;
+  /** The budget timer, and the budget it runs for: see #armBudget. */
+  #budget: NodeJS.Timeout | undefined;
+  #budgetMs = 0;
   readonly #ended: Promise<void>;
 
   constructor(ws: WebSocket, greeting: Element[], ctx: SessionContext, maxFrameBytes: number, onAdmission?: AdmissionListener) {
@@ -118,15 +121,10 @@ export class EngineSocket {
     const first = this.#turnsRun++ === 0;
     const record: TurnRecord = { outcome: 'exit', elements: [], endedByAgent: false, notes: [], durationMs: 0, first };
     return new Promise<TurnRecord>((resolve) => {
-      const budget = setTimeout(
-        () => finish('timeout', `The turn was cut off at its ${opts.budgetMs} ms budget before the engine's exit element.`),
-        opts.budgetMs,
-      );
       const onAbort = () => finish('cancelled', cancelNote(opts.signal?.reason));
       const finish = (outcome: TurnOutcome, note?: string) => {
         if (this.#active !== turn) return;
         this.#active = undefined;
-        clearTimeout(budget);
         opts.signal?.removeEventListener('abort', onAbort);
         record.outcome = outcome;
         if (note !== undefined) record.notes.push(note);
@@ -136,6 +134,7 @@ export class EngineSocket {
       };
       const turn: ActiveTurn = { record, onElement: opts.onElement, finish };
       this.#active = turn;
+      this.#armBudget(opts.budgetMs);
       if (opts.signal?.aborted) return onAbort();
       opts.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -147,6 +146,24 @@ export class EngineSocket {
         if (err) finish('engine_closed', `The line could not be sent: ${err.message}.`);
       });
     });
+  }
+
+  /**
+   * One budget timer per socket, re-armed as each turn starts (a refresh, not a new timer per
+   * turn): when it fires, the turn running is the one that started `budgetMs` ago, and it is cut
+   * off; with no turn running it does nothing.
+   */
+  #armBudget(budgetMs: number): void {
+    if (this.#budget !== undefined && this.#budgetMs === budgetMs) {
+      this.#budget.refresh();
+      return;
+    }
+    clearTimeout(this.#budget);
+    this.#budgetMs = budgetMs;
+    this.#budget = setTimeout(
+      () => this.#active?.finish('timeout', `The turn was cut off at its ${budgetMs} ms budget before the engine's exit element.`),
+      budgetMs,
+    ).unref();
   }
 
   /** A plain close (1000, or 1001 on shutdown): never `#exit`, so the engine runs its end-of-conversation work. */
@@ -199,6 +216,8 @@ export class EngineSocket {
   }
 
   #onSocketClose(code: number, reason: string): void {
+    clearTimeout(this.#budget);
+    this.#budget = undefined;
     const byEngine = this.#closed === undefined;
     this.#closed ??= { code, reason, byEngine };
     const turn = this.#active;

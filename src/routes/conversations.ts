@@ -6,7 +6,7 @@ import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
 import { GatewayError } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
-import { agentParams, conversationParams, parse, startBody, turnBody } from '../schemas/requests.js';
+import { agentParams, conversationParams, parse, parseTurn, startBody } from '../schemas/requests.js';
 import { authenticate, authorizeAgent, authorizeViewer, requireToken } from './access.js';
 import { answerLongCall } from './streaming.js';
 
@@ -30,8 +30,10 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/v1/agents/:agent/conversations/:session_id/turns', { schema: { response: { 200: turnResult } } }, async (request, reply) => {
-    const { agent, session_id } = parse(conversationParams, request.params, 'path');
-    const { line, ...connect } = parse(turnBody, request.body === undefined ? {} : request.body, 'body');
+    const {
+      params: { agent, session_id },
+      body: { line, ...connect },
+    } = parseTurn(request.params, request.body);
     const { caller, access } = await authorizeAgent(app, request, agent);
     return answerTurn(request, reply, 200, line, (turn) =>
       app.conversationService.turn({ ...callOf(request, caller, agent, session_id), access, connect, ...turn }),

@@ -21,20 +21,38 @@ export const INTRO = '#intro';
 /** At most `max` characters as the API (and JSON Schema's maxLength) counts them: code points, not UTF-16 units. */
 export const withinChars = (value: string, max: number): boolean => value.length <= max || [...value].length <= max;
 
+const LINE_RULES = {
+  empty: 'line must not be empty',
+  long: `line must be at most ${MAX_LINE_CHARS} characters`,
+  breaks: 'line must be one line: no CR, LF, U+2028, U+2029, U+0085 or other control characters',
+  surrogate: 'line must be valid Unicode text: no lone UTF-16 surrogate, which the engine would receive as U+FFFD',
+  action: `line may start with # only as exactly ${INTRO}: other # lines are engine actions (#exit, #ready:…) and are never sent`,
+};
+
+/**
+ * Every rule a line breaks, in the order the API lists them: the one statement of the line's
+ * rules, for the schema and for a turn's quick check (./requests.ts).
+ */
+export function lineProblems(line: string): string[] {
+  const problems: string[] = [];
+  const trimmed = line.trim();
+  if (trimmed === '') problems.push(LINE_RULES.empty);
+  if (!withinChars(line, MAX_LINE_CHARS)) problems.push(LINE_RULES.long);
+  if (LINE_BREAKS_AND_CONTROLS.test(line)) problems.push(LINE_RULES.breaks);
+  if (LONE_SURROGATE.test(line)) problems.push(LINE_RULES.surrogate);
+  if (STARTS_WITH_ACTION.test(line) && trimmed !== INTRO) problems.push(LINE_RULES.action);
+  return problems;
+}
+
+/** A valid line as the engine receives it: `#intro` however it was spaced, any other line as it came. */
+export const sentLine = (line: string): string => (line.trim() === INTRO ? INTRO : line);
+
 export const lineSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'line is required' : 'line must be a string') })
-  .refine((line) => line.trim() !== '', { error: 'line must not be empty' })
-  .refine((line) => withinChars(line, MAX_LINE_CHARS), { error: `line must be at most ${MAX_LINE_CHARS} characters` })
-  .refine((line) => !LINE_BREAKS_AND_CONTROLS.test(line), {
-    error: 'line must be one line: no CR, LF, U+2028, U+2029, U+0085 or other control characters',
+  .superRefine((line, ctx) => {
+    for (const message of lineProblems(line)) ctx.addIssue({ code: 'custom', message });
   })
-  .refine((line) => !LONE_SURROGATE.test(line), {
-    error: 'line must be valid Unicode text: no lone UTF-16 surrogate, which the engine would receive as U+FFFD',
-  })
-  .refine((line) => !STARTS_WITH_ACTION.test(line) || line.trim() === INTRO, {
-    error: `line may start with # only as exactly ${INTRO}: other # lines are engine actions (#exit, #ready:…) and are never sent`,
-  })
-  .transform((line) => (line.trim() === INTRO ? INTRO : line));
+  .transform(sentLine);
 
 const nameSchema = (field: string) =>
   z

@@ -1,30 +1,37 @@
 import { z } from 'zod';
 import type { AgentRef } from '../domain/vocabulary.js';
 import { invalidRequest } from '../errors.js';
-import { connectFields, deviceRefSchema, lineSchema } from './connect.js';
+import { connectFields, deviceRefSchema, lineProblems, lineSchema, sentLine } from './connect.js';
 
 const AGENT = /^([A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*)*)(?:\.([1-9][0-9]{0,8}))?$/;
+const MAX_AGENT_CHARS = 128;
+
+/** The agent a path names (`coach`, `coach.7`), or undefined when it is no agent ref. */
+function agentRefOf(value: string): AgentRef | undefined {
+  const match = AGENT.exec(value);
+  if (match?.[1] === undefined) return undefined;
+  return { ref: match[1], revision: match[2] === undefined ? null : Number(match[2]), key: value };
+}
+
 export const agentSchema = z
   .string()
-  .max(128, { error: 'agent must be at most 128 characters' })
+  .max(MAX_AGENT_CHARS, { error: `agent must be at most ${MAX_AGENT_CHARS} characters` })
   .transform((value, ctx): AgentRef => {
-    const match = AGENT.exec(value);
-    if (match?.[1] === undefined) {
+    const agent = agentRefOf(value);
+    if (agent === undefined) {
       ctx.addIssue({
         code: 'custom',
         message: 'agent must be an agent ref such as coach, or ref.N for revision N such as coach.7',
       });
       return z.NEVER;
     }
-    const revision = match[2] === undefined ? null : Number(match[2]);
-    return { ref: match[1], revision, key: value };
+    return agent;
   });
 
+const SESSION_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 export const sessionIdSchema = z
   .string()
-  .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, {
-    error: 'session_id must be the engine session id, a UUID',
-  })
+  .regex(SESSION_ID, { error: 'session_id must be the engine session id, a UUID' })
   .transform((id) => id.toLowerCase());
 
 /** An Mcp-Session-Id as the MCP transport allows it: visible ASCII. */
@@ -36,6 +43,38 @@ export const memoryParams = z.object({ agent: agentSchema, device_ref: deviceRef
 
 export const startBody = z.strictObject({ line: lineSchema.optional(), ...connectFields }, { error: bodyError });
 export const turnBody = z.strictObject({ line: lineSchema, ...connectFields }, { error: bodyError });
+
+/**
+ * A turn's path and body. Nearly every turn is `{"line": …}` on a valid path: that one shape is
+ * checked against the same rules (agentRefOf, SESSION_ID, lineProblems) without walking the
+ * schemas, which cost a busy pod a tenth of its CPU per turn. Anything else, and every invalid
+ * input, goes through the schemas, which word the problems; the result is the same either way.
+ */
+export function parseTurn(
+  params: unknown,
+  body: unknown,
+): { params: z.output<typeof conversationParams>; body: z.output<typeof turnBody> } {
+  const { agent, session_id } = (params ?? {}) as Record<string, unknown>;
+  if (typeof agent === 'string' && agent.length <= MAX_AGENT_CHARS && typeof session_id === 'string' && SESSION_ID.test(session_id)) {
+    const ref = agentRefOf(agent);
+    const line = onlyKey(body, 'line') ? body.line : undefined;
+    if (ref !== undefined && typeof line === 'string' && lineProblems(line).length === 0) {
+      return { params: { agent: ref, session_id: session_id.toLowerCase() }, body: { line: sentLine(line) } };
+    }
+  }
+  return { params: parse(conversationParams, params, 'path'), body: parse(turnBody, body === undefined ? {} : body, 'body') };
+}
+
+/** A JSON object with `key` as its one field. */
+function onlyKey<K extends string>(value: unknown, key: K): value is Record<K, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  let fields = 0;
+  for (const field in value) {
+    if (field !== key) return false;
+    fields += 1;
+  }
+  return fields === 1;
+}
 
 export const restoreBody = z.object(
   {
