@@ -94,6 +94,17 @@ t.test('authorization is cached per caller and agent, and concurrent look-ups co
     t.equal(turn.status, 200);
   }
   t.equal(s.platform.count(), afterFirst, '10 turns cost no platform round trip');
+  const hits = async () => Number(/auth_cache_requests_total\{result="hit"\} (\d+)/.exec((await s.call('GET', '/metrics')).text)![1]);
+  const hitsBefore = await hits();
+  await s.call('POST', turnPath(sessionId), { body: { line: 'one more' } });
+  t.equal((await hits()) - hitsBefore, 2, 'a cached turn counts its two hits: the token and the agent');
+
+  // A refusal is cached as a whole, and answered from the cache with its own reason.
+  for (let i = 0; i < 2; i++) {
+    const refused = await s.call('POST', '/v1/agents/coach.99/conversations', { body: {} });
+    t.equal(refused.body.error, 'revision_not_found', `refusal ${i + 1}`);
+  }
+  t.equal(s.platform.count('/api/v1/agents/coach/revisions'), 2, 'the second refusal came from the cache');
 
   s.platform.reset();
   s.platform.faults = { delayMs: 100 };

@@ -69,11 +69,7 @@ export class ConversationRegistry {
     this.#log = deps.log;
     this.#idle = { afterMs: deps.config.idleCloseMs, close: (conv) => this.#close(conv, 'idle') };
     this.#remembered = new RememberedConversations(deps.config.rememberedConversationsMax, deps.config.rememberedConversationsTtlMs);
-    this.#admission = new Admission(
-      deps.config,
-      (conv, limit) => this.#evict(conv, limit),
-      () => this.#roomMayHaveFreed(),
-    );
+    this.#admission = new Admission(deps.config, (conv, limit) => this.#evict(conv, limit), this.#roomMayHaveFreed);
   }
 
   get stats(): { open: number; busy: number; remembered: number; draining: boolean } {
@@ -162,9 +158,10 @@ export class ConversationRegistry {
     });
   }
 
-  #roomMayHaveFreed(): void {
+  /** Wakes those waiting for room; a field, so that each state change queues it without a new closure. */
+  readonly #roomMayHaveFreed = (): void => {
     for (const waiter of [...this.#roomWaiters]) waiter();
-  }
+  };
 
   /** Opens a new conversation and runs its first turn. */
   async start(caller: Caller, access: AgentAccess, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
@@ -384,7 +381,7 @@ export class ConversationRegistry {
     if (state === 'busy') this.#busy += 1;
     conv.moveTo(state, this.#idle);
     this.#metrics.busyConversations.set(this.#busy);
-    if (state === 'idle' || state === 'closed') queueMicrotask(() => this.#roomMayHaveFreed());
+    if (state === 'idle' || state === 'closed') queueMicrotask(this.#roomMayHaveFreed);
   }
 
   #publish(): void {

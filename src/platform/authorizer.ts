@@ -12,8 +12,19 @@ import type { Metrics } from '../ops/metrics.js';
 import type { PlatformClient, Revision, Role } from './client.js';
 import { CoalescingCache } from './coalescing-cache.js';
 
+/** A caller allowed to run an agent, and how. */
+export interface Grant {
+  caller: Caller;
+  access: AgentAccess;
+}
+
 export interface Authorizer {
   authenticate(authorization: string | undefined): Promise<Caller>;
+  /**
+   * authenticate, then authorize, from the caches alone and without waiting: undefined when the
+   * platform must be asked or the cached answer is a refusal (the waiting path words it).
+   */
+  cachedGrant(authorization: string | undefined, agent: AgentRef): Grant | undefined;
   /** Viewer or better on the agent's project, and a revision the engine may run. */
   authorize(caller: Caller, agent: AgentRef): Promise<AgentAccess>;
   /** Viewer or better on the agent's project only: for reading, closing and memory. */
@@ -38,12 +49,11 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
   const access = new CoalescingCache<Resolution>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
 
   async function authenticate(authorization: string | undefined): Promise<Caller> {
-    const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+    const token = tokenOf(authorization);
     if (token === undefined) {
       throw new GatewayError('unauthenticated', 'Send Authorization: Bearer <platform access token>.');
     }
-    const key = hash('sha256', token, 'base64url');
-    const user = await identities.get(key, async () => {
+    const user = await identities.get(identityKey(token), async () => {
       try {
         return await platform.me(token);
       } catch (err) {
@@ -74,19 +84,38 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
     return { projectId, signIn: closed, runnable: runnableRevision(agent, wanted, revisions) };
   }
 
-  const resolved = (caller: Caller, agent: AgentRef) => access.get(`${caller.id}\n${agent.key}`, () => resolve(caller, agent));
+  const resolved = (caller: Caller, agent: AgentRef) => access.get(accessKey(caller.id, agent), () => resolve(caller, agent));
 
   return {
     authenticate,
+    cachedGrant(authorization, agent) {
+      const token = tokenOf(authorization);
+      const user = token === undefined ? undefined : identities.peek(identityKey(token));
+      const resolution = user === undefined ? undefined : access.peek(accessKey(user.id, agent));
+      if (resolution === undefined || resolution.runnable instanceof GatewayError) return undefined;
+      observe('hit');
+      observe('hit');
+      return { caller: { id: user!.id, token: token! }, access: accessOf(agent, resolution) };
+    },
     async authorize(caller, agent) {
-      const { projectId, signIn, runnable } = await resolved(caller, agent);
-      if (runnable instanceof GatewayError) throw runnable;
-      return { agentKey: agent.key, revision: runnable.revision, revisionState: runnable.state, projectId, signIn };
+      return accessOf(agent, await resolved(caller, agent));
     },
     async authorizeViewer(caller, agent) {
       return { projectId: (await resolved(caller, agent)).projectId };
     },
   };
+}
+
+const tokenOf = (authorization: string | undefined): string | undefined =>
+  authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+
+/** Cache keys: a digest of the token, never the token itself. */
+const identityKey = (token: string): string => hash('sha256', token, 'base64url');
+const accessKey = (callerId: string, agent: AgentRef): string => `${callerId}\n${agent.key}`;
+
+function accessOf(agent: AgentRef, { projectId, signIn, runnable }: Resolution): AgentAccess {
+  if (runnable instanceof GatewayError) throw runnable;
+  return { agentKey: agent.key, revision: runnable.revision, revisionState: runnable.state, projectId, signIn };
 }
 
 function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisions: Revision[]): Revision | GatewayError {

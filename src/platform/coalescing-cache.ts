@@ -18,8 +18,13 @@ export class CoalescingCache<V extends object> {
     this.#observe = opts.observe ?? (() => {});
   }
 
+  /** The cached answer without waiting, or undefined; not counted (the caller counts what it uses). */
+  peek(key: string): V | undefined {
+    return this.#values?.get(key);
+  }
+
   get(key: string, load: () => Promise<V>): Promise<V> {
-    const cached = this.#values?.get(key);
+    const cached = this.peek(key);
     if (cached !== undefined) {
       this.#observe('hit');
       return Promise.resolve(cached);

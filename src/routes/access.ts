@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
+import type { AgentRef, Caller } from '../domain/vocabulary.js';
+import type { Grant } from '../platform/authorizer.js';
 import { GatewayError } from '../errors.js';
 
 /**
@@ -20,11 +21,12 @@ export function requireToken(app: FastifyInstance): void {
 export const authenticate = (app: FastifyInstance, request: FastifyRequest): Promise<Caller> =>
   app.authorizer.authenticate(request.headers.authorization);
 
-export async function authorizeAgent(
-  app: FastifyInstance,
-  request: FastifyRequest,
-  agent: AgentRef,
-): Promise<{ caller: Caller; access: AgentAccess }> {
+/** The caller and its access to the agent: from the caches without waiting when they are fresh (nearly every turn). */
+export function authorizeAgent(app: FastifyInstance, request: FastifyRequest, agent: AgentRef): Grant | Promise<Grant> {
+  return app.authorizer.cachedGrant(request.headers.authorization, agent) ?? askPlatform(app, request, agent);
+}
+
+async function askPlatform(app: FastifyInstance, request: FastifyRequest, agent: AgentRef): Promise<Grant> {
   const caller = await authenticate(app, request);
   return { caller, access: await app.authorizer.authorize(caller, agent) };
 }
