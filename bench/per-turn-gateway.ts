@@ -14,7 +14,7 @@ import { createAuthorizer } from '../src/platform/authorizer.js';
 import { createPlatformClient } from '../src/platform/client.js';
 import { installErrorHandling } from '../src/routes/errors.js';
 import { INTRO } from '../src/schemas/connect.js';
-import { agentParams, conversationParams, parse, startBody, turnBody } from '../src/schemas/requests.js';
+import { agentParams, parse, parseTurn, startBody } from '../src/schemas/requests.js';
 import { exitWhenParentGoes } from './child.js';
 
 const config = loadConfig();
@@ -31,6 +31,8 @@ app.decorate('metrics', metrics);
 installErrorHandling(app);
 
 async function authorize(authorization: string | undefined, agent: AgentRef) {
+  const cached = authorizer.cachedGrant(authorization, agent);
+  if (cached !== undefined) return cached;
   const caller = await authorizer.authenticate(authorization);
   return { caller, access: await authorizer.authorize(caller, agent) };
 }
@@ -82,8 +84,10 @@ app.post('/v1/agents/:agent/conversations', async (request, reply) => {
 });
 
 app.post('/v1/agents/:agent/conversations/:session_id/turns', async (request, reply) => {
-  const { agent, session_id } = parse(conversationParams, request.params, 'path');
-  const { line, ...connect } = parse(turnBody, request.body ?? {}, 'body');
+  const {
+    params: { agent, session_id },
+    body: { line, ...connect },
+  } = parseTurn(request.params, request.body);
   const { caller, access } = await authorize(request.headers.authorization, agent);
   const known = sessions.get(session_id);
   if (known !== undefined && (known.callerId !== caller.id || known.agentKey !== access.agentKey)) {

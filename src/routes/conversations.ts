@@ -117,7 +117,7 @@ function answerTurn(
           },
         }
       : {}),
-    run: async ({ signal, emit, relay }) => {
+    run: ({ signal, emit, relay }) => {
       const onElement = emit && ((element: Element) => emit({ element }));
       return run({ line, signal, ...(onElement ? { onElement } : {}), ...(relay ? { relayElementLine: relay } : {}) });
     },
