@@ -50,7 +50,8 @@ export function summarize(elements: readonly Element[]): TurnSummary {
   const spoken: string[] = [];
   const tools: string[] = [];
   const shown: string[] = [];
-  const running = new Map<string, number>();
+  /** Tool calls started and not yet completed, by name: made only for a turn that calls a tool. */
+  let running: Map<string, number> | undefined;
   for (const element of elements) {
     if (element.type === 'text' && typeof element.text === 'string') {
       const text = element.text.trim();
@@ -58,17 +59,20 @@ export function summarize(elements: readonly Element[]): TurnSummary {
       continue;
     }
     const name = commandName(element);
-    const p = params(element);
-    if (name === 'tool-call' && typeof p.name === 'string') {
+    if (name === 'tool-call') {
+      const p = params(element);
+      if (typeof p.name !== 'string') continue;
       // A call reports `started` then `completed`: count it once, also when only one arrives.
+      running ??= new Map();
       const open = running.get(p.name) ?? 0;
       if (p.result === 'completed' && open > 0) running.set(p.name, open - 1);
       else {
         tools.push(p.name);
         if (p.result !== 'completed') running.set(p.name, open + 1);
       }
-    } else if (name === 'multimodal-interaction' && typeof p.ref === 'string') {
-      shown.push(p.ref);
+    } else if (name === 'multimodal-interaction') {
+      const { ref } = params(element);
+      if (typeof ref === 'string') shown.push(ref);
     }
   }
   return { text: spoken.join(' '), tools, shown };

@@ -117,9 +117,7 @@ function answerTurn(
           },
         }
       : {}),
-    run: ({ signal, emit, relay }) => {
-      const onElement = emit && ((element: Element) => emit({ element }));
-      return run({ line, signal, ...(onElement ? { onElement } : {}), ...(relay ? { relayElementLine: relay } : {}) });
-    },
+    run: ({ signal, emit, relay }) =>
+      run({ line, signal, onElement: emit && ((element: Element) => emit({ element })), relayElementLine: relay }),
   });
 }

@@ -52,18 +52,22 @@ export async function answerLongCall<T extends object>(
   reply.raw.on('close', onClose);
 
   let stream: PassThrough | undefined;
-  const write = (encoded: string, line: () => object): void => {
-    if (stream === undefined) {
-      stream = new PassThrough();
-      reply.code(o.status).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
-      if (o.headersFor !== undefined) reply.headers(o.headersFor(line()));
-      void reply.send(stream);
-    }
-    stream.write(`${encoded}\n`);
-  };
-  const streamed = wantsStream(request);
-  const emit = streamed ? (line: Record<string, unknown>) => write(JSON.stringify(line), () => line) : undefined;
-  const relay = streamed ? (encoded: string) => write(encoded, () => JSON.parse(encoded) as object) : undefined;
+  let emit: LongCall['emit'];
+  let relay: LongCall['relay'];
+  // The stream's writers exist only for a caller that asked for a stream.
+  if (wantsStream(request)) {
+    const write = (encoded: string, line: () => object): void => {
+      if (stream === undefined) {
+        stream = new PassThrough();
+        reply.code(o.status).type(NDJSON).header('cache-control', 'no-store').header('x-accel-buffering', 'no');
+        if (o.headersFor !== undefined) reply.headers(o.headersFor(line()));
+        void reply.send(stream);
+      }
+      stream.write(`${encoded}\n`);
+    };
+    emit = (line) => write(JSON.stringify(line), () => line);
+    relay = (encoded) => write(encoded, () => JSON.parse(encoded) as object);
+  }
 
   try {
     const body = await o.run({ signal: hangUp.signal, emit, relay });
@@ -71,10 +75,9 @@ export async function answerLongCall<T extends object>(
       stream.end(`${JSON.stringify({ [o.finalKey]: body })}\n`);
       return reply;
     }
-    return reply
-      .code(o.status)
-      .headers(o.headersFor?.(body) ?? {})
-      .send(body);
+    reply.code(o.status);
+    if (o.headersFor !== undefined) reply.headers(o.headersFor(body));
+    return reply.send(body);
   } catch (err) {
     if (stream === undefined) throw err;
     if (!isGatewayError(err)) request.log.error({ err }, 'a streamed call failed');
