@@ -10,7 +10,7 @@ import { GatewayError } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { PlatformClient, Revision, Role } from './client.js';
-import { CoalescingCache } from './coalescing-cache.js';
+import { CoalescingCache, type CacheResult } from './coalescing-cache.js';
 
 /** A caller allowed to run an agent, and how. */
 export interface Grant {
@@ -41,10 +41,17 @@ interface Resolution {
 const RANK: Record<NonNullable<Role>, number> = { Viewer: 1, Editor: 2, Owner: 3 };
 const rank = (role: Role): number => (role === null ? 0 : RANK[role]);
 
+/** One labels object per result, made once: the cache is counted on every call. */
+const CACHE_RESULT_LABELS: Record<CacheResult, { result: CacheResult }> = {
+  hit: { result: 'hit' },
+  miss: { result: 'miss' },
+  coalesced: { result: 'coalesced' },
+};
+
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
 export function createAuthorizer(config: Config, platform: PlatformClient, metrics: Metrics): Authorizer {
-  const observe = (result: 'hit' | 'miss' | 'coalesced') => metrics.authCache.inc({ result });
+  const observe = (result: CacheResult, lookups = 1) => metrics.authCache.inc(CACHE_RESULT_LABELS[result], lookups);
   const identities = new CoalescingCache<{ id: string }>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
   const access = new CoalescingCache<Resolution>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
 
@@ -93,8 +100,8 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
       const user = token === undefined ? undefined : identities.peek(identityKey(token));
       const resolution = user === undefined ? undefined : access.peek(accessKey(user.id, agent));
       if (resolution === undefined || resolution.runnable instanceof GatewayError) return undefined;
-      observe('hit');
-      observe('hit');
+      // Two lookups, both hits: the token's and the agent's.
+      observe('hit', 2);
       return { caller: { id: user!.id, token: token! }, access: accessOf(agent, resolution) };
     },
     async authorize(caller, agent) {
