@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import {
   closedLoop,
   freePort,
+  gatewayEnv,
   installCleanup,
   log,
   mapLimit,
@@ -78,18 +79,7 @@ const gateways: Measured[] = [];
 for (const entry of entries) {
   const port = await freePort();
   const script = resolve(entry);
-  const gateway = startChild(entry, [...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script], {
-    PROMETHIST_MCP_ENGINE_URL: urls.engine,
-    PROMETHIST_PLATFORM_URL: urls.platform,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    AUTH_CACHE_TTL_MS: '3600000',
-    MAX_CONVERSATIONS_PER_POD: '1000',
-    MAX_CONVERSATIONS_PER_CALLER: '1000',
-    IDLE_CLOSE_MS: '3600000',
-    SHUTDOWN_GRACE_MS: '0',
-  });
+  const gateway = startChild(entry, [...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script], gatewayEnv(urls, port));
   const url = `http://127.0.0.1:${port}`;
   await waitReady(gateway, url, performance.now(), 30_000);
   pin(gateway.proc.pid!, 1);

@@ -32,6 +32,23 @@ export const log = (message: string): void => {
   process.stderr.write(`bench: ${message}\n`);
 };
 
+/**
+ * The gateway's environment in every bench: the simulators' URLs, quiet logs, an authorization
+ * cache and limits that never get in the way, no idle close, no shutdown grace.
+ */
+export const gatewayEnv = (sims: { engine: string; platform: string }, port: number): Record<string, string> => ({
+  PROMETHIST_MCP_ENGINE_URL: sims.engine,
+  PROMETHIST_PLATFORM_URL: sims.platform,
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  AUTH_CACHE_TTL_MS: '3600000',
+  MAX_CONVERSATIONS_PER_POD: '1000',
+  MAX_CONVERSATIONS_PER_CALLER: '1000',
+  IDLE_CLOSE_MS: '3600000',
+  SHUTDOWN_GRACE_MS: '0',
+});
+
 // ---------------------------------------------------------------- child processes
 
 export interface Child {

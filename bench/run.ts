@@ -21,6 +21,7 @@ import {
   DirectConversation,
   figures,
   freePort,
+  gatewayEnv as gatewayEnvOf,
   installCleanup,
   log,
   LINES,
@@ -87,18 +88,7 @@ async function main(): Promise<void> {
   const sims = startChild('sims', ['--import', 'tsx', 'bench/sims-process.ts'], {});
   const urls = JSON.parse(await sims.nextLine('{', 30_000)) as { engine: string; platform: string };
 
-  const gatewayEnv = (port: number): Record<string, string> => ({
-    PROMETHIST_MCP_ENGINE_URL: urls.engine,
-    PROMETHIST_PLATFORM_URL: urls.platform,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    AUTH_CACHE_TTL_MS: '3600000',
-    MAX_CONVERSATIONS_PER_POD: '1000',
-    MAX_CONVERSATIONS_PER_CALLER: '1000',
-    IDLE_CLOSE_MS: '3600000',
-    SHUTDOWN_GRACE_MS: '0',
-  });
+  const gatewayEnv = (port: number): Record<string, string> => gatewayEnvOf(urls, port);
 
   // Start-up: spawn → first 200 on /readyz. `startup_ms` is the image's command (the Dockerfile's
   // ENTRYPOINT and CMD without tini) with its compile cache, which the image fills at build and a
