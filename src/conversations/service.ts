@@ -57,7 +57,7 @@ export class ConversationService {
   }
 
   async turn(call: TurnCall): Promise<TurnResultView> {
-    const there = this.#runsHere(call) ? undefined : await this.#onHolder(call, (sibling) => this.#forwarder.turn(sibling, call));
+    const there = await this.#onHolder(call, (sibling) => this.#forwarder.turn(sibling, call));
     if (there !== undefined) return there.answer;
     const result = await this.#registry.turn(call.caller, call.access, call.sessionId, call.connect, call);
     return turnResultView(result, call.line);
@@ -65,16 +65,14 @@ export class ConversationService {
 
   async get(call: CallContext): Promise<ConversationView> {
     // Not held anywhere: the pod that closed it tells how, unless this pod closed it itself.
-    const there = this.#runsHere(call)
-      ? undefined
-      : await this.#onHolder(call, (sibling, asHolder) => this.#forwarder.get(sibling, call, asHolder), true);
+    const there = await this.#onHolder(call, (sibling, asHolder) => this.#forwarder.get(sibling, call, asHolder), true);
     if (there !== undefined) return there.answer;
     return conversationView(this.#registry.get(call.caller, call.agent.key, call.sessionId));
   }
 
   /** DELETE: a plain close where the socket is; answers the note the 204 carries. */
   async close(call: CallContext): Promise<string> {
-    const there = this.#runsHere(call) ? undefined : await this.#onHolder(call, (sibling) => this.#forwarder.close(sibling, call));
+    const there = await this.#onHolder(call, (sibling) => this.#forwarder.close(sibling, call));
     if (there !== undefined) return there.answer;
     return conversationView(this.#registry.closeByCaller(call.caller, call.agent.key, call.sessionId)).notes.join(' ');
   }
@@ -108,11 +106,6 @@ export class ConversationService {
       if (seen === undefined || (seen.connection === 'closed' && view.connection === 'open')) bySession.set(view.session_id, view);
     }
     return [...bySession.values()].sort((a, b) => b.created_at.localeCompare(a.created_at));
-  }
-
-  /** Held here, or forwarded here by a sibling: the call runs here without asking anyone (and without waiting). */
-  #runsHere(call: CallContext): boolean {
-    return call.forwarded === true || this.#registry.holds(call.sessionId);
   }
 
   /**
