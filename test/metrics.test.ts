@@ -246,13 +246,16 @@ t.test('memory calls and suite runs are counted by result', async (t) => {
   t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, false);
   s.engine.faults.handshake = undefined;
   t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, true);
+  const comparison = { baseline: 'coach', conversations: [{ turns: [{ line: 'hi' }] }] };
+  t.equal((await s.call('POST', '/v1/agents/coach/comparisons', { body: comparison })).body.regressed, false);
   const text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'snapshot', result: 'ok' }), 1);
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'restore', result: 'ok' }), 1);
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'restore', result: 'error' }), 0);
-  t.equal(value(text, `${p}suite_runs_total`, { result: 'passed' }), 1);
-  t.equal(value(text, `${p}suite_runs_total`, { result: 'failed' }), 1);
-  t.equal(value(text, `${p}suite_runs_total`, { result: 'cancelled' }), 0);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'run', result: 'passed' }), 1);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'run', result: 'failed' }), 1);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'run', result: 'cancelled' }), 0);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'comparison', result: 'passed' }), 1, 'a comparison is counted like a run');
 });
 
 t.test('probes and scrapes are not logged at info', async (t) => {

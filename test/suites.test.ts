@@ -5,10 +5,10 @@
 
 import t from 'tap';
 import { request } from 'undici';
-import { parseFieldPath } from '../src/suites/problems.js';
-import { parseHttpSuite } from '../src/suites/schema.js';
-import type { RunReport } from '../src/suites/report.js';
-import { formatProblem, loadSuite } from '../src/suites/yaml.js';
+import { parseFieldPath } from '../src/suites/spec/problems.js';
+import { parseHttpSuite } from '../src/suites/spec/schema.js';
+import type { RunReport } from '../src/suites/report/run-report.js';
+import { formatProblem, loadSuite } from '../src/suites/spec/yaml.js';
 import { eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { scaled } from './support/time.js';
 

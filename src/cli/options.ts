@@ -1,6 +1,6 @@
 import type { AgentRef } from '../domain/vocabulary.js';
 import { agentSchema } from '../schemas/requests.js';
-import { repeatRule } from '../suites/schema.js';
+import { repeatRule } from '../suites/spec/schema.js';
 import { gatewayProblem, gatewayUrl } from './connection.js';
 
 /** A command-line mistake: the command prints it with its usage and exits 2. */

@@ -1,8 +1,9 @@
 import { basename, extname } from 'node:path';
-import { runReportHtml } from '../suites/html.js';
-import { junitXml, type JUnitSuite } from '../suites/junit.js';
-import type { RunReport, TurnEvent } from '../suites/report.js';
-import { FAIL, PASS, renderReport, turnTitle } from '../suites/transcript.js';
+import { runReportHtml } from '../suites/report/html/render.js';
+import { junitXml, type JUnitSuite } from '../suites/report/junit.js';
+import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
+import { renderReport, turnTitle } from '../suites/report/text.js';
+import { FAIL, PASS } from '../suites/report/wording.js';
 import { MISSING_TOKEN, tokenFrom } from './connection.js';
 import { defaultIo, type Io } from './io.js';
 import { parseSuiteOptions, UsageError, type SuiteOptions } from './options.js';

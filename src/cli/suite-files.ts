@@ -1,8 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import type { AgentRef } from '../domain/vocabulary.js';
-import { parseFieldPath } from '../suites/problems.js';
-import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/yaml.js';
+import { parseFieldPath } from '../suites/spec/problems.js';
+import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/spec/yaml.js';
 import type { Io } from './io.js';
 import { expandSuitePatterns } from './patterns.js';
 import type { HttpFailure } from './post.js';

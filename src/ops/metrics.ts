@@ -18,6 +18,9 @@ const PREFIX = 'agent_test_gateway_';
 const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
 export const RUN_RESULTS = ['passed', 'failed', 'cancelled', 'error'] as const;
 export type RunResult = (typeof RUN_RESULTS)[number];
+/** A suite run, or a comparison of two revisions (a comparison passes when nothing regressed). */
+export const RUN_KINDS = ['run', 'comparison'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
 
 /** The `reason` of a refused call: its error code, with the two limits named shortly. */
 const REASON_OF: Partial<Record<ErrorCode, string>> = {
@@ -193,8 +196,8 @@ export function createMetrics(config: MetricsConfig) {
     }),
     suiteRuns: new Counter({
       name: `${p}suite_runs_total`,
-      help: 'Test suite runs, by result (passed, failed, cancelled, error).',
-      labelNames: ['result'] as const,
+      help: 'Test suite runs and comparisons, by kind (run, comparison) and result (passed, failed, cancelled, error).',
+      labelNames: ['kind', 'result'] as const,
       registers,
     }),
   };
@@ -214,7 +217,7 @@ export function createMetrics(config: MetricsConfig) {
   for (const result of ['hit', 'miss', 'coalesced']) metrics.authCache.inc({ result }, 0);
   for (const result of CONNECT_RESULTS) for (const kind of ['new', 'reconnect']) metrics.engineConnects.inc({ result, kind }, 0);
   for (const operation of MEMORY_OPERATIONS) for (const result of ['ok', 'error']) metrics.memoryCalls.inc({ operation, result }, 0);
-  for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ result }, 0);
+  for (const kind of RUN_KINDS) for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ kind, result }, 0);
   for (const role of MODEL_ROLES) {
     for (const outcome of MODEL_OUTCOMES) metrics.modelRequests.inc({ role, outcome }, 0);
     for (const kind of ['prompt', 'completion']) metrics.modelTokens.inc({ role, kind }, 0);

@@ -1,9 +1,7 @@
-import type { AgentRef } from '../domain/vocabulary.js';
-import { GatewayError, invalidRequest } from '../errors.js';
-import type { Metrics, RunResult } from '../ops/metrics.js';
+import type { AgentRef } from '../../domain/vocabulary.js';
+import { GatewayError, invalidRequest } from '../../errors.js';
 import { needsModel, type HttpMemory, type Suite } from './format.js';
 import { parseHttpSuite } from './schema.js';
-import type { RunReport } from './report.js';
 
 /**
  * A suite sent to be run (the runs route's body, the run_suite tool's suite), checked: every
@@ -37,16 +35,4 @@ export function suiteToRun(
     throw invalidRequest([{ field: 'agent', rule: 'agent is required: name the agent in the suite or in the call' }]);
   }
   return { suite, agent: suite.agent };
-}
-
-/** Every run that started counts once, whichever front ran it: passed, failed, cancelled, or error. */
-export async function countRun(metrics: Metrics, signal: AbortSignal, run: () => Promise<RunReport>): Promise<RunReport> {
-  let result: RunResult = 'error';
-  try {
-    const report = await run();
-    result = signal.aborted ? 'cancelled' : report.passed ? 'passed' : 'failed';
-    return report;
-  } finally {
-    metrics.suiteRuns.inc({ result });
-  }
 }

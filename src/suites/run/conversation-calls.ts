@@ -1,7 +1,7 @@
-import type { StartCall } from '../conversations/service.js';
-import type { TurnResultView } from '../conversations/views.js';
-import type { ConnectInput } from '../domain/vocabulary.js';
-import { isGatewayError } from '../errors.js';
+import { callContext, type StartCall } from '../../conversations/calls.js';
+import type { TurnResultView } from '../../conversations/views.js';
+import type { ConnectInput } from '../../domain/vocabulary.js';
+import { isGatewayError } from '../../errors.js';
 import type { RunContext } from './context.js';
 
 // The runner's one link to the conversation layer: a suite conversation's turns go through the
@@ -14,10 +14,8 @@ const isFull = (err: unknown): boolean =>
   isGatewayError(err) && (err.code === 'caller_conversation_limit' || err.code === 'pod_conversation_limit');
 
 /** The call as the service takes it: the run's caller, agent and signal. */
-const callOf = (ctx: RunContext, connect: ConnectInput, line: string): StartCall => ({
-  caller: ctx.caller,
-  authorization: `Bearer ${ctx.caller.token}`,
-  agent: ctx.agent,
+const callOf = (ctx: RunContext, connect: ConnectInput, line: string): StartCall & { sessionId: string } => ({
+  ...callContext(ctx.caller, ctx.agent),
   access: ctx.access,
   connect,
   line,

@@ -1,8 +1,8 @@
 import { runAttempt } from './attempt.js';
-import { sleep } from './cancel.js';
+import { sleep } from './cancellation.js';
 import type { RunContext } from './context.js';
 import { restoreFixture, saveSnapshot, usesFixture } from './fixture.js';
-import type { HttpMemory, Suite } from './format.js';
+import type { HttpMemory, Suite } from '../spec/format.js';
 import { PROMPT_VERSION } from './prompts.js';
 import {
   addUsage,
@@ -12,7 +12,7 @@ import {
   type AttemptReport,
   type ConversationReport,
   type RunReport,
-} from './report.js';
+} from '../report/run-report.js';
 import { prepareRun, type RunState } from './run-state.js';
 
 const RUN_NOTES = {

@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { ConversationService } from '../conversations/service.js';
-import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
-import type { EngineAdapter } from '../engine/adapter.js';
-import type { ModelClient } from '../model/client.js';
-import type { Config } from '../ops/config.js';
-import type { TurnEvent } from './report.js';
+import type { ConversationService } from '../../conversations/service.js';
+import type { AgentAccess, AgentRef, Caller } from '../../domain/vocabulary.js';
+import type { EngineAdapter } from '../../engine/adapter.js';
+import type { ModelClient } from '../../model/client.js';
+import type { Config } from '../../ops/config.js';
+import type { TurnEvent } from '../report/run-report.js';
 
 /**
  * What a run needs: the conversation service its turns go through (like every front's), the

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { connectFields, lineSchema, withinChars } from '../schemas/connect.js';
-import { agentSchema } from '../schemas/requests.js';
+import { connectFields, lineSchema, withinChars } from '../../schemas/connect.js';
+import { agentSchema } from '../../schemas/requests.js';
 import { ALWAYS, criterionId, crossCheck, DEFAULT_MAX_TURNS, defaultName } from './cross-check.js';
 import {
   MAX_CONVERSATIONS,

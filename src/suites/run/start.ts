@@ -1,0 +1,125 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { AgentAccess, AgentRef, Caller } from '../../domain/vocabulary.js';
+import { shuttingDown } from '../../errors.js';
+import type { RunKind, RunResult } from '../../ops/metrics.js';
+import type { ComparisonReport, Side } from '../report/comparison.js';
+import type { RunReport, TurnEvent } from '../report/run-report.js';
+import type { HttpMemory, Suite } from '../spec/format.js';
+import { suiteToRun } from '../spec/request.js';
+import { compareSuite } from './comparison-runner.js';
+import { runContext } from './context.js';
+import { runSuite } from './runner.js';
+
+/**
+ * The one start of a run and of a comparison, whichever front asks (the REST routes, the MCP
+ * tools): the suite checked (every problem a 400, nothing sent), the pod not draining, the caller
+ * authorized on every agent involved, then the run, counted in `suite_runs_total` by kind and result.
+ */
+
+/** A front's call, before anything was checked. `authenticate` is asked only once the suite is valid. */
+interface Ask {
+  body: unknown;
+  authenticate: () => Promise<Caller>;
+}
+
+/** A run or comparison the gateway admitted: valid, authorized, on a pod that takes work. */
+export interface Admitted {
+  suite: Suite<HttpMemory>;
+  caller: Caller;
+  agent: AgentRef;
+  access: AgentAccess;
+  /** A comparison's baseline: the revision the candidate (`agent`) is compared with. */
+  baseline?: { agent: AgentRef; access: AgentAccess };
+}
+
+/** Who receives the run's progress, and when it is cancelled. */
+export interface Running {
+  signal: AbortSignal;
+  log: FastifyBaseLogger;
+  /** Each turn as soon as it has been evaluated; `side` in a comparison. */
+  onTurn: ((event: TurnEvent & { side?: Side }) => void) | undefined;
+}
+
+function refuseWhileDraining(app: FastifyInstance, what: 'run' | 'comparison'): void {
+  if (app.conversations.stats.draining) throw shuttingDown(`retry the ${what} on another pod`);
+}
+
+/** A run of `body` against `agent` (or the suite's own agent when the call names none). */
+export async function admitRun(app: FastifyInstance, ask: Ask & { agent: AgentRef | undefined }): Promise<Admitted> {
+  const { suite, agent } = suiteToRun(ask.body, ask.agent, app.model !== undefined);
+  refuseWhileDraining(app, 'run');
+  const caller = await ask.authenticate();
+  return { suite, caller, agent, access: await app.authorizer.authorize(caller, agent) };
+}
+
+/** A comparison of `candidate` with `baseline`: Viewer (and a runnable revision) on both agents' projects. */
+export async function admitComparison(
+  app: FastifyInstance,
+  ask: Ask & { candidate: AgentRef; baseline: AgentRef },
+): Promise<Admitted & { baseline: NonNullable<Admitted['baseline']> }> {
+  const { suite } = suiteToRun(ask.body, ask.candidate, app.model !== undefined);
+  refuseWhileDraining(app, 'comparison');
+  const caller = await ask.authenticate();
+  const access = await app.authorizer.authorize(caller, ask.candidate);
+  const baseline = { agent: ask.baseline, access: await app.authorizer.authorize(caller, ask.baseline) };
+  return { suite, caller, agent: ask.candidate, access, baseline };
+}
+
+/** Every run or comparison that started counts once: passed, failed (a comparison: something regressed), cancelled, or error. */
+async function counted<T>(
+  app: FastifyInstance,
+  kind: RunKind,
+  signal: AbortSignal,
+  passed: (report: T) => boolean,
+  run: () => Promise<T>,
+): Promise<T> {
+  let result: RunResult = 'error';
+  try {
+    const report = await run();
+    result = signal.aborted ? 'cancelled' : passed(report) ? 'passed' : 'failed';
+    return report;
+  } finally {
+    app.metrics.suiteRuns.inc({ kind, result });
+  }
+}
+
+const sideContext = (app: FastifyInstance, admitted: Admitted, running: Running, agent: AgentRef, access: AgentAccess, side?: Side) => {
+  const { onTurn } = running;
+  return runContext(app, {
+    caller: admitted.caller,
+    agent,
+    access,
+    signal: running.signal,
+    log: running.log,
+    onTurn: onTurn && (side === undefined ? onTurn : (event: TurnEvent) => onTurn({ ...event, side })),
+  });
+};
+
+export const startRun = (app: FastifyInstance, admitted: Admitted, running: Running): Promise<RunReport> =>
+  counted(
+    app,
+    'run',
+    running.signal,
+    (report: RunReport) => report.passed,
+    () => runSuite(sideContext(app, admitted, running, admitted.agent, admitted.access), admitted.suite),
+  );
+
+export const startComparison = (
+  app: FastifyInstance,
+  admitted: Admitted & { baseline: NonNullable<Admitted['baseline']> },
+  running: Running,
+): Promise<ComparisonReport> =>
+  counted(
+    app,
+    'comparison',
+    running.signal,
+    (report: ComparisonReport) => !report.regressed,
+    () =>
+      compareSuite(
+        {
+          baseline: sideContext(app, admitted, running, admitted.baseline.agent, admitted.baseline.access, 'baseline'),
+          candidate: sideContext(app, admitted, running, admitted.agent, admitted.access, 'candidate'),
+        },
+        admitted.suite,
+      ),
+  );
