@@ -39,7 +39,7 @@ t.test('a scripted run shows up in every metric', async (t) => {
   await s.open(); // evicts a, the least recently used idle one
   await s.call('POST', turnPath(a.sessionId), { body: { line: 'back' } }); // reconnect, evicts again
   await s.call('POST', '/v1/agents/nobody/conversations');
-  await eventually(() => s.app.conversations.stats.busy === 0);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 0);
 
   const text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}turn_duration_seconds_count`, { outcome: 'timeout' }), 1, 'one timeout turn');
@@ -137,7 +137,7 @@ t.test('every answer is counted by route template and status, every refusal once
     call('POST', start, { body: { line: 'sim:hang' } }),
     call('POST', start, { body: { line: 'sim:hang' }, token: 'bob-token' }),
   ];
-  await eventually(() => s.app.conversations.stats.busy === 2);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 2);
   t.equal((await call('POST', start)).status, 429, 'caller limit');
   t.equal((await call('POST', start, { token: 'tenant-token' })).status, 503, 'pod limit');
   t.same(
@@ -145,7 +145,7 @@ t.test('every answer is counted by route template and status, every refusal once
     [201, 201],
     'timed-out starts still answer 201',
   );
-  void s.app.conversations.drain(0);
+  void s.app.conversationRegistry.drain(0);
   t.equal((await call('POST', start)).status, 503, 'shutting down');
 
   const text = (await s.call('GET', '/metrics')).text;
@@ -231,7 +231,7 @@ t.test('configuration, version and draining are exported', async (t) => {
   t.equal(value(text, `${p}draining`), 0);
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   t.equal(value(text, `${p}build_info`, { version, revision: 'abc123', node: process.version }), 1);
-  void s.app.conversations.drain(0);
+  void s.app.conversationRegistry.drain(0);
   t.equal(value((await s.call('GET', '/metrics')).text, `${p}draining`), 1);
 });
 
@@ -301,7 +301,7 @@ t.test('health and readiness', async (t) => {
   const ready = await s.call('GET', '/readyz', { token: null });
   t.equal(ready.status, 200);
   t.equal(ready.body.ready, true);
-  void s.app.conversations.drain(200);
+  void s.app.conversationRegistry.drain(200);
   const draining = await s.call('GET', '/readyz', { token: null });
   t.equal(draining.status, 503);
   t.equal(draining.body.ready, false);

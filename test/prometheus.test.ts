@@ -131,13 +131,13 @@ async function workload(s: Stack): Promise<{ statuses: Map<number, number>; refu
     call('POST', start, { body: { line: 'sim:hang' } }),
     call('POST', start, { body: { line: 'sim:hang' }, token: 'bob-token' }),
   ];
-  await eventually(() => s.app.conversations.stats.busy === 2);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 2);
   await call('POST', start); // 429 caller_limit
   await call('POST', start, { token: 'tenant-token' }); // 503 pod_limit
   await Promise.all(hanging); // both cut off at the budget: 201 with a timeout turn
   s.engine.world.engineIdentities[0]!.password = 'rotated';
   await call('POST', '/v1/agents/secure/conversations'); // 502 identity_unrecognised
-  void s.app.conversations.drain(0);
+  void s.app.conversationRegistry.drain(0);
   await call('POST', start); // 503 shutting_down
   const refusals = {
     unauthenticated: 1,

@@ -11,7 +11,7 @@ import type { TurnEvent } from '../report/run-report.js';
  * engine adapter for memory fixtures, who runs it against which revision, and where progress goes.
  */
 export interface RunContext {
-  conversations: ConversationService;
+  conversationService: ConversationService;
   engine: EngineAdapter;
   config: Config;
   /** The model simulated users and judges call; undefined when none is configured. */
@@ -39,7 +39,7 @@ export interface RunFront {
 /** The run context, built the same way for every front. */
 export function runContext(app: FastifyInstance, front: RunFront): RunContext {
   return {
-    conversations: app.conversationService,
+    conversationService: app.conversationService,
     engine: app.engine,
     config: app.config,
     model: app.model,

@@ -52,7 +52,7 @@ export async function restoreFixture(
 }
 
 /** The snapshot after the run, when the suite asked for one; a failure is reported, not thrown. */
-export async function saveSnapshot(ctx: RunContext, memory: HttpMemory, report: MemoryReport, runId: string): Promise<void> {
+export async function takeSnapshotAfterRun(ctx: RunContext, memory: HttpMemory, report: MemoryReport, runId: string): Promise<void> {
   try {
     report.snapshot = await snapshotMemory(ctx.engine, memory.deviceRef);
     if (memory.waitMs < 30_000) report.notes.push(FIXTURE_NOTES.aggregation);

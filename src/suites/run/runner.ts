@@ -1,7 +1,7 @@
 import { runAttempt } from './attempt.js';
 import { sleep } from './cancellation.js';
 import type { RunContext } from './context.js';
-import { restoreFixture, saveSnapshot, usesFixture } from './fixture.js';
+import { restoreFixture, takeSnapshotAfterRun, usesFixture } from './fixture.js';
 import type { HttpMemory, Suite } from '../spec/format.js';
 import { PROMPT_VERSION } from './prompts.js';
 import {
@@ -51,8 +51,8 @@ function unitsOf(state: RunState): Unit[] {
  * (the caller's turns running elsewhere take their places); answers the peak of tasks at once.
  */
 export async function runUnits(ctx: RunContext, state: RunState, units: Array<Array<() => Promise<void>>>): Promise<number> {
-  const { conversations, caller, config } = ctx;
-  const busyElsewhere = conversations.busyHere(caller.id);
+  const { conversationService, caller, config } = ctx;
+  const busyElsewhere = conversationService.busyHere(caller.id);
   const room = Math.max(1, config.maxConversationsPerCaller - busyElsewhere);
   if (room < config.maxConversationsPerCaller && units.length > room) {
     state.notes.push(
@@ -93,7 +93,7 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
   const { memory } = state.suite;
   if (memory?.save !== true || state.memory === null) return;
   await sleep(memory.waitMs, ctx.signal);
-  await saveSnapshot(ctx, memory, state.memory, state.runId);
+  await takeSnapshotAfterRun(ctx, memory, state.memory, state.runId);
 }
 
 /**

@@ -41,7 +41,7 @@ export interface Running {
 }
 
 function refuseWhileDraining(app: FastifyInstance, what: 'run' | 'comparison'): void {
-  if (app.conversations.stats.draining) throw shuttingDown(`retry the ${what} on another pod`);
+  if (app.conversationRegistry.stats.draining) throw shuttingDown(`retry the ${what} on another pod`);
 }
 
 /** A run of `body` against `agent` (or the suite's own agent when the call names none). */

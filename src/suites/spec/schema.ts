@@ -15,7 +15,7 @@ import {
   type SuiteForm,
 } from './format.js';
 import { compilePattern } from './patterns.js';
-import { fallbackRule, notAnObject, problemsOf, type Problem } from './problems.js';
+import { fallbackRule, notAnObject, problemsOf, type SuiteProblem } from './problems.js';
 
 // The suite's schema, one for both forms (format.ts); every rule phrased to follow its field's path.
 
@@ -296,7 +296,7 @@ const fileSuiteSchema = suiteShape('file')
     })),
   );
 
-export type ParseResult<T> = { ok: true; suite: T } | { ok: false; problems: Problem[] };
+export type ParseResult<T> = { ok: true; suite: T } | { ok: false; problems: SuiteProblem[] };
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown): ParseResult<T> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problems: [notAnObject] };
