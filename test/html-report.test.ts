@@ -14,7 +14,8 @@ import type { ComparisonReport } from '../src/suites/comparison.js';
 import { escapeHtml, html, join, raw } from '../src/suites/html-kit.js';
 import { STYLE } from '../src/suites/html-style.js';
 import { comparisonReportHtml, runReportHtml } from '../src/suites/html.js';
-import type { RunReport } from '../src/suites/report.js';
+import type { ExpectationKind, RunReport } from '../src/suites/report.js';
+import { describeExpectation } from '../src/suites/transcript.js';
 import { startStack, type Stack } from './support/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -208,6 +209,17 @@ t.test('the kit escapes every interpolation unless it is markup', async (t) => {
   );
   t.equal(join(['a', '', null, '<c>'], html` · `).markup, 'a · &lt;c&gt;');
   t.equal(String(html`x`), 'x');
+});
+
+t.test('"Differs" has one quoting style: words quoted, tool names not, at the turn and the conversation level', async (t) => {
+  const described = (kind: ExpectationKind, expected: unknown) =>
+    describeExpectation({ kind, expected, passed: true, evidence: '', actual: null });
+  t.equal(described('tool', 'lookup_order'), 'tool lookup_order');
+  t.equal(described('tools', 'lookup_order'), 'tools lookup_order');
+  t.equal(described('tools', ['lookup_order', 'start_refund']), 'tools lookup_order, start_refund');
+  t.equal(described('not_tools', ['refund']), 'not_tools refund');
+  t.equal(described('text_contains', 'order'), 'text_contains "order"');
+  t.equal(described('text_contains', ['order', 'size']), 'text_contains "order", "size"');
 });
 
 t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
