@@ -77,7 +77,9 @@ process.stdout.write(banner(`http://${host}:${port}`, config.debugPage));
 
 function banner(gw: string, debugPage: boolean): string {
   const aggregationS = AGGREGATION_MS / 1000;
-  const engineNote = `its agents speak in sentences ${SPEECH_PACE_MS} ms apart, a one-sentence reply at once; memory aggregated ${aggregationS} s after a close`;
+  const engineNote =
+    `its agents speak in sentences ${SPEECH_PACE_MS} ms apart, a one-sentence reply at once; ` +
+    `memory aggregated ${aggregationS} s after a close`;
   const inspector = `npx mcp-inspector --cli ${gw}/mcp --header 'Authorization: Bearer demo-token'`;
   const indented = walkThrough(gw, aggregationS, debugPage)
     .split('\n')
