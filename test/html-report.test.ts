@@ -18,9 +18,10 @@ import type { ExpectationKind, RunReport } from '../src/suites/report.js';
 import { describeExpectation } from '../src/suites/transcript.js';
 import { cli, readJunit } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
+import { needs, toolPath } from './support/tools.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh`;
+const CHROMIUM = toolPath('chromium') ?? '/usr/bin/chromium';
+const NO_CHROMIUM = needs('chromium').skip;
 /** The committed screenshots in docs/ are refreshed only on purpose (UPDATE_DOCS_SCREENSHOT=true); else into test/output/ (ignored). */
 const REFRESH_DOCS = process.env.UPDATE_DOCS_SCREENSHOT === 'true';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
