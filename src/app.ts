@@ -25,7 +25,7 @@ declare module 'fastify' {
     engine: EngineAdapter;
     platform: PlatformClient;
     authorizer: Authorizer;
-    conversations: ConversationRegistry;
+    conversationRegistry: ConversationRegistry;
     /** Conversation calls for every front: here, or on the sibling pod holding the conversation. */
     conversationService: ConversationService;
     /** The model client of simulated users and judges; undefined without MODEL_BASE_URL. */
@@ -85,7 +85,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.decorate('engine', engine);
   app.decorate('platform', platform);
   app.decorate('authorizer', createAuthorizer(config, platform, metrics));
-  app.decorate('conversations', new ConversationRegistry({ config, engine, metrics, log: app.log }));
+  app.decorate('conversationRegistry', new ConversationRegistry({ config, engine, metrics, log: app.log }));
   const model = config.model === undefined ? undefined : createModelClient(config.model, metrics);
   app.decorate('model', model);
 
@@ -98,7 +98,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   // Closing the app closes every engine socket; service.ts drains with a grace period first.
   app.addHook('preClose', async () => {
-    await app.conversations.drain(0);
+    await app.conversationRegistry.drain(0);
   });
   app.addHook('onClose', async () => {
     await Promise.all([engine.close(), platform.close(), model?.close()]);
@@ -107,7 +107,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   installErrorHandling(app);
   observeRequests(app);
   const forwarder = await installPeers(app);
-  app.decorate('conversationService', new ConversationService({ registry: app.conversations, ...(forwarder ? { forwarder } : {}) }));
+  app.decorate('conversationService', new ConversationService({ registry: app.conversationRegistry, ...(forwarder ? { forwarder } : {}) }));
   await app.register(opsRoutes);
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);

@@ -67,7 +67,7 @@ try {
   throw err;
 }
 closeWithGrace({ delay: config.shutdownGraceMs + 5_000 }, async () => {
-  await app.conversations.drain(config.shutdownGraceMs);
+  await app.conversationRegistry.drain(config.shutdownGraceMs);
   await app.close();
   await closeSimulators();
 });

@@ -146,7 +146,7 @@ t.test('engine sign-in for closed projects', async (t) => {
   t.equal(notEnabled.status, 502);
   t.equal(notEnabled.body.error, 'identity_not_enabled');
   t.match(notEnabled.body.message, /not enabled for the project/);
-  t.equal(s.app.conversations.stats.open, 3, 'the refused session holds no place');
+  t.equal(s.app.conversationRegistry.stats.open, 3, 'the refused session holds no place');
 });
 
 t.test('identity problems say why', async (t) => {

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import type { ComparisonReport } from '../src/suites/comparison.js';
+import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { cli, readJunit } from './support/cli.js';
 import type { Json } from './support/http.js';
 import { startStack } from './support/stack.js';

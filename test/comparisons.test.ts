@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { ComparisonReport } from '../src/suites/comparison.js';
+import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { startStack } from './support/stack.js';
 
 /**

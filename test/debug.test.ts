@@ -364,7 +364,7 @@ t.test('the live page in headless Chromium', NO_CHROMIUM, async (t) => {
     hangUp.abort();
     await running;
   });
-  await eventually(() => s.app.conversations.stats.busy === 1);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 1);
   await s.open('coach', {}, 'bob-token'); // bob's third: his idle one makes room
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 640 }, colorScheme: 'light', locale: 'en-GB' });

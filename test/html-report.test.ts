@@ -10,12 +10,11 @@ import { dirname, join as joinPath, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import t, { type Test } from 'tap';
-import type { ComparisonReport } from '../src/suites/comparison.js';
-import { escapeHtml, html, join, raw } from '../src/suites/html-kit.js';
-import { STYLE } from '../src/suites/html-style.js';
-import { comparisonReportHtml, runReportHtml } from '../src/suites/html.js';
-import type { ExpectationKind, RunReport } from '../src/suites/report.js';
-import { describeExpectation } from '../src/suites/transcript.js';
+import type { ComparisonReport } from '../src/suites/report/comparison.js';
+import { escapeHtml, html, join, raw } from '../src/suites/report/html/kit.js';
+import { comparisonReportHtml, runReportHtml } from '../src/suites/report/html/render.js';
+import type { ExpectationKind, RunReport } from '../src/suites/report/run-report.js';
+import { describeExpectation } from '../src/suites/report/wording.js';
 import { cli, readJunit } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
 import { needs, toolPath } from './support/tools.js';
@@ -130,7 +129,11 @@ function checkMarkup(t: Test, page: string) {
     const before = page.slice(0, m.index);
     t.ok(before.lastIndexOf('>') > before.lastIndexOf('<'), `a URL only inside escaped text (at ${m.index})`);
   }
-  t.notMatch(STYLE, /url\(|@import|@font-face/i, 'the style sheet loads nothing');
+  t.notMatch(
+    readFileSync(new URL('../public/report/report.css', import.meta.url), 'utf8'),
+    /url\(|@import|@font-face/i,
+    'the style sheet loads nothing',
+  );
 }
 
 const LAUNCH = {

@@ -33,6 +33,16 @@ const RULES: Array<{ modules: string[]; mustNotImport: string[]; why: string }> 
     why: 'suites run through the conversation service; the fronts sit above them',
   },
   {
+    modules: ['suites/spec/'],
+    mustNotImport: ['suites/run/', 'suites/report/'],
+    why: 'a suite is read and checked before anything runs it or reports on it',
+  },
+  {
+    modules: ['suites/report/'],
+    mustNotImport: ['suites/run/'],
+    why: 'a report reads what a run produced; it never runs anything',
+  },
+  {
     modules: ['cli/'],
     mustNotImport: ['routes/', 'mcp/', 'peers/', 'conversations/', 'engine/', 'platform/', 'model/'],
     why: 'the command talks to a gateway over HTTP, never to its insides',
@@ -87,13 +97,45 @@ function violations(modules: Array<{ file: string; text: string }>): string[] {
   return found;
 }
 
+const sources = (): Array<{ file: string; text: string }> =>
+  sourceFiles(SRC).map((path) => ({ file: relative(SRC, path).split('\\').join('/'), text: readFileSync(path, 'utf8') }));
+
+/** Every circle of imports (type-only ones too), each once, as `a.ts → b.ts → a.ts`. */
+function circles(modules: Array<{ file: string; text: string }>): string[] {
+  const edges = new Map(modules.map(({ file, text }) => [file, importsOf(file, text)]));
+  const found = new Set<string>();
+  const visit = (file: string, path: string[]): void => {
+    const at = path.indexOf(file);
+    if (at >= 0) {
+      const circle = path.slice(at);
+      const start = circle.indexOf([...circle].sort()[0]!);
+      const turned = [...circle.slice(start), ...circle.slice(0, start)];
+      found.add([...turned, turned[0]].join(' → '));
+      return;
+    }
+    for (const next of edges.get(file) ?? []) visit(next, [...path, file]);
+  };
+  for (const file of edges.keys()) visit(file, []);
+  return [...found];
+}
+
 t.test('every module imports only the layers below it', async (t) => {
-  const modules = sourceFiles(SRC).map((path) => ({
-    file: relative(SRC, path).split('\\').join('/'),
-    text: readFileSync(path, 'utf8'),
-  }));
+  const modules = sources();
   t.ok(modules.length > 50, 'the sources were found');
   t.same(violations(modules), [], 'no import breaks a rule');
+});
+
+t.test('no circle of imports', async (t) => {
+  t.same(circles(sources()), [], 'no module reaches itself through its imports');
+  t.same(
+    circles([
+      { file: 'a.ts', text: "import { b } from './b.js';" },
+      { file: 'b.ts', text: "import type { C } from './c.js';" },
+      { file: 'c.ts', text: "export { a } from './a.js';" },
+    ]),
+    ['a.ts → b.ts → c.ts → a.ts'],
+    'a probe circle is found, type-only imports included',
+  );
 });
 
 t.test('the check names the file and the import that break a rule', async (t) => {
@@ -103,10 +145,14 @@ t.test('the check names the file and the import that break a rule', async (t) =>
     { file: 'engine/socket-url.ts', text: "export type { ConnectSettings } from '../schemas/connect.js';" },
     { file: 'engine/socket.ts', text: "const lazy = await import('../suites/runner.js');" },
     { file: 'routes/conversations.ts', text: "import { x } from '../peers/client.js';\nimport 'node:fs';" },
+    { file: 'suites/spec/schema.ts', text: "import type { RunState } from '../run/run-state.js';" },
+    { file: 'suites/report/text.ts', text: "import { runSuite } from '../run/runner.js';\nimport { x } from '../spec/format.js';" },
   ]);
-  t.equal(found.length, 4, 'four broken rules');
+  t.equal(found.length, 6, 'six broken rules');
   t.match(found[0], /^src\/conversations\/service\.ts imports src\/peers\/client\.ts: .* must not import peers\//);
   t.match(found[1], /^src\/mcp\/plugin\.ts imports src\/routes\/access\.ts/);
   t.match(found[2], /^src\/engine\/socket-url\.ts imports src\/schemas\/connect\.ts/);
   t.match(found[3], /^src\/engine\/socket\.ts imports src\/suites\/runner\.ts/);
+  t.match(found[4], /^src\/suites\/spec\/schema\.ts imports src\/suites\/run\/run-state\.ts: .* must not import suites\/run\//);
+  t.match(found[5], /^src\/suites\/report\/text\.ts imports src\/suites\/run\/runner\.ts: .* must not import suites\/run\//);
 });

@@ -39,7 +39,7 @@ t.test('a scripted run shows up in every metric', async (t) => {
   await s.open(); // evicts a, the least recently used idle one
   await s.call('POST', turnPath(a.sessionId), { body: { line: 'back' } }); // reconnect, evicts again
   await s.call('POST', '/v1/agents/nobody/conversations');
-  await eventually(() => s.app.conversations.stats.busy === 0);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 0);
 
   const text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}turn_duration_seconds_count`, { outcome: 'timeout' }), 1, 'one timeout turn');
@@ -132,7 +132,7 @@ t.test('every answer is counted by route template and status, every refusal once
     call('POST', start, { body: { line: 'sim:hang' } }),
     call('POST', start, { body: { line: 'sim:hang' }, token: 'bob-token' }),
   ];
-  await eventually(() => s.app.conversations.stats.busy === 2);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 2);
   t.equal((await call('POST', start)).status, 429, 'caller limit');
   t.equal((await call('POST', start, { token: 'tenant-token' })).status, 503, 'pod limit');
   t.same(
@@ -140,7 +140,7 @@ t.test('every answer is counted by route template and status, every refusal once
     [201, 201],
     'timed-out starts still answer 201',
   );
-  void s.app.conversations.drain(0);
+  void s.app.conversationRegistry.drain(0);
   t.equal((await call('POST', start)).status, 503, 'shutting down');
 
   const text = (await s.call('GET', '/metrics')).text;
@@ -226,7 +226,7 @@ t.test('configuration, version and draining are exported', async (t) => {
   t.equal(value(text, `${p}draining`), 0);
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
   t.equal(value(text, `${p}build_info`, { version, revision: 'abc123', node: process.version }), 1);
-  void s.app.conversations.drain(0);
+  void s.app.conversationRegistry.drain(0);
   t.equal(value((await s.call('GET', '/metrics')).text, `${p}draining`), 1);
 });
 
@@ -241,13 +241,16 @@ t.test('memory calls and suite runs are counted by result', async (t) => {
   t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, false);
   s.engine.faults.handshake = undefined;
   t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, true);
+  const comparison = { baseline: 'coach', conversations: [{ turns: [{ line: 'hi' }] }] };
+  t.equal((await s.call('POST', '/v1/agents/coach/comparisons', { body: comparison })).body.regressed, false);
   const text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'snapshot', result: 'ok' }), 1);
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'restore', result: 'ok' }), 1);
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'restore', result: 'error' }), 0);
-  t.equal(value(text, `${p}suite_runs_total`, { result: 'passed' }), 1);
-  t.equal(value(text, `${p}suite_runs_total`, { result: 'failed' }), 1);
-  t.equal(value(text, `${p}suite_runs_total`, { result: 'cancelled' }), 0);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'run', result: 'passed' }), 1);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'run', result: 'failed' }), 1);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'run', result: 'cancelled' }), 0);
+  t.equal(value(text, `${p}suite_runs_total`, { kind: 'comparison', result: 'passed' }), 1, 'a comparison is counted like a run');
 });
 
 t.test('probes and scrapes are not logged at info', async (t) => {
@@ -283,7 +286,7 @@ t.test('docs/operations.md describes every metric the service exports', async (t
       .map((x) => x.name.replace(/_(bucket|sum|count)$/, ''))
       .filter((n) => n.startsWith(p)),
   );
-  t.equal(names.size, 27);
+  t.equal(names.size, 28);
   for (const name of names) t.match(docs, `\`${name}\``, name);
 });
 
@@ -293,7 +296,7 @@ t.test('health and readiness', async (t) => {
   const ready = await s.call('GET', '/readyz', { token: null });
   t.equal(ready.status, 200);
   t.equal(ready.body.ready, true);
-  void s.app.conversations.drain(200);
+  void s.app.conversationRegistry.drain(200);
   const draining = await s.call('GET', '/readyz', { token: null });
   t.equal(draining.status, 503);
   t.equal(draining.body.ready, false);
@@ -311,4 +314,40 @@ t.test('closing does not wait for a connection that never sent a request', async
   // Held, the close would wait for Node's 60 s headers timeout; a busy machine takes a while to close (scaled).
   const waited = new Promise((resolve) => setTimeout(() => resolve(`still waiting after ${scaled(3000)} ms`), scaled(3000)));
   t.equal(await Promise.race([closed, waited]), 'closed');
+});
+
+t.test("a run naming a monitor feeds the monitors' series, bounded by MAX_MONITOR_SERIES", async (t) => {
+  const s = await startStack(t, { env: { MAX_MONITOR_SERIES: '6' } });
+  const runs = '/v1/agents/coach/runs';
+  const conversation = (name: string, pattern: string) => ({ name, turns: [{ line: 'hello', expect: { text_matches: pattern } }] });
+  const suite = { conversations: [conversation('yes', 'You said'), conversation('no', 'Never said')], repeat: 2 };
+  const first = await s.call('POST', runs, { body: { ...suite, monitor: 'nightly' } });
+  t.equal(first.status, 200);
+  t.same(first.body.monitor, { name: 'nightly', recorded: 4, dropped: 0 }, 'the report says what it recorded');
+  let text = (await s.call('GET', '/metrics')).text;
+  const labels = (conversation: string, outcome: string) => ({ monitor: 'nightly', agent: 'coach', revision: '2', conversation, outcome });
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('yes', 'passed')), 2);
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'failed')), 2);
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'passed')), 0, 'every outcome exists from the run on, at 0');
+  t.ok(value(text, `${p}monitor_last_run_timestamp_seconds`, { monitor: 'nightly', agent: 'coach' })! > Date.now() / 1000 - 600);
+
+  // Six label sets are taken: a third conversation's would pass the bound.
+  const third = { conversations: [conversation('third', 'You said')], monitor: 'nightly' };
+  const bounded = await s.call('POST', runs, { body: third });
+  t.same(bounded.body.monitor, { name: 'nightly', recorded: 0, dropped: 1 });
+  t.match(bounded.body.notes.join(' '), /1 of this run's attempts were not recorded for monitor nightly: .*MAX_MONITOR_SERIES \(6\)/);
+  text = (await s.call('GET', '/metrics')).text;
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('third', 'passed')), undefined, 'no series past the bound');
+  t.equal(value(text, `${p}monitor_series_dropped_total`, {}), 1);
+
+  const plain = await s.call('POST', runs, { body: { conversations: [conversation('plain', 'You said')] } });
+  t.equal(plain.body.monitor, null, 'a run without a monitor records nothing');
+  text = (await s.call('GET', '/metrics')).text;
+  t.notMatch(text, /conversation="plain"/, 'a run without a monitor adds no per-conversation series');
+
+  const connections = s.engine.record.connections.length;
+  const bad = await s.call('POST', runs, { body: { ...suite, monitor: 'night ly' } });
+  t.equal(bad.status, 400);
+  t.match(bad.body.message, /monitor must be 1 to 64 letters, digits/);
+  t.equal(s.engine.record.connections.length, connections, 'the refused run reached no engine');
 });

@@ -193,7 +193,7 @@ t.test('a turn cut off at the budget streams its partial elements, then the resu
     s,
     turnPath(streamed.sessionId),
     { line: 'sim:hang' },
-    { onLine: () => (busyAtFirst ??= s.app.conversations.stats.busy) },
+    { onLine: () => (busyAtFirst ??= s.app.conversationRegistry.stats.busy) },
   );
   t.equal(hung.status, 200);
   t.equal(plainHung.status, 200);
@@ -259,13 +259,13 @@ t.test('a caller hanging up mid-stream cancels the turn like the JSON form', asy
     t.equal(conn.closeCode, 1000, 'the engine socket closed plainly (1000)');
     t.equal(conn.closedBy, 'client');
     t.notOk(conn.frames.includes('#exit'), 'never #exit');
-    await eventually(() => s.app.conversations.stats.busy === 0);
+    await eventually(() => s.app.conversationRegistry.stats.busy === 0);
     const got = await s.call('GET', conversationPath(sessionId));
     t.equal(got.body.connection, 'closed');
     t.equal(got.body.close_cause, 'cancelled');
     t.ok(got.body.notes.some((n: string) => /cancelled/.test(n)));
   }
-  t.equal(s.app.conversations.stats.open, 0);
+  t.equal(s.app.conversationRegistry.stats.open, 0);
 });
 
 t.test('errors before the first element are plain JSON errors', async (t) => {
@@ -301,7 +301,7 @@ t.test('errors before the first element are plain JSON errors', async (t) => {
   // A line while a turn is running: 409 before anything streams.
   const hangUp = new AbortController();
   const running = s.call('POST', turnPath(sessionId), { body: { line: 'sim:hang' }, signal: hangUp.signal }).catch(() => undefined);
-  await eventually(() => s.app.conversations.stats.busy === 1);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 1);
   const busy = await stream(s, turnPath(sessionId), { line: 'hi' });
   t.equal(busy.status, 409);
   t.equal(json(busy).error, 'turn_in_progress');
@@ -320,5 +320,5 @@ t.test('a failure after streaming began ends the stream with an error line', asy
   t.same(Object.keys(last).sort(), ['error', 'message']);
   t.equal(last.error, 'identity_not_enabled');
   t.match(last.message, /not enabled for the project/);
-  t.equal(s.app.conversations.stats.open, 0, 'nothing kept open');
+  t.equal(s.app.conversationRegistry.stats.open, 0, 'nothing kept open');
 });

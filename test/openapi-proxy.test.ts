@@ -243,7 +243,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
 
     // Scaled by TEST_TIME_SCALE: the calls below, through the proxy, must land while it runs.
     const slow = valid('post', turnPath(sessionId), TURN, { status: 200 }, { body: { line: `sim:delay:${scaled(1000)}` } });
-    await eventually(() => s.app.conversations.stats.busy > 0);
+    await eventually(() => s.app.conversationRegistry.stats.busy > 0);
     await valid('get', conversationPath(sessionId), CONV, { status: 200 });
     await valid('post', turnPath(sessionId), TURN, { status: 409, error: 'turn_in_progress' }, { body: { line: 'too soon' } });
     await slow;
@@ -491,7 +491,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
       // Scaled by TEST_TIME_SCALE: the refusals below, through the proxy, must land while both run.
       s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: `sim:delay:${scaled(1200)}` } }),
     );
-    await eventually(() => s.app.conversations.stats.busy >= 2);
+    await eventually(() => s.app.conversationRegistry.stats.busy >= 2);
     await valid(
       'post',
       '/v1/agents/coach/conversations',
@@ -553,7 +553,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('post', '/mcp', '/mcp', unavailable, { token, body: initialize, headers: { accept: mcpAccept } });
     s.platform.faults = {};
 
-    await s.app.conversations.drain(0);
+    await s.app.conversationRegistry.drain(0);
     await valid('get', '/readyz', '/readyz', { status: 503 }, { token: null });
     await valid('post', '/v1/agents/coach/conversations', START, { status: 503, error: 'shutting_down' });
     await valid('post', turnPath(closedOne), TURN, { status: 503, error: 'shutting_down' }, { token: 'bob-token', body: { line: 'Hi' } });

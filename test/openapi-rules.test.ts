@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { deviceRefSchema, lineSchema } from '../src/schemas/connect.js';
 import { agentSchema } from '../src/schemas/requests.js';
-import { parseHttpSuite } from '../src/suites/schema.js';
+import { parseHttpSuite } from '../src/suites/spec/schema.js';
 import { validatorAt } from './support/openapi.js';
 
 type Tap = Pick<typeof t, 'equal'>;

@@ -315,7 +315,7 @@ t.test('contract conformance on the real stack', async (t) => {
   await t.test('conversation views', async (t) => {
     // Scaled by TEST_TIME_SCALE: the calls below must land while it runs.
     const slow = s.call('POST', turnPath(sessionId), { body: { line: `sim:delay:${scaled(1000)}` } });
-    await eventually(() => s.app.conversations.stats.busy > 0);
+    await eventually(() => s.app.conversationRegistry.stats.busy > 0);
     const busyView = await s.call('GET', conversationPath(sessionId));
     conform(t, busyView, CONV, 'get', { status: 200 });
     t.match(busyView.body, { state: 'busy', busy: true, connection: 'open' });
@@ -572,7 +572,7 @@ t.test('contract conformance on the real stack', async (t) => {
 
   await t.test('draining', async (t) => {
     const { sessionId: id } = await s.open('coach');
-    await s.app.conversations.drain(0);
+    await s.app.conversationRegistry.drain(0);
     const ready = await s.call('GET', '/readyz', { token: null });
     conform(t, ready, '/readyz', 'get', { status: 503 });
     t.equal(ready.body.ready, false);
@@ -594,7 +594,7 @@ t.test('limits and identity configuration', async (t) => {
   await none.call('DELETE', conversationPath(bobs), { token: 'bob-token' });
   // Scaled by TEST_TIME_SCALE: the refusals below must land while it runs.
   const slow = none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: { line: `sim:delay:${scaled(1000)}` } });
-  await eventually(() => none.app.conversations.stats.busy > 0);
+  await eventually(() => none.app.conversationRegistry.stats.busy > 0);
   conform(t, await none.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token' }), START, 'post', {
     status: 429,
     error: 'caller_conversation_limit',

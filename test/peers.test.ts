@@ -137,7 +137,7 @@ t.test('three pods act as one', async (t) => {
 
   await t.test('a turn on another pod runs on the holder socket: planning kept', async (t) => {
     const id = await pods.open(0);
-    await eventually(() => pods.apps.slice(1).every((app) => app.conversations.ownership(id)?.owner.callerId === 'u-demo'));
+    await eventually(() => pods.apps.slice(1).every((app) => app.conversationRegistry.ownership(id)?.owner.callerId === 'u-demo'));
     for (const pod of [1, 2, 0, 1]) {
       const answer = await pods.call(pod, 'POST', turnPath(id), { body: { line: 'planning?' } });
       t.equal(answer.status, 200, `turn through pod ${pod}`);
@@ -186,7 +186,7 @@ t.test('three pods act as one', async (t) => {
 
   await t.test('another caller or agent is refused on every pod, and nothing reaches the engine', async (t) => {
     const id = await pods.open(1);
-    await eventually(() => pods.apps.every((app) => app.conversations.ownership(id) !== undefined));
+    await eventually(() => pods.apps.every((app) => app.conversationRegistry.ownership(id) !== undefined));
     const before = frames();
     for (const pod of [0, 1, 2]) {
       for (const [method, path, token, body] of [
@@ -215,7 +215,7 @@ t.test('three pods act as one', async (t) => {
     await eventually(() => conn.closeCode !== undefined);
     t.equal(conn.closeCode, 1000, 'a plain close');
     t.notOk(conn.frames.includes('#exit'));
-    t.equal(pods.apps[0]!.conversations.ownership(id)?.owner.callerId, 'u-demo');
+    t.equal(pods.apps[0]!.conversationRegistry.ownership(id)?.owner.callerId, 'u-demo');
     const view = await pods.call(2, 'GET', conversationPath(id));
     t.equal(view.body.close_cause, 'cancelled', 'the holder closed it as cancelled');
   });
@@ -236,7 +236,7 @@ t.test('three pods act as one', async (t) => {
 
   await t.test('the holder moved: a stale memory of it costs one more lookup, never a wrong answer', async (t) => {
     const id = await pods.open(1);
-    await eventually(() => pods.apps.every((app) => app.conversations.ownership(id) !== undefined));
+    await eventually(() => pods.apps.every((app) => app.conversationRegistry.ownership(id) !== undefined));
     const port = (pod: number) => new URL(pods.urls[pod]!).port;
     await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${port(1)}`);
     t.equal((await pods.call(1, 'DELETE', conversationPath(id))).status, 204, 'closed on pod 1');
@@ -246,7 +246,7 @@ t.test('three pods act as one', async (t) => {
     t.equal(reconnected.body.conversation.reconnected, true, 'reconnected on pod 2');
     await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${new URL(pods.urls[2]!).port}`);
     // Pod 1's notice of its own connect arrives late (notices are fire-and-forget): pod 0 now believes pod 1 holds it.
-    const owner = pods.apps[0]!.conversations.ownership(id)!.owner;
+    const owner = pods.apps[0]!.conversationRegistry.ownership(id)!.owner;
     const late = await request(`${pods.urls[0]}/internal/peer/notices`, {
       method: 'POST',
       headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
@@ -275,8 +275,8 @@ t.test('three pods act as one', async (t) => {
     t.equal(answer.body.conversation.reconnected, false, 'ran on the holder, pod 2');
     t.match(planning(answer), /^This socket has carried 1 of my turns/, "pod 2's socket kept its planning");
     t.equal(pods.engine.record.connections.length, connections, 'no socket opened');
-    t.equal(pods.apps[2]!.conversations.ownership(id)?.held, true, 'pod 2 still holds it');
-    t.equal(pods.apps[1]!.conversations.ownership(id)?.held, false, 'pod 1 did not reconnect it');
+    t.equal(pods.apps[2]!.conversationRegistry.ownership(id)?.held, true, 'pod 2 still holds it');
+    t.equal(pods.apps[1]!.conversationRegistry.ownership(id)?.held, false, 'pod 1 did not reconnect it');
     t.equal(pods.apps[0]!.peers!.rememberedHolder(id)?.address, `127.0.0.1:${new URL(pods.urls[2]!).port}`, 'pod 0 now remembers pod 2');
     const metrics = await (await request(`${pods.urls[0]}/metrics`)).body.text();
     t.match(metrics, /agent_test_gateway_peer_forwarded_calls_total\{outcome="moved"\} 1/);
@@ -285,7 +285,7 @@ t.test('three pods act as one', async (t) => {
   await t.test('a sibling that reconnected a conversation this pod holds: this pod closes its socket once idle', async (t) => {
     const id = await pods.open(0);
     const conn = pods.engine.record.connections.find((c) => c.sessionId === id)!;
-    const owner = pods.apps[0]!.conversations.ownership(id)!.owner;
+    const owner = pods.apps[0]!.conversationRegistry.ownership(id)!.owner;
     // Scaled by TEST_TIME_SCALE: the notice below must arrive while the turn still runs.
     const line = `sim:delay:${scaled(300)}`;
     const running = pods.call(0, 'POST', turnPath(id), { body: { line } });
@@ -316,21 +316,22 @@ t.test('three pods act as one', async (t) => {
     t.match(finished.body.notes.join(' '), /another gateway pod of the release reconnected/);
     await eventually(() => conn.closeCode !== undefined);
     t.equal(conn.closeCode, 1000, 'one socket per conversation: a plain close');
-    t.same(pods.apps[0]!.conversations.ownership(id), { held: false, closedHere: false, owner: { ...owner, turns: 2 } });
+    t.same(pods.apps[0]!.conversationRegistry.ownership(id), { held: false, closedHere: false, owner: { ...owner, turns: 2 } });
   });
 
   await t.test('a holder shutting down: a sibling takes the call, nothing answers 5xx', async (t) => {
     const busy = await pods.open(1);
     const idle = await pods.open(1);
-    await eventually(() => [busy, idle].every((id) => pods.apps[0]!.conversations.ownership(id) !== undefined));
+    await eventually(() => [busy, idle].every((id) => pods.apps[0]!.conversationRegistry.ownership(id) !== undefined));
     // Scaled by TEST_TIME_SCALE: the two calls below must reach pod 1 while its turn still runs.
     const line = `sim:delay:${scaled(600)}`;
     const running = pods.call(1, 'POST', turnPath(busy), { body: { line } });
     await eventually(
       () =>
-        pods.apps[1]!.conversations.ownership(busy)?.held === true && pods.engine.record.connections.some((c) => c.frames.includes(line)),
+        pods.apps[1]!.conversationRegistry.ownership(busy)?.held === true &&
+        pods.engine.record.connections.some((c) => c.frames.includes(line)),
     );
-    const drained = pods.apps[1]!.conversations.drain(scaled(5000));
+    const drained = pods.apps[1]!.conversationRegistry.drain(scaled(5000));
     const idleTurn = await pods.call(0, 'POST', turnPath(idle), { body: { line: 'Hi' } });
     t.equal(idleTurn.status, 200, 'an idle conversation of a draining pod reconnects on a sibling');
     t.equal(idleTurn.body.conversation.planning_lost, true);
@@ -345,7 +346,7 @@ t.test('three pods act as one', async (t) => {
 
   await t.test('a holder that goes away: the next turn reconnects elsewhere, the owner still holds', async (t) => {
     const id = await pods.open(2, 'tenant-token', { time_zone: 'Europe/Prague' });
-    await eventually(() => pods.apps.slice(0, 2).every((app) => app.conversations.ownership(id) !== undefined));
+    await eventually(() => pods.apps.slice(0, 2).every((app) => app.conversationRegistry.ownership(id) !== undefined));
     await pods.apps[2]!.close();
     t.equal((await pods.call(0, 'GET', conversationPath(id), { token: 'bob-token' })).status, 403);
     const known = await pods.call(0, 'GET', conversationPath(id), { token: 'tenant-token' });

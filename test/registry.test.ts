@@ -61,7 +61,7 @@ t.test('every close cause is a plain close, never #exit', async (t) => {
       t.equal(turn.body.turn.outcome, outcome, `${name}: outcome`);
       t.equal(turn.body.conversation.connection, 'closed', `${name}: closed`);
     }
-    await eventually(() => s.app.conversations.stats.open === 0, 2000);
+    await eventually(() => s.app.conversationRegistry.stats.open === 0, 2000);
     const view = await s.call('GET', conversationPath(sessionId));
     t.equal(view.body.connection, 'closed', `${name}: GET shows it closed`);
     t.equal(view.body.close_cause, cause, `${name}: cause`);
@@ -108,7 +108,7 @@ t.test('a caller hanging up mid-turn closes the engine socket', async (t) => {
   t.equal(connectionOf(s, sessionId)[0]!.closeCode, 1000);
   const view = await s.call('GET', conversationPath(sessionId));
   t.equal(view.body.close_cause, 'cancelled');
-  t.equal(s.app.conversations.stats.open, 0);
+  t.equal(s.app.conversationRegistry.stats.open, 0);
 });
 
 t.test("the per-caller limit evicts the caller's least recently used idle conversation", async (t) => {
@@ -130,7 +130,7 @@ t.test("the per-caller limit evicts the caller's least recently used idle conver
     s.call('POST', turnPath(a.sessionId), { body: { line: `sim:delay:${scaled(300)}` } }),
     s.call('POST', turnPath(c.sessionId), { body: { line: `sim:delay:${scaled(300)}` } }),
   ];
-  await eventually(() => s.app.conversations.stats.busy === 2);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 2);
   const refused = await s.call('POST', '/v1/agents/coach/conversations', { body: {} });
   t.equal(refused.status, 429);
   t.equal(refused.body.error, 'caller_conversation_limit');
@@ -151,7 +151,7 @@ t.test("the per-pod limit evicts the pod's least recently used idle conversation
     s.call('POST', turnPath(mine.sessionId), { body: { line: `sim:delay:${scaled(300)}` } }),
     s.call('POST', turnPath(tenant.sessionId), { token: 'tenant-token', body: { line: `sim:delay:${scaled(300)}` } }),
   ];
-  await eventually(() => s.app.conversations.stats.busy === 2);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 2);
   const refused = await s.call('POST', '/v1/agents/coach/conversations', { token: 'bob-token', body: {} });
   t.equal(refused.status, 503);
   t.equal(refused.body.error, 'pod_conversation_limit');
@@ -163,9 +163,9 @@ t.test('limits hold under racing requests', async (t) => {
   let peakCaller = 0;
   let peakPod = 0;
   const sample = setInterval(() => {
-    const mine = s.app.conversations.list('u-demo').filter((c) => c.state !== 'closed').length;
+    const mine = s.app.conversationRegistry.list('u-demo').filter((c) => c.state !== 'closed').length;
     peakCaller = Math.max(peakCaller, mine);
-    peakPod = Math.max(peakPod, s.app.conversations.stats.open, s.engine.openSockets());
+    peakPod = Math.max(peakPod, s.app.conversationRegistry.stats.open, s.engine.openSockets());
   }, 1);
   const tokens = ['demo-token', 'bob-token', 'tenant-token'];
   const answers = await Promise.all(
@@ -181,7 +181,7 @@ t.test('limits hold under racing requests', async (t) => {
   );
   t.ok(peakCaller <= 3, `never more than 3 open for one caller (${peakCaller})`);
   t.ok(peakPod <= 5, `never more than 5 open on the pod (${peakPod})`);
-  await eventually(() => s.engine.openSockets() === s.app.conversations.stats.open);
+  await eventually(() => s.engine.openSockets() === s.app.conversationRegistry.stats.open);
 });
 
 t.test('each turn gets its whole budget, and the idle time counts from the last turn', async (t) => {
@@ -199,7 +199,7 @@ t.test('each turn gets its whole budget, and the idle time counts from the last 
   const view = await s.call('GET', conversationPath(sessionId));
   t.equal(view.body.connection, 'open', 'idle gaps shorter than the idle time never closed it');
   t.equal(connectionOf(s, sessionId).length, 1, 'one socket all along');
-  await eventually(() => s.app.conversations.stats.open === 0, idleMs * 3);
+  await eventually(() => s.app.conversationRegistry.stats.open === 0, idleMs * 3);
   t.equal((await s.call('GET', conversationPath(sessionId))).body.close_cause, 'idle', 'then it idled out');
 });
 
@@ -253,7 +253,7 @@ t.test('a session this pod never held reconnects; an unknown one is 404', async 
   const unknown = await s.call('POST', turnPath(randomUUID()), { body: { line: 'hello' } });
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error, 'session_not_found');
-  t.equal(s.app.conversations.stats.open, 1, 'the failed reconnect holds no place');
+  t.equal(s.app.conversationRegistry.stats.open, 1, 'the failed reconnect holds no place');
 });
 
 t.test("GET /v1/conversations lists the caller's own, newest first", async (t) => {
@@ -292,13 +292,13 @@ t.test('no leaks: registry, gauge and real sockets agree after a mix of events',
       }),
     );
   }
-  await eventually(() => s.engine.openSockets() === s.app.conversations.stats.open, 3000);
+  await eventually(() => s.engine.openSockets() === s.app.conversationRegistry.stats.open, 3000);
   const metrics = (await s.call('GET', '/metrics')).text;
   const gauge = Number(/agent_test_gateway_open_conversations (\d+)/.exec(metrics)?.[1]);
-  t.equal(gauge, s.app.conversations.stats.open, 'the gauge matches the registry');
-  t.equal(s.engine.openSockets(), s.app.conversations.stats.open, 'the registry matches the real sockets');
-  t.equal(s.app.conversations.stats.busy, 0);
-  await s.app.conversations.drain(0);
+  t.equal(gauge, s.app.conversationRegistry.stats.open, 'the gauge matches the registry');
+  t.equal(s.engine.openSockets(), s.app.conversationRegistry.stats.open, 'the registry matches the real sockets');
+  t.equal(s.app.conversationRegistry.stats.busy, 0);
+  await s.app.conversationRegistry.drain(0);
   await eventually(() => s.engine.openSockets() === 0);
   t.ok(noExitEverSent(s));
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { RunReport } from '../src/suites/report.js';
+import type { RunReport } from '../src/suites/report/run-report.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 
 /**

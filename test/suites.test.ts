@@ -5,10 +5,10 @@
 
 import t from 'tap';
 import { request } from 'undici';
-import { parseFieldPath } from '../src/suites/problems.js';
-import { parseHttpSuite } from '../src/suites/schema.js';
-import type { RunReport } from '../src/suites/report.js';
-import { formatProblem, loadSuite } from '../src/suites/yaml.js';
+import { parseFieldPath } from '../src/suites/spec/problems.js';
+import { parseHttpSuite } from '../src/suites/spec/schema.js';
+import type { RunReport } from '../src/suites/report/run-report.js';
+import { formatProblem, loadSuite } from '../src/suites/spec/yaml.js';
 import { eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { scaled } from './support/time.js';
 
@@ -309,7 +309,7 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
     'never #exit',
   );
   t.same(
-    s.app.conversations.list('u-demo').filter((c) => c.state !== 'closed'),
+    s.app.conversationRegistry.list('u-demo').filter((c) => c.state !== 'closed'),
     [],
     'nothing left open',
   );
@@ -421,7 +421,7 @@ t.test('conversations run in parallel up to the caller limit, each closed with 1
   const atConnect: number[] = [];
   const connect = s.app.engine.connect.bind(s.app.engine);
   s.app.engine.connect = (req) => {
-    atConnect.push(s.app.conversations.stats.open);
+    atConnect.push(s.app.conversationRegistry.stats.open);
     return connect(req);
   };
   const conversations = Array.from({ length: 5 }, (_, i) => ({
@@ -537,7 +537,10 @@ t.test("the warm-up session counts in the caller's limit: a run never holds more
   const atConnect: Array<[number, number]> = [];
   const connect = s.app.engine.connect.bind(s.app.engine);
   s.app.engine.connect = (req) => {
-    atConnect.push([s.app.conversations.stats.open, s.app.conversations.list('u-demo').filter((c) => c.state === 'idle').length]);
+    atConnect.push([
+      s.app.conversationRegistry.stats.open,
+      s.app.conversationRegistry.list('u-demo').filter((c) => c.state === 'idle').length,
+    ]);
     return connect(req);
   };
   const answer = await s.call('POST', runPath(), {
@@ -560,7 +563,7 @@ t.test("the warm-up session counts in the caller's limit: a run never holds more
     ],
     'the warm-up and the conversation were each counted before their socket opened: 4 idle ones and itself, never 6 sockets',
   );
-  const evicted = s.app.conversations.list('u-demo').filter((c) => c.closeCause === 'evicted');
+  const evicted = s.app.conversationRegistry.list('u-demo').filter((c) => c.closeCause === 'evicted');
   t.equal(evicted.length, 1, 'the warm-up evicted an idle conversation; its plain close then made room for the conversation');
 });
 
@@ -568,7 +571,7 @@ t.test('a full limit: the run waits for the registry to free a place, then start
   const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '1' } });
   const busy = await s.open();
   const slowTurn = s.call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, { body: { line: `sim:delay:${scaled(300)}` } });
-  await eventually(() => s.app.conversations.stats.busy === 1);
+  await eventually(() => s.app.conversationRegistry.stats.busy === 1);
   const answer = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] } });
   t.equal((await slowTurn).status, 200);
   t.equal(answer.status, 200, 'answers 200', { body: answer.body });
@@ -633,7 +636,7 @@ t.test('authorization is as for conversations', async (t) => {
   t.equal(draft.body.error, 'no_published_revision');
   t.equal(s.engine.record.connections.length, 0);
   const preview = await s.call('POST', runPath('coach.3'), { body });
-  await s.app.conversations.drain(0);
+  await s.app.conversationRegistry.drain(0);
   const draining = await s.call('POST', runPath(), { body });
   t.equal(draining.status, 503);
   t.equal(draining.body.error, 'shutting_down');

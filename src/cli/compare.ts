@@ -1,7 +1,8 @@
-import type { ComparisonReport, Side } from '../suites/comparison.js';
-import { comparisonReportHtml } from '../suites/html.js';
-import type { TurnEvent } from '../suites/report.js';
-import { FAIL, PASS, renderComparison } from '../suites/transcript.js';
+import type { ComparisonReport, Side } from '../suites/report/comparison.js';
+import { comparisonReportHtml } from '../suites/report/html/render.js';
+import type { TurnEvent } from '../suites/report/run-report.js';
+import { renderComparison } from '../suites/report/text.js';
+import { FAIL, PASS } from '../suites/report/wording.js';
 import { defaultIo, type Io } from './io.js';
 import { postSuite } from './post.js';
 import {

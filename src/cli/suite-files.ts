@@ -1,8 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import type { AgentRef } from '../domain/vocabulary.js';
-import { parseFieldPath } from '../suites/problems.js';
-import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/yaml.js';
+import { parseFieldPath } from '../suites/spec/problems.js';
+import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/spec/yaml.js';
 import type { Io } from './io.js';
 import { expandSuitePatterns } from './patterns.js';
 import type { HttpFailure } from './post.js';
@@ -18,6 +18,8 @@ export interface PreparedSuite {
 /** What the command line sets over every suite's own fields. */
 export interface Overrides {
   repeat: number | undefined;
+  /** `--monitor`: sent as the run's `monitor` */
+  monitor: string | undefined;
   agent: AgentRef | undefined;
 }
 
@@ -36,6 +38,7 @@ async function prepare(
   if (!loaded.ok) return loaded;
   const body = structuredClone(loaded.data);
   if (overrides.repeat !== undefined) body.repeat = overrides.repeat;
+  if (overrides.monitor !== undefined) body.monitor = overrides.monitor;
   if (overrides.agent !== undefined) {
     body.agent = overrides.agent.key;
     loaded.suite.agent = overrides.agent;

@@ -1,5 +1,5 @@
 import type { Ownership } from './remembered.js';
-import type { CallContext, TurnCall } from './service.js';
+import type { CallContext, TurnCall } from './calls.js';
 import type { ConversationView, TurnResultView } from './views.js';
 
 /** Another pod of the release, as the service names it: the forwarder knows how to reach it. */

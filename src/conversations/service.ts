@@ -1,38 +1,8 @@
-import type { AgentAccess, AgentRef, Caller, ConnectInput } from '../domain/vocabulary.js';
-import type { Element } from '../engine/elements.js';
+import type { AgentAccess, Caller, ConnectInput } from '../domain/vocabulary.js';
+import type { CallContext, StartCall, TurnCall } from './calls.js';
 import { localOnly, type Forwarded, type Forwarder, type Sibling } from './forwarder.js';
 import type { ConversationRegistry } from './registry.js';
 import { conversationView, turnResultView, type ConversationView, type TurnResultView } from './views.js';
-
-/** Who calls, for which conversation: what a call needs to run here or on the pod holding it. */
-export interface CallContext {
-  caller: Caller;
-  /** The caller's Authorization header: a forwarded call carries it, and the holder authorizes it again. */
-  authorization: string;
-  /** The agent as called. */
-  agent: AgentRef;
-  sessionId: string;
-  /** A sibling forwarded this call: it runs here and is never forwarded again. */
-  forwarded?: boolean;
-}
-
-export interface TurnCall extends CallContext {
-  access: AgentAccess;
-  line: string;
-  /** The connect fields of the body: used when the conversation reconnects, checked otherwise. */
-  connect: ConnectInput;
-  /** Aborted when the caller hangs up: the turn is cancelled where it runs. */
-  signal?: AbortSignal;
-  /** Each element as it arrives, also from a forwarded turn. */
-  onElement?: (element: Element) => void;
-  /**
-   * With `onElement`: a forwarded turn's element lines as the holder encoded them
-   * (`{"element":…}`), passed on as they came instead of parsed for `onElement`.
-   */
-  relayElementLine?: (line: string) => void;
-}
-
-export type StartCall = Omit<TurnCall, 'sessionId' | 'forwarded'>;
 
 /**
  * The conversation calls of every front (the REST routes, the MCP tools, suite runs): run here

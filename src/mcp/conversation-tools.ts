@@ -3,10 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Conversation, ConversationList, TurnResult } from '../api/responses.js';
 import type { TurnResultView } from '../conversations/views.js';
-import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
 import { invalidRequest } from '../errors.js';
 import { INTRO } from '../schemas/connect.js';
+import { callContext } from '../conversations/calls.js';
 import { agentSchema, sessionIdSchema, startBody } from '../schemas/requests.js';
 import { callerOf, guarded, success, yesNo } from './results.js';
 import { registerTool } from './tools.js';
@@ -16,13 +16,6 @@ import { registerTool } from './tools.js';
  * through the same `conversationService` as REST, so a conversation held on a sibling pod runs on
  * its socket there, and ownership is decided as for any call.
  */
-const callContext = (caller: Caller, agent: AgentRef, sessionId = '') => ({
-  caller,
-  authorization: `Bearer ${caller.token}`,
-  agent,
-  sessionId,
-});
-
 const agentField = agentSchema.describe('The agent: its ref (e.g. coach, the Published revision) or ref.N for revision N (e.g. coach.3).');
 const sessionField = sessionIdSchema.describe('The session_id a previous test_agent answered: continues that conversation.');
 

@@ -2,16 +2,14 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { invalidRequest, shuttingDown } from '../errors.js';
+import { invalidRequest } from '../errors.js';
 import { agentSchema } from '../schemas/requests.js';
-import { compareSuite } from '../suites/compare.js';
-import type { Side } from '../suites/comparison.js';
-import type { RunReport, TurnEvent } from '../suites/report.js';
-import { countRun, suiteToRun } from '../suites/request.js';
-import { runContext } from '../suites/context.js';
-import { runSuite } from '../suites/runner.js';
-import { repeatRule } from '../suites/schema.js';
-import { criterionLine, renderComparison } from '../suites/transcript.js';
+import type { Side } from '../suites/report/comparison.js';
+import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
+import { monitorRule } from '../suites/spec/request.js';
+import { admitComparison, admitRun, startComparison, startRun } from '../suites/run/start.js';
+import { repeatRule } from '../suites/spec/schema.js';
+import { criterionLine, renderComparison } from '../suites/report/text.js';
 import { confirmRestore } from './memory-tools.js';
 import { comparisonReportOutput, runReportOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
@@ -83,6 +81,9 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
           .union([z.string(), z.record(z.string(), z.unknown())], { error: 'suite must be YAML text or a JSON object' })
           .describe('The suite: YAML text, or a JSON object.'),
         agent: agentSchema.optional().describe("The agent to run it against; default: the suite's own agent."),
+        monitor: monitorRule('monitor ')
+          .optional()
+          .describe("The monitor this run feeds: its attempts are added to the monitors' pass-rate series when it finishes."),
       }),
       outputSchema: runReportOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -90,19 +91,13 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
     (args, extra) =>
       guarded(app.log, async () => {
         const data = suiteData(args.suite);
-        const { suite, agent } = suiteToRun(data, args.agent, app.model !== undefined);
-        if (app.conversations.stats.draining) {
-          throw shuttingDown('retry the run on another pod');
+        const authenticate = async () => callerOf(extra);
+        const admitted = await admitRun(app, { body: data, agent: args.agent, monitor: args.monitor, authenticate });
+        const { memory } = admitted.suite;
+        if (memory?.restore !== undefined) {
+          await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before the run`);
         }
-        const caller = callerOf(extra);
-        const access = await app.authorizer.authorize(caller, agent);
-        if (suite.memory?.restore !== undefined) {
-          await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${suite.memory.deviceRef} before the run`);
-        }
-        const onTurn = progressOf(extra);
-        const report = await countRun(app.metrics, extra.signal, () =>
-          runSuite(runContext(app, { caller, agent, access, signal: extra.signal, log: app.log, onTurn }), suite),
-        );
+        const report = await startRun(app, admitted, { signal: extra.signal, log: app.log, onTurn: progressOf(extra) });
         return success(report, renderReport(report));
       }),
   );
@@ -131,28 +126,14 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
       guarded(app.log, async () => {
         const data = suiteData(args.suite);
         const withRepeat = args.repeat !== undefined && typeof data === 'object' && data !== null ? { ...data, repeat: args.repeat } : data;
-        const { suite } = suiteToRun(withRepeat, args.candidate, app.model !== undefined);
-        if (app.conversations.stats.draining) throw shuttingDown('retry the comparison on another pod');
-        const caller = callerOf(extra);
-        const access = await app.authorizer.authorize(caller, args.candidate);
-        const baselineAccess = await app.authorizer.authorize(caller, args.baseline);
-        if (suite.memory?.restore !== undefined) {
-          await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${suite.memory.deviceRef} before each attempt`);
+        const { candidate, baseline } = args;
+        const authenticate = async () => callerOf(extra);
+        const admitted = await admitComparison(app, { body: withRepeat, candidate, baseline, authenticate });
+        const { memory } = admitted.suite;
+        if (memory?.restore !== undefined) {
+          await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before each attempt`);
         }
-        const onTurn = progressOf(extra);
-        const side = (name: Side, agent: typeof args.baseline, sideAccess: typeof access) =>
-          runContext(app, {
-            caller,
-            agent,
-            access: sideAccess,
-            signal: extra.signal,
-            log: app.log,
-            onTurn: onTurn && ((event: TurnEvent) => onTurn({ ...event, side: name })),
-          });
-        const report = await compareSuite(
-          { baseline: side('baseline', args.baseline, baselineAccess), candidate: side('candidate', args.candidate, access) },
-          suite,
-        );
+        const report = await startComparison(app, admitted, { signal: extra.signal, log: app.log, onTurn: progressOf(extra) });
         return success(report, renderComparison(report, report.name ?? 'comparison'));
       }),
   );

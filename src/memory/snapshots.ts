@@ -4,6 +4,7 @@
  */
 
 import type { EngineAdapter } from '../engine/adapter.js';
+import { isGatewayError } from '../errors.js';
 
 const AGGREGATION_NOTE =
   'The snapshot holds no memory units. A session is aggregated about 30 s after its connection closes, ' +
@@ -30,8 +31,21 @@ export async function snapshotMemory(engine: EngineAdapter, deviceRef: string) {
   };
 }
 
-export async function restoreMemory(engine: EngineAdapter, deviceRef: string, units: unknown[]) {
-  const userId = await engine.deviceUser(deviceRef);
+/**
+ * The one restore, for REST, MCP and suite fixtures: the device's engine user, then the engine's
+ * delete-then-write. A device that never connected has no engine user: without `createDevice`
+ * that is `device_not_found` (REST and MCP: the caller names a device it has used); a suite's
+ * fixture passes `createDevice`, which opens one session for it first, and then asks again.
+ */
+export async function restoreMemory(engine: EngineAdapter, deviceRef: string, units: unknown[], createDevice?: () => Promise<void>) {
+  let userId: string;
+  try {
+    userId = await engine.deviceUser(deviceRef);
+  } catch (err) {
+    if (createDevice === undefined || !isGatewayError(err) || err.code !== 'device_not_found') throw err;
+    await createDevice();
+    userId = await engine.deviceUser(deviceRef);
+  }
   const restored = await engine.restoreMemory(userId, units);
   return {
     device_ref: deviceRef,

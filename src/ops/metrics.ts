@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MonitorSeries } from './monitor-series.js';
 import { CLOSE_CAUSES, CONNECT_RESULTS, EVICTION_LIMITS, TURN_OUTCOMES } from '../domain/vocabulary.js';
 import { errorStatus, type ErrorCode } from '../errors.js';
 import type { Config } from './config.js';
@@ -18,6 +19,9 @@ const PREFIX = 'agent_test_gateway_';
 const MEMORY_OPERATIONS = ['snapshot', 'restore'] as const;
 export const RUN_RESULTS = ['passed', 'failed', 'cancelled', 'error'] as const;
 export type RunResult = (typeof RUN_RESULTS)[number];
+/** A suite run, or a comparison of two revisions (a comparison passes when nothing regressed). */
+export const RUN_KINDS = ['run', 'comparison'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
 
 /** The `reason` of a refused call: its error code, with the two limits named shortly. */
 const REASON_OF: Partial<Record<ErrorCode, string>> = {
@@ -56,7 +60,13 @@ const packageVersion = (): string => (JSON.parse(readFileSync(PACKAGE_JSON, 'utf
 
 export type MetricsConfig = Pick<
   Config,
-  'turnBudgetMs' | 'platformTimeoutMs' | 'engineConnectTimeoutMs' | 'maxConversationsPerCaller' | 'maxConversationsPerPod' | 'revision'
+  | 'turnBudgetMs'
+  | 'platformTimeoutMs'
+  | 'engineConnectTimeoutMs'
+  | 'maxConversationsPerCaller'
+  | 'maxConversationsPerPod'
+  | 'revision'
+  | 'maxMonitorSeries'
 > & { model?: { timeoutMs: number } | undefined };
 
 /** Who calls the model and how a call ended (the model adapter's vocabulary, kept here with the other label sets). */
@@ -191,10 +201,29 @@ export function createMetrics(config: MetricsConfig) {
       labelNames: ['role', 'kind'] as const,
       registers,
     }),
+    monitorAttempts: new Counter({
+      name: `${p}monitor_attempts_total`,
+      help:
+        'Attempts of monitored runs (a run naming a monitor), by monitor, agent, revision, conversation and outcome ' +
+        '(passed, failed, error), added when the run finishes; at most MAX_MONITOR_SERIES label sets per pod.',
+      labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome'] as const,
+      registers,
+    }),
+    monitorLastRun: new Gauge({
+      name: `${p}monitor_last_run_timestamp_seconds`,
+      help: "When the monitor's last run on this pod finished (Unix seconds), by monitor and agent.",
+      labelNames: ['monitor', 'agent'] as const,
+      registers,
+    }),
+    monitorSeriesDropped: new Counter({
+      name: `${p}monitor_series_dropped_total`,
+      help: 'Monitored attempts not recorded because their label set would have passed MAX_MONITOR_SERIES.',
+      registers,
+    }),
     suiteRuns: new Counter({
       name: `${p}suite_runs_total`,
-      help: 'Test suite runs, by result (passed, failed, cancelled, error).',
-      labelNames: ['result'] as const,
+      help: 'Test suite runs and comparisons, by kind (run, comparison) and result (passed, failed, cancelled, error).',
+      labelNames: ['kind', 'result'] as const,
       registers,
     }),
   };
@@ -214,13 +243,17 @@ export function createMetrics(config: MetricsConfig) {
   for (const result of ['hit', 'miss', 'coalesced']) metrics.authCache.inc({ result }, 0);
   for (const result of CONNECT_RESULTS) for (const kind of ['new', 'reconnect']) metrics.engineConnects.inc({ result, kind }, 0);
   for (const operation of MEMORY_OPERATIONS) for (const result of ['ok', 'error']) metrics.memoryCalls.inc({ operation, result }, 0);
-  for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ result }, 0);
+  for (const kind of RUN_KINDS) for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ kind, result }, 0);
   for (const role of MODEL_ROLES) {
     for (const outcome of MODEL_OUTCOMES) metrics.modelRequests.inc({ role, outcome }, 0);
     for (const kind of ['prompt', 'completion']) metrics.modelTokens.inc({ role, kind }, 0);
     metrics.modelRequestDuration.zero({ role });
   }
-  return metrics;
+  const monitorSeries = new MonitorSeries(
+    { attempts: metrics.monitorAttempts, lastRun: metrics.monitorLastRun, dropped: metrics.monitorSeriesDropped },
+    config.maxMonitorSeries,
+  );
+  return { ...metrics, monitorSeries };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Forwarded, Forwarder, Whereabouts } from '../conversations/forwarder.js';
-import type { CallContext, TurnCall } from '../conversations/service.js';
+import type { CallContext, TurnCall } from '../conversations/calls.js';
 import type { ConversationView, TurnResultView } from '../conversations/views.js';
 import type { Element } from '../engine/elements.js';
 import { errorStatus, GatewayError, type ErrorCode } from '../errors.js';

@@ -21,7 +21,7 @@ declare module 'fastify' {
  * and there is no forwarder: every call runs on this pod.
  */
 export async function installPeers(app: FastifyInstance): Promise<Forwarder | undefined> {
-  const { config, conversations: registry } = app;
+  const { config, conversationRegistry: registry } = app;
   const metrics = createPeerMetrics(app.metrics.registry);
   if (config.peers === undefined) {
     app.decorate('peers', null);

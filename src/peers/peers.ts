@@ -24,7 +24,7 @@ export interface NoticeSource {
   port: number | undefined;
 }
 
-export interface Whereabouts {
+export interface PeerWhereabouts {
   /** A peer holds the socket: the call runs there. */
   holder?: { peer: Peer; owner: Ownership };
   /** A peer that held it and closed it: it tells best how. */
@@ -93,9 +93,9 @@ export class Peers {
    * Asks every peer at once; settles at the first holder, or when all answered or timed out. The
    * holder found is remembered; none found, the memory of one is dropped.
    */
-  whereabouts(sessionId: string): Promise<Whereabouts> {
+  whereabouts(sessionId: string): Promise<PeerWhereabouts> {
     const peers = this.#list.peers;
-    const found: Whereabouts = {};
+    const found: PeerWhereabouts = {};
     return new Promise((resolve) => {
       let left = peers.length;
       const settle = () => {

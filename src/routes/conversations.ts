@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Conversation, ConversationList, responseSchema, TurnResult } from '../api/responses.js';
-import type { CallContext, TurnCall } from '../conversations/service.js';
+import { callContext, type CallContext, type TurnCall } from '../conversations/calls.js';
 import type { TurnResultView } from '../conversations/views.js';
 import type { AgentRef, Caller } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
@@ -63,14 +63,9 @@ export async function conversationRoutes(app: FastifyInstance): Promise<void> {
     return { conversations: await app.conversationService.list(caller) };
   });
 
-  /** Who calls, for which conversation: what a call needs to run here or on the pod holding it. */
-  const callOf = (request: FastifyRequest, caller: Caller, agent: AgentRef, sessionId = ''): CallContext => ({
-    caller,
-    authorization: request.headers.authorization!,
-    agent,
-    sessionId,
-    forwarded: app.peers?.isForwarded(request.headers) === true,
-  });
+  /** A call as the service takes it; a sibling's forwarded call runs here and is never forwarded again. */
+  const callOf = (request: FastifyRequest, caller: Caller, agent: AgentRef, sessionId = ''): CallContext =>
+    callContext(caller, agent, sessionId, app.peers?.isForwarded(request.headers) === true);
 }
 
 /** DELETE takes no body: one is refused before it is read, whatever its size or media type. */

@@ -149,7 +149,7 @@ const SECURITY_HEADERS = {
 
 export async function debugRoutes(app: FastifyInstance): Promise<void> {
   const pod = hostname();
-  const recentTurns = new RecentTurns(app.conversations);
+  const recentTurns = new RecentTurns(app.conversationRegistry);
   const files = await Promise.all(PAGE_FILES.map(async (page) => ({ ...page, body: await readFile(new URL(page.file, PAGE_DIR)) })));
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -179,12 +179,12 @@ export async function debugRoutes(app: FastifyInstance): Promise<void> {
   app.get('/debug/state', { logLevel: 'warn' }, async (request): Promise<DebugState> => {
     const limit = stateLimit((request.query as Record<string, unknown> | undefined)?.limit);
     const now = Date.now();
-    const all = app.conversations.all();
+    const all = app.conversationRegistry.all();
     // Open conversations first (at most the pod limit of them), then the newest remembered ones.
     const open = all.filter((c) => c.state !== 'closed');
     const closed = all.filter((c) => c.state === 'closed');
     const shown = [...open, ...closed].slice(0, limit);
-    const { open: openCount, busy, remembered, draining } = app.conversations.stats;
+    const { open: openCount, busy, remembered, draining } = app.conversationRegistry.stats;
     const evictions = await evictionCounts(app);
     return {
       pod,

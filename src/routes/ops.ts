@@ -14,7 +14,7 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
 
   const readiness = responseSchema(Readiness);
   app.get('/readyz', { ...QUIET, schema: { response: { 200: readiness, 503: readiness } } }, async (_request, reply) => {
-    const { draining, open, busy } = app.conversations.stats;
+    const { draining, open, busy } = app.conversationRegistry.stats;
     return reply.code(draining ? 503 : 200).send({ ready: !draining, open, busy });
   });
 

@@ -7,26 +7,17 @@
  */
 
 import type { FastifyInstance } from 'fastify';
-import type { AgentAccess, AgentRef } from '../domain/vocabulary.js';
-import { GatewayError, invalidRequest, shuttingDown } from '../errors.js';
+import type { AgentRef } from '../domain/vocabulary.js';
+import { GatewayError, invalidRequest } from '../errors.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
 import { agentParams, agentSchema, parse } from '../schemas/requests.js';
-import type { TurnEvent } from '../suites/report.js';
-import { authorizeAgent, requireToken } from './access.js';
+import { authenticate, requireToken } from './access.js';
 import { answerLongCall } from './streaming.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The suite format and runners load on the first run, not at start-up: many pods never run one. */
-const loadSuites = async () => {
-  const [request, runner, compare, context] = await Promise.all([
-    import('../suites/request.js'),
-    import('../suites/runner.js'),
-    import('../suites/compare.js'),
-    import('../suites/context.js'),
-  ]);
-  return { ...request, ...runner, ...compare, ...context };
-};
+const loadStart = () => import('../suites/run/start.js');
 
 /** A restore before the run needs `memory.confirm: true`: checked before anything else is. */
 function requireRestoreConfirmation(body: unknown): void {
@@ -53,27 +44,18 @@ const HANG_UP_NOTE = 'The turn was cancelled: the caller hung up before the run 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
 
-  const refuseWhileDraining = (what: string) => {
-    if (app.conversations.stats.draining) throw shuttingDown(what);
-  };
-
   app.post('/v1/agents/:agent/runs', async (request, reply) => {
     const { agent } = parse(agentParams, request.params, 'path');
     requireRestoreConfirmation(request.body);
-    const { countRun, runContext, runSuite, suiteToRun } = await loadSuites();
-    const { suite } = suiteToRun(request.body, agent, app.model !== undefined);
-    refuseWhileDraining('retry the run on another pod');
-    const { caller, access } = await authorizeAgent(app, request, agent);
+    const { admitRun, monitorOf, startRun } = await loadStart();
+    const { monitor, suite } = monitorOf(request.body);
+    const admitted = await admitRun(app, { body: suite, agent, monitor, authenticate: () => authenticate(app, request) });
     // The caller hanging up cancels the run: running turns end, the rest are skipped, all closed.
     return answerLongCall(request, reply, {
       status: 200,
       finalKey: 'report',
       hangUpNote: HANG_UP_NOTE,
-      run: async ({ signal, emit }) => {
-        const onTurn = emit && ((event: TurnEvent) => emit({ turn: event }));
-        const ctx = runContext(app, { caller, agent, access, signal, log: request.log, onTurn });
-        return countRun(app.metrics, signal, () => runSuite(ctx, suite));
-      },
+      run: ({ signal, emit }) => startRun(app, admitted, { signal, log: request.log, onTurn: emit && ((turn) => emit({ turn })) }),
     });
   });
 
@@ -81,31 +63,13 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     const { agent: candidate } = parse(agentParams, request.params, 'path');
     requireRestoreConfirmation(request.body);
     const { baseline, suite: body } = baselineOf(request.body);
-    const { compareSuite, runContext, suiteToRun } = await loadSuites();
-    const { suite } = suiteToRun(body, candidate, app.model !== undefined);
-    refuseWhileDraining('retry the comparison on another pod');
-    // Viewer (and a runnable revision) on both agents' projects before anything is sent.
-    const { caller, access } = await authorizeAgent(app, request, candidate);
-    const baselineAccess = await app.authorizer.authorize(caller, baseline);
+    const { admitComparison, startComparison } = await loadStart();
+    const admitted = await admitComparison(app, { body, candidate, baseline, authenticate: () => authenticate(app, request) });
     return answerLongCall(request, reply, {
       status: 200,
       finalKey: 'report',
       hangUpNote: HANG_UP_NOTE,
-      run: async ({ signal, emit }) => {
-        const side = (name: 'baseline' | 'candidate', agent: AgentRef, sideAccess: AgentAccess) =>
-          runContext(app, {
-            caller,
-            agent,
-            access: sideAccess,
-            signal,
-            log: request.log,
-            onTurn: emit && ((event: TurnEvent) => emit({ turn: { side: name, ...event } })),
-          });
-        return compareSuite(
-          { baseline: side('baseline', baseline, baselineAccess), candidate: side('candidate', candidate, access) },
-          suite,
-        );
-      },
+      run: ({ signal, emit }) => startComparison(app, admitted, { signal, log: request.log, onTurn: emit && ((turn) => emit({ turn })) }),
     });
   });
 }

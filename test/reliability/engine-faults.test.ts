@@ -50,10 +50,10 @@ async function bystanderUnaffected(t: Test): Promise<void> {
 
 /** The place the registry holds and the engine's sockets agree: nothing was left behind by the fault. */
 async function nothingHeld(t: Test, open: number): Promise<void> {
-  await eventually(() => s.app.conversations.stats.open === open && s.engine.openSockets() === open, 2000).catch(() => {});
-  t.equal(s.app.conversations.stats.open, open, `the registry holds ${open} conversation(s)`);
+  await eventually(() => s.app.conversationRegistry.stats.open === open && s.engine.openSockets() === open, 2000).catch(() => {});
+  t.equal(s.app.conversationRegistry.stats.open, open, `the registry holds ${open} conversation(s)`);
   t.equal(s.engine.openSockets(), open, `the engine holds ${open} socket(s)`);
-  t.equal(s.app.conversations.stats.busy, 0, 'no turn left running');
+  t.equal(s.app.conversationRegistry.stats.busy, 0, 'no turn left running');
 }
 
 const timed = async (call: () => Promise<Answer>): Promise<Answer & { ms: number }> => {
@@ -130,7 +130,7 @@ t.test('socket dropped between turns: closed as engine_closed, the next turn rec
     'the engine drops the idle socket (no close frame)',
   );
   figures.faults += 1;
-  await eventually(() => s.app.conversations.stats.open === 1);
+  await eventually(() => s.app.conversationRegistry.stats.open === 1);
   const view = await s.call('GET', conversationPath(sessionId));
   t.match(view.body, { connection: 'closed', close_cause: 'engine_closed' });
   t.ok(view.body.notes.includes('The engine closed the connection between turns.'), 'the note says the engine closed it');
@@ -268,7 +268,7 @@ t.test('an engine that accepts and never sends the session element: 502, no plac
   await s.call('DELETE', conversationPath(closed));
   s.engine.faults.silentAfterConnect = true;
   let peak = 0;
-  const sample = setInterval(() => (peak = Math.max(peak, s.app.conversations.stats.open)), 5);
+  const sample = setInterval(() => (peak = Math.max(peak, s.app.conversationRegistry.stats.open)), 5);
   const answers = await Promise.all([
     ...[1, 2, 3].map(() => timed(() => s.call('POST', '/v1/agents/coach/conversations', { body: {} }))),
     timed(() => s.call('POST', turnPath(closed), { body: { line: 'back?' } })),
@@ -346,11 +346,11 @@ t.test('a storm of mixed faults on 40 conversations at once, bystanders going on
     'each bystander kept its one socket',
   );
   await Promise.all(others.map(({ sessionId }) => s.call('DELETE', conversationPath(sessionId), { token: 'bob-token' })));
-  await eventually(() => s.app.conversations.stats.open === s.engine.openSockets(), 2000);
+  await eventually(() => s.app.conversationRegistry.stats.open === s.engine.openSockets(), 2000);
   const view = await s.call('GET', '/v1/conversations');
   const open = view.body.conversations.filter((c: { connection: string }) => c.connection === 'open').length;
-  t.equal(s.app.conversations.stats.open, open, 'what is listed open is what the registry holds');
-  t.equal(s.engine.openSockets(), s.app.conversations.stats.open, 'and what the engine holds');
+  t.equal(s.app.conversationRegistry.stats.open, open, 'what is listed open is what the registry holds');
+  t.equal(s.engine.openSockets(), s.app.conversationRegistry.stats.open, 'and what the engine holds');
   await bystanderUnaffected(t);
 });
 

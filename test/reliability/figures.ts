@@ -66,11 +66,11 @@ const sum = (all: Figures[]): Figures =>
 export async function settleStack(s: Stack, figures: Figures): Promise<{ leaked: number }> {
   let leaked = 0;
   try {
-    await eventually(() => s.engine.openSockets() === s.app.conversations.stats.open, 3000);
+    await eventually(() => s.engine.openSockets() === s.app.conversationRegistry.stats.open, 3000);
   } catch {
-    leaked += Math.abs(s.engine.openSockets() - s.app.conversations.stats.open);
+    leaked += Math.abs(s.engine.openSockets() - s.app.conversationRegistry.stats.open);
   }
-  await s.app.conversations.drain(0);
+  await s.app.conversationRegistry.drain(0);
   try {
     await eventually(() => s.engine.openSockets() === 0, 3000);
   } catch {

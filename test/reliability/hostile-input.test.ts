@@ -773,7 +773,7 @@ t.test('over everything that reached the engine: the rules held', async (t) => {
     [],
     `${connections.length} engine connections, ${connections.reduce((n, c) => n + c.frames.length, 0)} frames: no rule broken`,
   );
-  t.equal(s.app.conversations.stats.busy, 0);
+  t.equal(s.app.conversationRegistry.stats.busy, 0);
   t.comment(`${figures.inputs} hostile inputs, ${checked} judged clean, ${figures.badInput5xx} answered 5xx`);
   t.equal(figures.badInput5xx, 0, 'no hostile input got a 5xx');
 });

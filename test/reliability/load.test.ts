@@ -33,8 +33,8 @@ function sampler(s: Stack) {
   let running = true;
   const tick = () => {
     peak.samples += 1;
-    peak.registry = Math.max(peak.registry, s.app.conversations.stats.open);
-    peak.busy = Math.max(peak.busy, s.app.conversations.stats.busy);
+    peak.registry = Math.max(peak.registry, s.app.conversationRegistry.stats.open);
+    peak.busy = Math.max(peak.busy, s.app.conversationRegistry.stats.busy);
     peak.engine = Math.max(peak.engine, s.engine.openSockets());
     for (const n of engineSocketsByCaller(s).values()) peak.callerAtEngine = Math.max(peak.callerAtEngine, n);
     if (running) setImmediate(tick);
@@ -64,7 +64,7 @@ t.test('200 concurrent conversations, five turns each: all answered, one socket 
   let peakRegistry = 0;
   const sample = setInterval(() => {
     peakEngine = Math.max(peakEngine, s.engine.openSockets());
-    peakRegistry = Math.max(peakRegistry, s.app.conversations.stats.open);
+    peakRegistry = Math.max(peakRegistry, s.app.conversationRegistry.stats.open);
   }, 2);
   const started = Date.now();
   const results = await Promise.all(
@@ -111,13 +111,13 @@ t.test('200 concurrent conversations, five turns each: all answered, one socket 
     sockets.every((c) => c.status === 101 && c.frames.length === TURNS + 1 && c.closedAt === undefined),
     'every socket carried all its turns and is open',
   );
-  t.equal(s.app.conversations.stats.open, CONVERSATIONS);
+  t.equal(s.app.conversationRegistry.stats.open, CONVERSATIONS);
   t.equal(s.engine.openSockets(), CONVERSATIONS);
   t.ok(
     peakEngine <= CONVERSATIONS && peakRegistry <= CONVERSATIONS,
     `never above the pod limit (engine ${peakEngine}, registry ${peakRegistry})`,
   );
-  t.equal(s.app.conversations.stats.busy, 0);
+  t.equal(s.app.conversationRegistry.stats.busy, 0);
   const metrics = (await s.call('GET', '/metrics')).text;
   t.match(metrics, new RegExp(`agent_test_gateway_open_conversations ${CONVERSATIONS}\\b`));
   t.match(metrics, new RegExp(`agent_test_gateway_turn_duration_seconds_count\\{outcome="exit"\\} ${CONVERSATIONS * (TURNS + 1)}\\b`));

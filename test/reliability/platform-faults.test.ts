@@ -91,7 +91,7 @@ async function underFault(
     frames,
     'no line reached the engine',
   );
-  t.equal(s.app.conversations.stats.busy, 0, 'no turn is left waiting');
+  t.equal(s.app.conversationRegistry.stats.busy, 0, 'no turn is left waiting');
   await recovered(t);
 }
 
@@ -218,8 +218,8 @@ t.test('platform unreachable: 503 at once, for every waiter', async (t) => {
   }
   const slowest = Math.max(...answers.map((a) => a.ms));
   t.ok(slowest < PLATFORM_TIMEOUT_MS + SLACK_MS, `every call answered (slowest ${slowest} ms), refused rather than timed out`);
-  t.equal(s.app.conversations.stats.busy, 0);
-  t.equal(s.app.conversations.stats.open, open.length + 1, 'the open conversations are still held');
+  t.equal(s.app.conversationRegistry.stats.busy, 0);
+  t.equal(s.app.conversationRegistry.stats.open, open.length + 1, 'the open conversations are still held');
 });
 
 t.test('figures', async (t) => {

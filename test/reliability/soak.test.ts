@@ -63,7 +63,7 @@ async function openAndClose(s: Stack, count: number, sampled: Sampled): Promise<
       if (opened.status !== 201) continue;
       const sessionId = opened.body.session_id as string;
       if (i % 10 === 0) {
-        const conv = s.app.conversations.all().find((c) => c.sessionId === sessionId);
+        const conv = s.app.conversationRegistry.all().find((c) => c.sessionId === sessionId);
         if (conv) sampled.conversations.push(new WeakRef(conv));
         if (conv?.socket) sampled.sockets.push(new WeakRef(conv.socket));
       }
@@ -90,7 +90,7 @@ const CALLERS: Record<string, string> = { 'demo-token': 'u-demo', 'bob-token': '
 
 function closed(s: Stack, token: string, sessionId: string): boolean {
   try {
-    return s.app.conversations.get({ id: CALLERS[token]!, token }, 'coach', sessionId).state === 'closed';
+    return s.app.conversationRegistry.get({ id: CALLERS[token]!, token }, 'coach', sessionId).state === 'closed';
   } catch {
     return true; // no longer remembered: closed long ago
   }
@@ -113,14 +113,14 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
   let peakRemembered = 0;
   let peakOpen = 0;
   const sample = setInterval(() => {
-    peakRemembered = Math.max(peakRemembered, s.app.conversations.stats.remembered);
+    peakRemembered = Math.max(peakRemembered, s.app.conversationRegistry.stats.remembered);
     peakOpen = Math.max(peakOpen, s.engine.openSockets());
   }, 5);
 
   // Warm up: JIT, pools, and the remembered conversations filled to their bound.
   const warm: Sampled = { conversations: [], sockets: [] };
   await openAndClose(s, WARMUP, warm);
-  await eventually(() => s.engine.openSockets() === 0 && s.app.conversations.stats.open === 0, 5000);
+  await eventually(() => s.engine.openSockets() === 0 && s.app.conversationRegistry.stats.open === 0, 5000);
   s.engine.reset();
   s.logs.length = 0;
   const baseline = await collect();
@@ -138,8 +138,8 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
   );
   t.equal(statuses.get(201), SOAK, 'every conversation opened');
 
-  await eventually(() => s.engine.openSockets() === 0 && s.app.conversations.stats.open === 0, 5000);
-  const stats = s.app.conversations.stats;
+  await eventually(() => s.engine.openSockets() === 0 && s.app.conversationRegistry.stats.open === 0, 5000);
+  const stats = s.app.conversationRegistry.stats;
   t.equal(stats.open, 0, 'the registry holds no open conversation');
   t.equal(stats.busy, 0, 'no turn is running');
   t.equal(s.engine.openSockets(), 0, 'the engine holds no socket');
@@ -186,7 +186,7 @@ t.test(`soak: ${SOAK} conversations opened and closed, nothing left behind`, asy
     `heap back near its baseline (+${mb(after - baseline)} MB, bound ${HEAP_BOUND_MB} MB; the simulator keeps every session)`,
   );
   if (gc) {
-    const remembered = new Set(s.app.conversations.all());
+    const remembered = new Set(s.app.conversationRegistry.all());
     const alive = sampled.conversations.map((w) => w.deref()).filter((c): c is Conversation => c !== undefined);
     t.same(
       alive.filter((c) => !remembered.has(c)).length,

@@ -1,4 +1,4 @@
-import type { AgentRef, ConnectInput } from '../domain/vocabulary.js';
+import type { AgentRef, ConnectInput } from '../../domain/vocabulary.js';
 
 /**
  * The test suite format as the runner reads it, once a suite has passed its schema (schema.ts).

@@ -1,5 +1,5 @@
-import { escapeHtml, html, join, duration, plural, usage, type Fragment, type Html } from './html-kit.js';
-import { STYLE } from './html-style.js';
+import { readFileSync } from 'node:fs';
+import { escapeHtml, html, join, duration, plural, usage, type Fragment, type Html } from './kit.js';
 import type {
   AttemptReport,
   ConversationReport,
@@ -9,14 +9,23 @@ import type {
   MemoryReport,
   RevisionReport,
   TurnReport,
-} from './report.js';
-import { describeExpectation, FAIL, PASS, SKIP } from './transcript.js';
+} from '../run-report.js';
+import { describeExpectation, FAIL, PASS, SKIP } from '../wording.js';
 
 /**
  * The pieces both HTML reports are made of: the page around them, badges, counts, and an attempt
  * as a chat transcript — the user's line and the agent's reply as bubbles, tools and shown elements
  * as chips, a ✓ or ✗ per expectation with its evidence and per criterion with the judge's reasoning.
  */
+
+/**
+ * The reports' one style sheet, public/report/report.css at the package root (four levels above
+ * both src/suites/report/html/ and dist/suites/report/html/), read on the first page written and
+ * inlined: the page makes no request.
+ */
+const STYLE_SHEET = new URL('../../../../public/report/report.css', import.meta.url);
+let style: string | undefined;
+const styleSheet = (): string => (style ??= readFileSync(STYLE_SHEET, 'utf8'));
 
 /** The policy: inline styles and data: images, nothing else — no script, no request of any kind. */
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
@@ -34,7 +43,7 @@ export function page(title: string, body: Html, wide = false): string {
     '<meta name="generator" content="agent-test-gateway">',
     '<link rel="icon" href="data:,">',
     `<title>${escapeHtml(title)}</title>`,
-    `<style>${STYLE}</style>`,
+    `<style>${styleSheet()}</style>`,
     '</head>',
     '<body>',
     `<div class="${wide ? 'page wide' : 'page'}">`,

@@ -1,17 +1,17 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { ConversationService } from '../conversations/service.js';
-import type { AgentAccess, AgentRef, Caller } from '../domain/vocabulary.js';
-import type { EngineAdapter } from '../engine/adapter.js';
-import type { ModelClient } from '../model/client.js';
-import type { Config } from '../ops/config.js';
-import type { TurnEvent } from './report.js';
+import type { ConversationService } from '../../conversations/service.js';
+import type { AgentAccess, AgentRef, Caller } from '../../domain/vocabulary.js';
+import type { EngineAdapter } from '../../engine/adapter.js';
+import type { ModelClient } from '../../model/client.js';
+import type { Config } from '../../ops/config.js';
+import type { TurnEvent } from '../report/run-report.js';
 
 /**
  * What a run needs: the conversation service its turns go through (like every front's), the
  * engine adapter for memory fixtures, who runs it against which revision, and where progress goes.
  */
 export interface RunContext {
-  conversations: ConversationService;
+  conversationService: ConversationService;
   engine: EngineAdapter;
   config: Config;
   /** The model simulated users and judges call; undefined when none is configured. */
@@ -39,7 +39,7 @@ export interface RunFront {
 /** The run context, built the same way for every front. */
 export function runContext(app: FastifyInstance, front: RunFront): RunContext {
   return {
-    conversations: app.conversationService,
+    conversationService: app.conversationService,
     engine: app.engine,
     config: app.config,
     model: app.model,

@@ -1,6 +1,6 @@
-import { EXPECT_FIELDS, type CONVERSATION_EXPECT_FIELDS, type ConversationExpect, type Expectations } from './format.js';
-import { compilePattern } from './patterns.js';
-import type { ExpectationKind, ExpectationResult, TurnReport } from './report.js';
+import { EXPECT_FIELDS, type CONVERSATION_EXPECT_FIELDS, type ConversationExpect, type Expectations } from '../spec/format.js';
+import { compilePattern } from '../spec/patterns.js';
+import type { ExpectationKind, ExpectationResult, TurnReport } from '../report/run-report.js';
 
 /** What a turn showed, as the expectations read it. */
 export interface Observed {

@@ -1,9 +1,10 @@
-import { isGatewayError } from '../errors.js';
-import { snapshotMemory } from '../memory/snapshots.js';
+import { isGatewayError } from '../../errors.js';
+import { restoreMemory, snapshotMemory } from '../../memory/snapshots.js';
+import type { AttemptError } from './model-calls.js';
 import type { RunContext } from './context.js';
-import type { HttpMemory, SuiteConversation } from './format.js';
-import type { MemoryReport } from './report.js';
-import { warmUpDevice } from './session.js';
+import type { HttpMemory, SuiteConversation } from '../spec/format.js';
+import type { MemoryReport } from '../report/run-report.js';
+import { warmUpDevice } from './conversation-calls.js';
 
 // A suite's memory fixture: restored before each attempt of a conversation on its device (every
 // attempt starts from the same state), and the snapshot read after the run.
@@ -20,10 +21,11 @@ const FIXTURE_NOTES = {
     'counted in your conversation limit) to create its engine user, which the restore needs.',
 };
 
-export const errorOf = (err: unknown): { error: string; message: string } =>
+/** What failed, as a report says it: the gateway's own code and sentence, or an internal failure named by what it was doing. */
+export const errorOf = (err: unknown, doing: 'running this turn' | 'restoring the memory fixture' | 'taking the snapshot'): AttemptError =>
   isGatewayError(err)
     ? { error: err.code, message: err.message }
-    : { error: 'internal', message: 'The gateway failed while running this turn; it has been logged.' };
+    : { error: 'internal', message: `The gateway failed while ${doing}; it has been logged.` };
 
 export const blankMemoryReport = (memory: HttpMemory | undefined): MemoryReport | null =>
   memory === undefined ? null : { device_ref: memory.deviceRef, restored: null, restores: 0, snapshot: null, error: null, notes: [] };
@@ -40,28 +42,22 @@ export async function restoreFixture(
   connect: SuiteConversation['connect'] | undefined,
   runLabel: string,
 ): Promise<void> {
-  const { engine } = ctx;
-  let userId: string;
-  try {
-    userId = await engine.deviceUser(memory.deviceRef);
-  } catch (err) {
-    if (!isGatewayError(err) || err.code !== 'device_not_found') throw err;
+  const createDevice = async (): Promise<void> => {
     await warmUpDevice(ctx, { ...connect, device_ref: memory.deviceRef, run_label: runLabel });
     if (!report.notes.includes(FIXTURE_NOTES.warmUp)) report.notes.push(FIXTURE_NOTES.warmUp);
-    userId = await engine.deviceUser(memory.deviceRef);
-  }
-  report.restored = await engine.restoreMemory(userId, memory.restore!.units);
+  };
+  report.restored = (await restoreMemory(ctx.engine, memory.deviceRef, memory.restore!.units, createDevice)).restored;
   report.restores += 1;
   if (!report.notes.includes(FIXTURE_NOTES.restoreClears)) report.notes.push(FIXTURE_NOTES.restoreClears);
 }
 
 /** The snapshot after the run, when the suite asked for one; a failure is reported, not thrown. */
-export async function saveSnapshot(ctx: RunContext, memory: HttpMemory, report: MemoryReport, runId: string): Promise<void> {
+export async function takeSnapshotAfterRun(ctx: RunContext, memory: HttpMemory, report: MemoryReport, runId: string): Promise<void> {
   try {
     report.snapshot = await snapshotMemory(ctx.engine, memory.deviceRef);
     if (memory.waitMs < 30_000) report.notes.push(FIXTURE_NOTES.aggregation);
   } catch (err) {
-    report.error = errorOf(err);
+    report.error = errorOf(err, 'taking the snapshot');
     report.notes.push(`The snapshot after the run could not be taken: ${report.error.message}`);
     if (!isGatewayError(err)) ctx.log?.error({ err, run_id: runId }, 'memory snapshot after the run failed');
   }

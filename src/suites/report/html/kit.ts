@@ -1,4 +1,4 @@
-import type { ModelUsage } from './report.js';
+import type { ModelUsage } from '../run-report.js';
 
 /**
  * The small kit the HTML reports are written with: one escape for every value that comes from a

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { connectFields, lineSchema, withinChars } from '../schemas/connect.js';
-import { agentSchema } from '../schemas/requests.js';
+import { connectFields, lineSchema, withinChars } from '../../schemas/connect.js';
+import { agentSchema } from '../../schemas/requests.js';
 import { ALWAYS, criterionId, crossCheck, DEFAULT_MAX_TURNS, defaultName } from './cross-check.js';
 import {
   MAX_CONVERSATIONS,
@@ -15,7 +15,7 @@ import {
   type SuiteForm,
 } from './format.js';
 import { compilePattern } from './patterns.js';
-import { fallbackRule, notAnObject, problemsOf, type Problem } from './problems.js';
+import { fallbackRule, notAnObject, problemsOf, type SuiteProblem } from './problems.js';
 
 // The suite's schema, one for both forms (format.ts); every rule phrased to follow its field's path.
 
@@ -296,7 +296,7 @@ const fileSuiteSchema = suiteShape('file')
     })),
   );
 
-export type ParseResult<T> = { ok: true; suite: T } | { ok: false; problems: Problem[] };
+export type ParseResult<T> = { ok: true; suite: T } | { ok: false; problems: SuiteProblem[] };
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown): ParseResult<T> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problems: [notAnObject] };

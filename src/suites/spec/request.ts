@@ -1,9 +1,8 @@
-import type { AgentRef } from '../domain/vocabulary.js';
-import { GatewayError, invalidRequest } from '../errors.js';
-import type { Metrics, RunResult } from '../ops/metrics.js';
+import type { AgentRef } from '../../domain/vocabulary.js';
+import { GatewayError, invalidRequest } from '../../errors.js';
+import { z } from 'zod';
 import { needsModel, type HttpMemory, type Suite } from './format.js';
 import { parseHttpSuite } from './schema.js';
-import type { RunReport } from './report.js';
 
 /**
  * A suite sent to be run (the runs route's body, the run_suite tool's suite), checked: every
@@ -39,14 +38,17 @@ export function suiteToRun(
   return { suite, agent: suite.agent };
 }
 
-/** Every run that started counts once, whichever front ran it: passed, failed, cancelled, or error. */
-export async function countRun(metrics: Metrics, signal: AbortSignal, run: () => Promise<RunReport>): Promise<RunReport> {
-  let result: RunResult = 'error';
-  try {
-    const report = await run();
-    result = signal.aborted ? 'cancelled' : report.passed ? 'passed' : 'failed';
-    return report;
-  } finally {
-    metrics.suiteRuns.inc({ result });
-  }
+/** A monitor's name (`monitor` on a run, the CLI's `--monitor`): it becomes a label value of the monitors' series. */
+export const monitorRule = (named = '') =>
+  z
+    .string({ error: `${named}must be a string` })
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: `${named}must be 1 to 64 letters, digits, '.', '_' or '-'` });
+
+/** The runs body's `monitor`, checked, and the suite without it. */
+export function monitorOf(body: unknown): { monitor: string | undefined; suite: unknown } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !('monitor' in body)) return { monitor: undefined, suite: body };
+  const { monitor, ...suite } = body as Record<string, unknown>;
+  const parsed = monitorRule().safeParse(monitor);
+  if (!parsed.success) throw invalidRequest([{ field: 'monitor', rule: `monitor ${parsed.error.issues[0]!.message}` }]);
+  return { monitor: parsed.data, suite };
 }

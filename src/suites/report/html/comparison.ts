@@ -1,5 +1,5 @@
-import type { ComparisonReport, ConversationComparison, Difference, Side, SideResult, Tally } from './comparison.js';
-import { duration, html, join, percent, plural, usage, type Fragment, type Html } from './html-kit.js';
+import type { ComparisonReport, ConversationComparison, Difference, Side, SideResult, Tally } from '../comparison.js';
+import { duration, html, join, percent, plural, usage, type Fragment, type Html } from './kit.js';
 import {
   attemptMeta,
   badge,
@@ -15,8 +15,8 @@ import {
   turnHtml,
   wholeHtml,
   type DifferingKeys,
-} from './html-parts.js';
-import type { AttemptReport } from './report.js';
+} from './parts.js';
+import type { AttemptReport } from '../run-report.js';
 
 /**
  * The body of the comparison's HTML page: the summary (verdict counts, each side's revision,

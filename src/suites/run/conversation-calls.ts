@@ -1,7 +1,7 @@
-import type { StartCall } from '../conversations/service.js';
-import type { TurnResultView } from '../conversations/views.js';
-import type { ConnectInput } from '../domain/vocabulary.js';
-import { isGatewayError } from '../errors.js';
+import { callContext, type StartCall } from '../../conversations/calls.js';
+import type { TurnResultView } from '../../conversations/views.js';
+import type { ConnectInput } from '../../domain/vocabulary.js';
+import { isGatewayError } from '../../errors.js';
 import type { RunContext } from './context.js';
 
 // The runner's one link to the conversation layer: a suite conversation's turns go through the
@@ -14,10 +14,8 @@ const isFull = (err: unknown): boolean =>
   isGatewayError(err) && (err.code === 'caller_conversation_limit' || err.code === 'pod_conversation_limit');
 
 /** The call as the service takes it: the run's caller, agent and signal. */
-const callOf = (ctx: RunContext, connect: ConnectInput, line: string): StartCall => ({
-  caller: ctx.caller,
-  authorization: `Bearer ${ctx.caller.token}`,
-  agent: ctx.agent,
+const callOf = (ctx: RunContext, connect: ConnectInput, line: string): StartCall & { sessionId: string } => ({
+  ...callContext(ctx.caller, ctx.agent),
   access: ctx.access,
   connect,
   line,
@@ -36,21 +34,21 @@ async function withRoom<T>(ctx: RunContext, attempt: () => Promise<T>): Promise<
       return { value: await attempt(), waited };
     } catch (err) {
       if (!isFull(err) || Date.now() >= deadline || ctx.signal.aborted) throw err;
-      await ctx.conversations.whenRoom(ctx.signal, deadline - Date.now());
+      await ctx.conversationService.whenRoom(ctx.signal, deadline - Date.now());
     }
   }
 }
 
 /** Starts a conversation with its first line, waiting for room under the limits when there is none. */
 export async function startConversation(ctx: RunContext, connect: ConnectInput, line: string, notes: string[]): Promise<TurnResultView> {
-  const { value, waited } = await withRoom(ctx, () => ctx.conversations.start(callOf(ctx, connect, line)));
+  const { value, waited } = await withRoom(ctx, () => ctx.conversationService.start(callOf(ctx, connect, line)));
   if (waited) notes.push(WAITED_FOR_ROOM);
   return value;
 }
 
 /** The next line over the conversation's socket. */
 export const nextTurn = (ctx: RunContext, sessionId: string, line: string): Promise<TurnResultView> =>
-  ctx.conversations.turn({ ...callOf(ctx, {}, line), sessionId });
+  ctx.conversationService.turn({ ...callOf(ctx, {}, line), sessionId });
 
 /**
  * A plain close when the attempt is done; what the report says about it. A conversation its last
@@ -59,7 +57,7 @@ export const nextTurn = (ctx: RunContext, sessionId: string, line: string): Prom
 export async function closeConversation(ctx: RunContext, last: TurnResultView): Promise<string[]> {
   if (last.conversation.connection === 'closed') return [];
   try {
-    await ctx.conversations.close({ ...callOf(ctx, {}, ''), sessionId: last.session_id });
+    await ctx.conversationService.close({ ...callOf(ctx, {}, ''), sessionId: last.session_id });
   } catch (err) {
     // Forgotten already (the remembered set is bounded): nothing left to close.
     if (!isGatewayError(err)) throw err;
@@ -69,5 +67,5 @@ export async function closeConversation(ctx: RunContext, last: TurnResultView): 
 
 /** Opens and closes a socket for a device that never connected, counted in the caller's limits. */
 export async function warmUpDevice(ctx: RunContext, connect: ConnectInput): Promise<void> {
-  await withRoom(ctx, () => ctx.conversations.warmUp(ctx.caller, ctx.access, connect));
+  await withRoom(ctx, () => ctx.conversationService.warmUp(ctx.caller, ctx.access, connect));
 }

@@ -1,4 +1,4 @@
-import { describeExpectation } from './transcript.js';
+import { describeExpectation } from './wording.js';
 import {
   addUsage,
   noUsage,
@@ -9,7 +9,7 @@ import {
   type RevisionReport,
   type RunReport,
   type TurnReport,
-} from './report.js';
+} from './run-report.js';
 
 /**
  * A baseline-versus-candidate comparison: the same suite run against two revisions, attempt by

@@ -1,8 +1,8 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { RunContext } from './context.js';
 import { blankMemoryReport } from './fixture.js';
-import type { HttpMemory, Suite } from './format.js';
-import type { MemoryReport } from './report.js';
+import type { HttpMemory, Suite } from '../spec/format.js';
+import type { MemoryReport } from '../report/run-report.js';
 
 /** A prepared run: what every attempt of it shares. */
 export interface RunState {

@@ -1,6 +1,6 @@
-import type { ComparisonReport } from './comparison.js';
-import { comparisonSections } from './html-comparison.js';
-import { duration, html, join, percent, plural, timestamp, usage, type Html } from './html-kit.js';
+import type { ComparisonReport } from '../comparison.js';
+import { comparisonSections } from './comparison.js';
+import { duration, html, join, percent, plural, timestamp, usage, type Html } from './kit.js';
 import {
   attemptBody,
   attemptMeta,
@@ -20,8 +20,8 @@ import {
   rate,
   revisionText,
   type DifferingKeys,
-} from './html-parts.js';
-import type { AttemptReport, ConversationReport, RunReport } from './report.js';
+} from './parts.js';
+import type { AttemptReport, ConversationReport, RunReport } from '../run-report.js';
 
 /**
  * A run report and a comparison report as one self-contained HTML file, for a person to open from

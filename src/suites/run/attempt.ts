@@ -1,13 +1,17 @@
-import type { TurnResultView } from '../conversations/views.js';
-import { isGatewayError } from '../errors.js';
+import type { TurnResultView } from '../../conversations/views.js';
+import { isGatewayError } from '../../errors.js';
 import type { RunContext } from './context.js';
 import { conversationEndedEarly, evaluate, evaluateConversation, failTurn, skipTurn } from './expectations.js';
 import { errorOf, restoreFixture, usesFixture } from './fixture.js';
-import { CANCELLED, sleep } from './cancel.js';
-import type { Criterion, Expectations, SuiteConversation } from './format.js';
-import { judge, simulateUser } from './listeners.js';
+import { CANCELLED, sleep } from './cancellation.js';
+import { judge } from './judge.js';
+import type { AttemptError, AttemptModel } from './model-calls.js';
+import { nextStep } from './simulated-user.js';
+import { INTRO } from '../../schemas/connect.js';
+import type { Criterion, Expectations, SimulatedUser, SuiteConversation } from '../spec/format.js';
 import {
   attemptStatus,
+  type CriterionResult,
   noUsage,
   turnReport,
   unjudged,
@@ -15,19 +19,20 @@ import {
   type StopReason,
   type TurnReport,
   type TurnSource,
-} from './report.js';
+} from '../report/run-report.js';
 import type { RunState } from './run-state.js';
-import { closeConversation, nextTurn, startConversation } from './session.js';
+import { closeConversation, nextTurn, startConversation } from './conversation-calls.js';
 
 // One attempt of one conversation: the memory fixture restored first when the conversation is on
 // its device, then its lines on one fresh engine session, each turn evaluated as it ends and the
 // conversation closed plainly when done.
 
 /** An attempt under way: its report, its conversation once started, and why the rest is skipped. */
-export class AttemptRun {
+class AttemptRun {
   /** The last turn's result: the conversation's session and connection as they stand. */
   last: TurnResultView | undefined;
   skip: string | undefined;
+  /** Why the attempt ended, set once where it ends; `script_end` when nothing else ended it. */
   stop: StopReason | undefined;
   readonly report: AttemptReport;
 
@@ -96,7 +101,7 @@ export class AttemptRun {
           ? await startConversation(ctx, { ...this.spec.connect, run_label: this.state.runLabel }, line, this.report.notes)
           : await nextTurn(ctx, this.last.session_id, line);
     } catch (err) {
-      const error = errorOf(err);
+      const error = errorOf(err, 'running this turn');
       if (!isGatewayError(err)) ctx.log?.error({ err, session_id: this.report.session_id }, 'a suite turn failed');
       this.skip = `turn ${head.index} did not run (${error.error})`;
       this.fail(error, 'error');
@@ -152,14 +157,48 @@ export class AttemptRun {
       notes: result.notes,
     });
     if (criterion !== undefined) {
-      turn.criteria = await judge(this, [...this.report.turns, turn], [criterion]);
+      turn.criteria = await this.#judge([...this.report.turns, turn], [criterion]);
       if (!turn.criteria.every((c) => c.passed)) turn.status = 'failed';
     }
     return this.#emit(turn);
   }
 
+  /** The model as this attempt asks it: its usage counted into the attempt's, with the run's seed. */
+  get #asker(): AttemptModel {
+    return { model: this.ctx.model, usage: this.report.model_usage, seed: this.state.seed };
+  }
+
+  /** The judge's rulings; a judge that fails makes the attempt an error. Nothing is judged once the attempt is one. */
+  async #judge(turns: TurnReport[], criteria: Criterion[]): Promise<CriterionResult[]> {
+    if (this.report.error !== null) return criteria.map((c) => unjudged(c, 'the attempt could not go on'));
+    const judgement = await judge(this.#asker, turns, criteria);
+    if (judgement.error !== undefined) this.fail(judgement.error);
+    return judgement.criteria;
+  }
+
+  /**
+   * The simulated user's lines, after the scripted turns (after the agent's #intro when there were
+   * none), over the same socket, until the user is done, runs out of lines, or the attempt cannot go on.
+   */
+  async simulate(user: SimulatedUser): Promise<void> {
+    if (this.report.turns.length === 0) await this.say(INTRO, 'script', {}, 0);
+    for (let said = 0; this.skip === undefined; said += 1) {
+      if (this.ctx.signal.aborted) {
+        this.skip = CANCELLED;
+        return;
+      }
+      const step = await nextStep(this.#asker, user, this.report.turns, said);
+      if ('stop' in step) {
+        this.stop ??= step.stop;
+        return;
+      }
+      if ('error' in step) return this.fail(step.error);
+      await this.say(step.line, 'simulated_user', {}, 0);
+    }
+  }
+
   /** The attempt could not go on: an error, not a failure; nothing more is sent. */
-  fail(error: { error: string; message: string }, stop: StopReason = 'error'): void {
+  fail(error: AttemptError, stop: StopReason = 'error'): void {
     if (this.report.error === null) this.report.error = error;
     this.stop ??= stop;
     this.skip ??= `the attempt could not go on (${error.error})`;
@@ -169,9 +208,8 @@ export class AttemptRun {
   async finish(started: number): Promise<AttemptReport> {
     const { report } = this;
     if (this.last !== undefined) report.notes.push(...(await closeConversation(this.ctx, this.last)));
-    report.stop_reason = this.stop ?? 'script_end';
     report.expectations = evaluateConversation(this.spec.expect, report.turns);
-    if (this.spec.criteria.length > 0) report.criteria = await judge(this, report.turns, this.spec.criteria);
+    if (this.spec.criteria.length > 0) report.criteria = await this.#judge(report.turns, this.spec.criteria);
     report.stop_reason = this.stop ?? 'script_end';
     report.status = attemptStatus(report);
     report.duration_ms = Date.now() - started;
@@ -191,7 +229,7 @@ export async function runAttempt(ctx: RunContext, state: RunState, index: number
     try {
       await restoreFixture(ctx, memory!, state.memory, spec.connect, state.runLabel);
     } catch (err) {
-      const error = errorOf(err);
+      const error = errorOf(err, 'restoring the memory fixture');
       state.memory.error = error;
       run.fail({ error: error.error, message: `The memory fixture could not be restored before the attempt: ${error.message}` });
       if (!isGatewayError(err)) ctx.log?.error({ err, run_id: state.runId }, 'memory restore before an attempt failed');
@@ -199,6 +237,6 @@ export async function runAttempt(ctx: RunContext, state: RunState, index: number
   }
   const last = spec.turns.length - 1;
   for (const [j, turn] of spec.turns.entries()) await run.say(turn.line, 'script', turn.expect, last - j, turn.judge);
-  if (spec.simulatedUser !== undefined) await simulateUser(run, spec.simulatedUser);
+  if (spec.simulatedUser !== undefined) await run.simulate(spec.simulatedUser);
   return run.finish(started);
 }

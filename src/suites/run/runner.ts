@@ -1,8 +1,8 @@
 import { runAttempt } from './attempt.js';
-import { sleep } from './cancel.js';
+import { sleep } from './cancellation.js';
 import type { RunContext } from './context.js';
-import { restoreFixture, saveSnapshot, usesFixture } from './fixture.js';
-import type { HttpMemory, Suite } from './format.js';
+import { restoreFixture, takeSnapshotAfterRun, usesFixture } from './fixture.js';
+import type { HttpMemory, Suite } from '../spec/format.js';
 import { PROMPT_VERSION } from './prompts.js';
 import {
   addUsage,
@@ -12,7 +12,7 @@ import {
   type AttemptReport,
   type ConversationReport,
   type RunReport,
-} from './report.js';
+} from '../report/run-report.js';
 import { prepareRun, type RunState } from './run-state.js';
 
 const RUN_NOTES = {
@@ -51,8 +51,8 @@ function unitsOf(state: RunState): Unit[] {
  * (the caller's turns running elsewhere take their places); answers the peak of tasks at once.
  */
 export async function runUnits(ctx: RunContext, state: RunState, units: Array<Array<() => Promise<void>>>): Promise<number> {
-  const { conversations, caller, config } = ctx;
-  const busyElsewhere = conversations.busyHere(caller.id);
+  const { conversationService, caller, config } = ctx;
+  const busyElsewhere = conversationService.busyHere(caller.id);
   const room = Math.max(1, config.maxConversationsPerCaller - busyElsewhere);
   if (room < config.maxConversationsPerCaller && units.length > room) {
     state.notes.push(
@@ -93,7 +93,7 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
   const { memory } = state.suite;
   if (memory?.save !== true || state.memory === null) return;
   await sleep(memory.waitMs, ctx.signal);
-  await saveSnapshot(ctx, memory, state.memory, state.runId);
+  await takeSnapshotAfterRun(ctx, memory, state.memory, state.runId);
 }
 
 /**
@@ -147,6 +147,7 @@ export function runReportOf(ctx: RunContext, state: RunState, attempts: AttemptR
     model_usage: conversations.reduce((sum, c) => addUsage(sum, c.model_usage), noUsage()),
     session_ids: conversations.flatMap((c) => c.attempts.flatMap((a) => (a.session_id === null ? [] : [a.session_id]))),
     memory: state.memory,
+    monitor: null,
     conversations,
     notes,
   };

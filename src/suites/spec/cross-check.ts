@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { INTRO } from '../schemas/connect.js';
+import { INTRO } from '../../schemas/connect.js';
 
 /** The default of simulated_user.max_turns. */
 export const DEFAULT_MAX_TURNS = 10;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { runAttempt } from './attempt.js';
 import type { RunContext } from './context.js';
-import { comparisonReportOf, type ComparisonReport, type Side } from './comparison.js';
-import type { HttpMemory, Suite } from './format.js';
-import type { AttemptReport } from './report.js';
+import { comparisonReportOf, type ComparisonReport, type Side } from '../report/comparison.js';
+import type { HttpMemory, Suite } from '../spec/format.js';
+import type { AttemptReport } from '../report/run-report.js';
 import { prepareRun } from './run-state.js';
 import { groupUnits, restoreUnusedFixture, runReportOf, runUnits, saveAfterRun } from './runner.js';
 

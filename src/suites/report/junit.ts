@@ -1,6 +1,7 @@
 import type { ComparisonReport, ConversationComparison } from './comparison.js';
-import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './report.js';
-import { describeExpectation, differenceLine, failureLines, lineOf, turnTitle } from './transcript.js';
+import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
+import { differenceLine, failureLines, turnTitle } from './text.js';
+import { describeExpectation, lineOf } from './wording.js';
 
 /**
  * JUnit XML for CI: one <testsuite> per suite file; per conversation attempt, one <testcase> per

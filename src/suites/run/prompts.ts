@@ -1,6 +1,6 @@
-import type { ChatMessage } from '../model/client.js';
-import type { Criterion, SimulatedUser } from './format.js';
-import type { TurnReport, Verdict } from './report.js';
+import type { ChatMessage } from '../../model/client.js';
+import type { Criterion, SimulatedUser } from '../spec/format.js';
+import type { TurnReport, Verdict } from '../report/run-report.js';
 
 /**
  * The prompts of simulated users and judges, and the JSON schemas their answers must follow.

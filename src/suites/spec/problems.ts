@@ -16,7 +16,7 @@ import {
 
 export type Path = ReadonlyArray<PropertyKey>;
 
-export interface Problem {
+export interface SuiteProblem {
   /** `conversations[0].turns[2].expect.tool` */
   field: string;
   path: Array<string | number>;
@@ -102,8 +102,8 @@ function unknownFieldRule(key: string, known: readonly string[]): string {
   return `is not a known field; ${hint}${known.length > 0 ? `the fields here are ${known.join(', ')}` : ''}`.replace(/; $/, '');
 }
 
-export function problemsOf(error: z.ZodError): Problem[] {
-  const problems: Problem[] = [];
+export function problemsOf(error: z.ZodError): SuiteProblem[] {
+  const problems: SuiteProblem[] = [];
   for (const issue of error.issues) {
     const base = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
@@ -124,7 +124,7 @@ export function problemsOf(error: z.ZodError): Problem[] {
   return problems;
 }
 
-export const notAnObject: Problem = {
+export const notAnObject: SuiteProblem = {
   field: 'the suite',
   path: [],
   rule: 'the suite must be an object (a mapping) with agent, conversations and the other fields',
