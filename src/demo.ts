@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
+import { commandLine } from './cli/launcher.js';
 import { ConfigError, loadConfig, type Config } from './ops/config.js';
 import { startEngineSimulator } from './simulators/engine.js';
 import { startModelSimulator } from './simulators/model.js';
@@ -77,7 +78,9 @@ process.stdout.write(banner(`http://${host}:${port}`, config.debugPage));
 
 function banner(gw: string, debugPage: boolean): string {
   const aggregationS = AGGREGATION_MS / 1000;
-  const engineNote = `its agents speak in sentences ${SPEECH_PACE_MS} ms apart; memory aggregated ${aggregationS} s after a close`;
+  const engineNote =
+    `its agents speak in sentences ${SPEECH_PACE_MS} ms apart, a one-sentence reply at once; ` +
+    `memory aggregated ${aggregationS} s after a close`;
   const inspector = `npx mcp-inspector --cli ${gw}/mcp --header 'Authorization: Bearer demo-token'`;
   const indented = walkThrough(gw, aggregationS, debugPage)
     .split('\n')
@@ -114,7 +117,8 @@ Ctrl-C stops everything. Port taken? PORT=8081 npm run demo
 function walkThrough(gw: string, aggregationS: number, debugPage: boolean): string {
   const turns = '$GW/v1/agents/coach/conversations/$SID/turns -H "$AUTH" -H "$JSON"';
   const snapshot = '{"confirm":true,"snapshot":{"units":[{"kind":"fact","text":"likes jazz"}]}}';
-  const run = 'AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway';
+  // On a machine whose Node is older than the command needs, with the launcher in front.
+  const run = `AGENT_TEST_GATEWAY_TOKEN=demo-token ${commandLine()}`;
   const debug = debugPage
     ? `open ${gw}/debug`
     : `DEBUG_PAGE=true npm run demo   # then open ${gw}/debug (off by default: it shows every caller's conversations)`;

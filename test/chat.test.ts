@@ -10,6 +10,7 @@ import t from 'tap';
 import { childEnv, eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { conversationPath } from './support/http.js';
 import { scaled } from './support/time.js';
+import { commandLine } from '../src/cli/launcher.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -163,14 +164,22 @@ t.test('the reconnect hint, pasted as printed, reconnects to the same session', 
   const first = startChat(t, s, ['coach', '--device-ref', 'alice', '--locale', 'de-DE']);
   await first.waitFor(/you> $/);
   const sessionId = /session ([0-9a-f-]{36})/.exec(first.stdout())?.[1] ?? '';
-  const hint = `npx agent-test-gateway chat coach --gateway ${s.url} --session ${sessionId} --device-ref alice --locale de-DE`;
+  // Where the machine's Node is older than the command needs (the tests run through scripts/node24.cjs), with the launcher in front.
+  const command = commandLine();
+  t.equal(
+    command,
+    Number(process.env.MACHINE_NODE_VERSION?.slice(1).split('.')[0]) < 22
+      ? 'node scripts/node24.cjs npx agent-test-gateway'
+      : 'npx agent-test-gateway',
+  );
+  const hint = `${command} chat coach --gateway ${s.url} --session ${sessionId} --device-ref alice --locale de-DE`;
   t.match(first.stdout(), `reconnect later with: ${hint}\n`, 'with npx, the gateway and the connect settings');
   first.child.stdin.end();
   t.equal(await first.exit, 0);
   t.match(first.stdout(), `Closed session ${sessionId}. Reconnect to it with: ${hint}`, 'and again when it closes');
 
   // As pasted: everything after `npx agent-test-gateway`, and no --gateway added by the test.
-  const pasted = startChat(t, s, hint.split(' ').slice(2), {}, false);
+  const pasted = startChat(t, s, hint.slice(command.length + 1).split(' '), {}, false);
   await pasted.waitFor(/you> $/);
   const mark = pasted.out().length;
   pasted.send('planning?');

@@ -21,8 +21,9 @@ import { isDebugHost } from '../src/routes/debug.js';
 import { eventually, startStack } from './support/stack.js';
 import { conversationPath, turnPath } from './support/http.js';
 import { scaled } from './support/time.js';
+import { needs, toolPath } from './support/tools.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = toolPath('chromium') ?? '/usr/bin/chromium';
 /** The committed screenshot in docs/ is refreshed only on purpose (`npm run screenshot`); otherwise into the ignored test/output/. */
 const DOCS_SCREENSHOT = fileURLToPath(new URL('../docs/debug-page.png', import.meta.url));
 const REFRESH_DOCS = process.env.UPDATE_DOCS_SCREENSHOT === 'true';
@@ -338,7 +339,7 @@ t.test('the page and its files: static, from public/debug/, escaped, locked down
   t.notOk(isDebugHost(undefined));
 });
 
-const NO_CHROMIUM = { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh` };
+const NO_CHROMIUM = needs('chromium');
 
 t.test('the live page in headless Chromium', NO_CHROMIUM, async (t) => {
   const s = await startStack(t, { env: { ...ON, TURN_BUDGET_MS: '20000', MAX_CONVERSATIONS_PER_CALLER: '2' } });

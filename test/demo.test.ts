@@ -3,13 +3,21 @@
  * A taken port is named with the way out; a turn streams its sentences spread in time.
  */
 
+import { spawnSync } from 'node:child_process';
+import { existsSync, realpathSync, symlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
+import { delimiter, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { ndjsonLines } from '../src/http/ndjson.js';
+import { CLI_NODE_MAJOR_NEEDED } from '../src/node-version.js';
 import { demoBanner, startDemo } from './support/demo.js';
+import { childEnv } from './support/stack.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 t.test('a taken port: a message naming it and how to move the demo, exit non-zero', async (t) => {
   const holder = createServer();
@@ -78,3 +86,54 @@ t.test('the walk-through, and a streamed turn arriving sentence by sentence', as
   demo.child.kill('SIGINT');
   t.equal(await demo.exit, 0, 'Ctrl-C stops it cleanly');
 });
+
+/** The machine's own Node where it is older than the command needs (20 in CI): `node` on PATH outside this checkout. */
+function machineNode(): { path: string; version: string } | undefined {
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && !`${dir}${sep}`.startsWith(ROOT));
+  for (const candidate of [...dirs.map((dir) => join(dir, 'node')), '/usr/bin/node', '/usr/local/bin/node']) {
+    if (!existsSync(candidate)) continue;
+    const ran = spawnSync(candidate, ['--version'], { encoding: 'utf8' });
+    const version = ran.stdout?.trim() ?? '';
+    if (ran.status === 0 && Number(version.replace(/^v/, '').split('.')[0]) < CLI_NODE_MAJOR_NEEDED)
+      return { path: realpathSync(candidate), version };
+  }
+  return undefined;
+}
+const old = machineNode();
+
+t.test(
+  "on the machine's older Node, the banner's commands run as printed",
+  { skip: old ? false : `no Node older than ${CLI_NODE_MAJOR_NEEDED} on this machine` },
+  async (t) => {
+    const built = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: ROOT, env: childEnv(), encoding: 'utf8' });
+    t.equal(built.status, 0, 'dist/ is built (npx runs the built command)');
+    // As `npm run demo` on that Node starts it: scripts/node24.cjs fetched Node 24 and says which Node the machine has.
+    const demo = startDemo(t, { PORT: '0', MACHINE_NODE_VERSION: old!.version });
+    const { banner, gw } = await demoBanner(demo);
+    const commands = banner
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith('AGENT_TEST_GATEWAY_TOKEN='));
+    t.equal(commands.length, 4, 'steps 4, 7 and 8 name the command', { commands });
+    for (const line of commands) {
+      t.match(line, /^AGENT_TEST_GATEWAY_TOKEN=demo-token node scripts\/node24\.cjs npx agent-test-gateway /, 'with the launcher in front');
+    }
+    // A shell whose `node` is the machine's older one, as the person's terminal has it.
+    const bin = t.testdir({});
+    symlinkSync(old!.path, join(bin, 'node'));
+    const path = [bin, ...(process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && !`${dir}${sep}`.startsWith(ROOT))];
+    const reports = t.testdir({});
+    for (const line of commands.filter((c) => !/ chat /.test(c))) {
+      const printed = line.replaceAll('$GW', gw).replace('reports/gate.html', join(reports, 'gate.html'));
+      const ran = spawnSync('bash', ['-c', printed], {
+        cwd: ROOT,
+        env: childEnv({ PATH: path.join(delimiter), MACHINE_NODE_VERSION: '' }),
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      const wanted = / compare /.test(line) ? 1 : 0; // coach.3 regresses one conversation
+      t.equal(ran.status, wanted, `${line.slice(0, 90)}…: exit ${wanted}`, { stderr: ran.stderr });
+      t.notMatch(ran.stderr, /EBADENGINE|needs Node\.js/, 'no engine warning, no refusal');
+    }
+  },
+);

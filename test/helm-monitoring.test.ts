@@ -2,11 +2,12 @@
 // promtool checks and unit-tests the rules; the templates are read as text (no helm binary
 // here) and their include is done by hand, the way `.Files.Get … | indent` does it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
+import { needs, toolPath } from './support/tools.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const chartDir = join(root, 'helm', 'agent-test-gateway');
@@ -26,17 +27,9 @@ const groups = parse(read(RULES)).groups as Array<{ name: string; rules: Rule[] 
 const rules = groups.flatMap((g) => g.rules);
 const alerts = rules.filter((r) => r.alert !== undefined);
 
-const PROMTOOL = '/usr/bin/promtool';
-const promtool = (...args: string[]) => spawnSync(PROMTOOL, args, { cwd: root, encoding: 'utf8' });
-function needsPromtool(t: { fail(message: string): void; comment(message: string): void }): boolean {
-  if (existsSync(PROMTOOL)) return true;
-  if (process.env.CI) t.fail("promtool is missing: .ci/run installs Debian's prometheus package");
-  else t.comment('promtool not installed here: this runs in CI');
-  return false;
-}
+const promtool = (...args: string[]) => spawnSync(toolPath('promtool')!, args, { cwd: root, encoding: 'utf8' });
 
-t.test('promtool checks the rules and runs their unit tests', async (t) => {
-  if (!needsPromtool(t)) return;
+t.test('promtool checks the rules and runs their unit tests', needs('promtool'), async (t) => {
   const check = promtool('check', 'rules', RULES);
   t.equal(check.status, 0, check.stderr);
   t.match(check.stdout, new RegExp(`SUCCESS: ${rules.length} rules found`));

@@ -6,18 +6,21 @@
  */
 
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join as joinPath, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { escapeHtml, html, join, raw } from '../src/suites/report/html/kit.js';
 import { comparisonReportHtml, runReportHtml } from '../src/suites/report/html/render.js';
-import type { RunReport } from '../src/suites/report/run-report.js';
+import type { ExpectationKind, RunReport } from '../src/suites/report/run-report.js';
+import { describeExpectation } from '../src/suites/report/wording.js';
+import { cli, readJunit } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
+import { needs, toolPath } from './support/tools.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const NO_CHROMIUM = existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: run scripts/ensure-chromium.sh`;
+const CHROMIUM = toolPath('chromium') ?? '/usr/bin/chromium';
+const NO_CHROMIUM = needs('chromium').skip;
 /** The committed screenshots in docs/ are refreshed only on purpose (UPDATE_DOCS_SCREENSHOT=true); else into test/output/ (ignored). */
 const REFRESH_DOCS = process.env.UPDATE_DOCS_SCREENSHOT === 'true';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
@@ -211,6 +214,17 @@ t.test('the kit escapes every interpolation unless it is markup', async (t) => {
   );
   t.equal(join(['a', '', null, '<c>'], html` · `).markup, 'a · &lt;c&gt;');
   t.equal(String(html`x`), 'x');
+});
+
+t.test('"Differs" has one quoting style: words quoted, tool names not, at the turn and the conversation level', async (t) => {
+  const described = (kind: ExpectationKind, expected: unknown) =>
+    describeExpectation({ kind, expected, passed: true, evidence: '', actual: null });
+  t.equal(described('tool', 'lookup_order'), 'tool lookup_order');
+  t.equal(described('tools', 'lookup_order'), 'tools lookup_order');
+  t.equal(described('tools', ['lookup_order', 'start_refund']), 'tools lookup_order, start_refund');
+  t.equal(described('not_tools', ['refund']), 'not_tools refund');
+  t.equal(described('text_contains', 'order'), 'text_contains "order"');
+  t.equal(described('text_contains', ['order', 'size']), 'text_contains "order", "size"');
 });
 
 t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
@@ -453,3 +467,77 @@ t.test('what could not run, and a memory fixture', { skip: NO_CHROMIUM }, async 
   t.match(await other.page.locator('#cmp-0 summary .badge').first().textContent(), /could not compare/);
   t.same(await openConversations(other.page), { simulated: true, returning: false });
 });
+
+t.test(
+  'a run or comparison that could not run: every report written, the HTML a red "could not run" page',
+  { skip: NO_CHROMIUM },
+  async (t) => {
+    const s = await startStack(t);
+    const dir = t.testdir();
+    const browser = await chromium.launch(LAUNCH);
+    t.teardown(() => browser.close());
+    const GATE = 'examples/release-gate/coach.yaml';
+    const cases: Array<{ what: string; command: 'run' | 'compare'; args: string[]; code: string; last: RegExp; title: RegExp }> = [
+      {
+        what: 'a candidate revision that does not exist',
+        command: 'compare',
+        args: [GATE, '--baseline', 'coach', '--candidate', 'coach.9', '--gateway', s.url],
+        code: 'revision_not_found',
+        last: /^✗ could not compare the suite \(coach → coach\.9\): revision_not_found$/,
+        title: /^✗ could not run · release gate · coach → coach\.9$/,
+      },
+      {
+        what: 'an agent revision that does not exist',
+        command: 'run',
+        args: ['examples/basic.yaml', '--agent', 'coach.9', '--gateway', s.url],
+        code: 'revision_not_found',
+        last: /^✗ could not run the suite \(coach\.9\): revision_not_found$/,
+        title: /^✗ could not run · /,
+      },
+      {
+        what: 'a suite file that is not there (a typo)',
+        command: 'compare',
+        args: ['examples/release-gate/caoch.yaml', '--baseline', 'coach', '--candidate', 'coach.3', '--gateway', s.url],
+        code: 'suite_invalid',
+        last: /^✗ could not compare the suite \(coach → coach\.3\): suite_invalid$/,
+        title: /^✗ could not run · caoch · coach → coach\.3$/,
+      },
+      {
+        what: 'a gateway URL that answers 404',
+        command: 'run',
+        args: ['examples/basic.yaml', '--gateway', `${s.url}/not-the-gateway`],
+        code: 'not_found',
+        last: /^✗ could not run the suite: /,
+        title: /^✗ could not run · /,
+      },
+    ];
+    for (const [n, c] of cases.entries()) {
+      const out = (ext: string) => joinPath(dir, `case-${n}.${ext}`);
+      const ran = await cli(c.command, [...c.args, '--html', out('html'), '--junit', out('xml'), '--json', out('json')]);
+      t.equal(ran.code, 2, `${c.what}: exit 2`);
+      const lines = ran.stdout.trimEnd().split('\n');
+      t.match(lines.at(-1), c.last, `${c.what}: the last line says it could not ${c.command}`, { stdout: ran.stdout });
+      for (const ext of ['html', 'xml', 'json']) {
+        t.match(ran.stderr, `wrote ${relative(process.cwd(), out(ext))}\n`, `${c.what}: the ${ext} file is written and named`);
+      }
+      const { doc } = await readJunit(out('xml'));
+      t.equal(doc.testsuite[0].testcase[0].error?.type, c.code, `${c.what}: the JUnit holds an <error>`);
+      const [entry] = JSON.parse(readFileSync(out('json'), 'utf8')) as Array<{ error: { error: string } }>;
+      t.equal(entry?.error.error, c.code, `${c.what}: the JSON says why`);
+
+      const { page, requests, url } = await open(browser, `not-run-${n}.html`, readFileSync(out('html'), 'utf8'));
+      t.same(requests, [url], `${c.what}: the page loads nothing`);
+      t.match(await page.title(), c.title, `${c.what}: the title`);
+      const badge = page.locator('header .badge');
+      t.equal((await badge.textContent())?.trim(), '✗ could not run', `${c.what}: the header says "could not run"`);
+      t.equal(
+        await badge.evaluate((el) => getComputedStyle(el).color),
+        'rgb(185, 28, 28)',
+        `${c.what}: in red (the failed colour), not green nor grey`,
+      );
+      t.equal((await page.locator('code.error-code').textContent())?.trim(), c.code, `${c.what}: the error's code`);
+      t.ok(((await page.locator('.not-run').textContent()) ?? '').length > 40, `${c.what}: what failed, in words`);
+      t.notMatch(await page.locator('body').textContent(), /✓/, `${c.what}: nothing green`);
+    }
+  },
+);

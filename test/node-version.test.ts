@@ -10,7 +10,7 @@ import { chmodSync, existsSync, readFileSync, realpathSync, writeFileSync } from
 import { delimiter, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { CHECKOUT_HINT, NODE_MAJOR_NEEDED } from '../src/node-version.js';
+import { CHECKOUT_HINT, CLI_NODE_MAJOR_NEEDED, NODE_MAJOR_NEEDED } from '../src/node-version.js';
 import { childEnv } from './support/stack.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -23,6 +23,8 @@ const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 };
 const LAUNCHER = 'scripts/node24.cjs';
 const CACHED_NODE = join(ROOT, 'node_modules', '.cache', `node-${NODE_MAJOR_NEEDED}`, 'node.json');
+/** Node 22 as `npm run test:node22` and .ci/run fetch it (scripts/node-version.cjs 22). */
+const CACHED_NODE_22 = join(ROOT, 'node_modules', '.cache', `node-${CLI_NODE_MAJOR_NEEDED}`, 'node.json');
 
 const majorOf = (version: string) => Number(version.replace(/^v/, '').split('.')[0]);
 
@@ -46,8 +48,9 @@ t.test('the lock file binds no required package to an OS or CPU', async (t) => {
   t.ok(Object.values(lock.packages).length > 100, 'the lock file was read');
 });
 
-t.test('engines, the entry points and the launcher need the same Node', async (t) => {
-  t.equal(PACKAGE.engines.node, `>=${NODE_MAJOR_NEEDED}`);
+t.test('engines name the command’s Node (22); the launcher fetches the gateway’s (24)', async (t) => {
+  t.equal(PACKAGE.engines.node, `>=${CLI_NODE_MAJOR_NEEDED}`);
+  t.ok(CLI_NODE_MAJOR_NEEDED < NODE_MAJOR_NEEDED);
   t.match(readFileSync(join(ROOT, LAUNCHER), 'utf8'), new RegExp(`^const MAJOR = ${NODE_MAJOR_NEEDED};$`, 'm'));
 });
 
@@ -92,19 +95,21 @@ t.test("started by the machine's older Node, the command and the server exit 2 w
   buildIfStale(t);
   const node = old!;
   // In this checkout the line also says how to run the command on Node 24; the installed package has no launcher.
-  const message = `agent-test-gateway needs Node.js ${NODE_MAJOR_NEEDED} or newer; this is Node.js ${node.version}.${CHECKOUT_HINT}\n`;
+  const needs = (major: number) => `agent-test-gateway needs Node.js ${major} or newer; this is Node.js ${node.version}.${CHECKOUT_HINT}\n`;
   t.comment(`the machine's Node: ${node.path} ${node.version}`);
   const bin = PACKAGE.bin['agent-test-gateway']!;
   const server = PACKAGE.scripts.start!.split(' ').at(-1)!;
-  const lines: Array<[string, string[]]> = [
-    ['the command (bin)', [bin, '--help']],
-    ['the command: run', [bin, 'run', 'examples/basic.yaml', '--gateway', 'http://127.0.0.1:9']],
-    ['the command: serve', [bin, 'serve']],
-    ['the server (npm start runs it)', [server]],
-    ["the image's command", ['dist/entrypoint.js']],
-    ["the image's command: run", ['dist/entrypoint.js', 'run', 'examples/basic.yaml']],
+  // The command needs Node 22, the server 24; on a Node older than both, the command's check comes first.
+  const command = majorOf(node.version) < CLI_NODE_MAJOR_NEEDED ? CLI_NODE_MAJOR_NEEDED : undefined;
+  const lines: Array<[string, string[], string]> = [
+    ['the command (bin)', [bin, '--help'], needs(command ?? 0)],
+    ['the command: run', [bin, 'run', 'examples/basic.yaml', '--gateway', 'http://127.0.0.1:9'], needs(command ?? 0)],
+    ['the server (npm start runs it)', [server], needs(NODE_MAJOR_NEEDED)],
+    ["the image's command", ['dist/entrypoint.js'], needs(command ?? NODE_MAJOR_NEEDED)],
+    ["the image's command: run", ['dist/entrypoint.js', 'run', 'examples/basic.yaml'], needs(command ?? 0)],
   ];
-  for (const [what, args] of lines) {
+  for (const [what, args, message] of lines) {
+    if (command === undefined && message === needs(0)) continue; // a Node 22 machine: the command runs (the test below)
     const ran = spawnSync(node.path, args, { cwd: ROOT, env: childEnv(), encoding: 'utf8', timeout: 20_000 });
     t.equal(ran.status, 2, `${what}: exit 2`);
     t.equal(ran.stderr, message, `${what}: one line naming the Node it needs`);
@@ -145,3 +150,42 @@ t.test("the launcher, on the machine's older Node, runs commands on the Node 24 
   t.equal(help.status, 0, `the command through the launcher exits 0${help.stderr && `:\n${help.stderr}`}`);
   t.match(help.stdout, /agent-test-gateway chat <agent>/);
 });
+
+const noNode22 = existsSync(CACHED_NODE_22)
+  ? false
+  : `no Node ${CLI_NODE_MAJOR_NEEDED} in node_modules/.cache yet (npm run test:node22 and .ci/run fetch it)`;
+
+t.test(
+  `on Node ${CLI_NODE_MAJOR_NEEDED} the command runs; the gateway says it needs ${NODE_MAJOR_NEEDED}`,
+  { skip: noNode22 },
+  async (t) => {
+    buildIfStale(t);
+    const record = JSON.parse(readFileSync(CACHED_NODE_22, 'utf8')) as { bin: string; version: string };
+    const node22 = join(ROOT, 'node_modules', '.cache', `node-${CLI_NODE_MAJOR_NEEDED}`, record.bin);
+    t.equal(majorOf(record.version), CLI_NODE_MAJOR_NEEDED, record.version);
+    const bin = PACKAGE.bin['agent-test-gateway']!;
+    const env = childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token' });
+    const on22 = (args: string[]) => spawnSync(node22, args, { cwd: ROOT, env, encoding: 'utf8', timeout: 30_000 });
+
+    const help = on22([bin, '--help']);
+    t.equal(help.status, 0, `--help exits 0${help.stderr && `:\n${help.stderr}`}`);
+    t.match(help.stdout, /agent-test-gateway compare <suite\.yaml>…/);
+    // run reads the suites (glob included) and posts them: a gateway nobody listens on is an HTTP problem, exit 2.
+    const run = on22([bin, 'run', 'examples/*.yaml', '--gateway', 'http://127.0.0.1:9']);
+    t.equal(run.status, 2, 'run: exit 2, nothing listens there');
+    t.notMatch(run.stderr, /needs Node\.js/, 'not refused for its Node');
+    t.notMatch(run.stderr, /ExperimentalWarning/, 'no warning about fs.glob');
+    t.match(run.stderr, /examples\/basic\.yaml: /, 'each suite says why it did not run');
+
+    const gateway = `needs Node.js ${NODE_MAJOR_NEEDED} or newer; this is Node.js ${record.version}.`;
+    for (const [what, args] of [
+      ['serve', [bin, 'serve']],
+      ['the server', [PACKAGE.scripts.start!.split(' ').at(-1)!]],
+      ["the image's command", ['dist/entrypoint.js']],
+    ] as const) {
+      const ran = on22([...args]);
+      t.equal(ran.status, 2, `${what}: exit 2`);
+      t.match(ran.stderr, gateway, `${what}: the gateway needs Node ${NODE_MAJOR_NEEDED}`);
+    }
+  },
+);

@@ -20,6 +20,7 @@ import { waitUntilReady } from './support/server.js';
 import { childEnv, eventually, startStack } from './support/stack.js';
 import { freePort } from './support/http.js';
 import { scaled } from './support/time.js';
+import { needs, toolPath } from './support/tools.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGE = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; files: string[] };
@@ -184,9 +185,11 @@ t.test("the image's command line: serves by default, runs the CLI when given its
   const { entrypoint, cmd } = await imageCommand();
   t.same(entrypoint.slice(0, 2), ['/usr/bin/tini', '--']);
   // The image has tini (Debian's package); without it here, the command runs under node directly.
-  const hasTini = existsSync(entrypoint[0]!);
-  if (!hasTini) t.comment('tini is not installed: running the entrypoint without it (apt-get install tini)');
-  const line = (args: string[]) => (hasTini ? [...entrypoint, ...args] : [...entrypoint.slice(2), ...args]);
+  const tini = toolPath('tini');
+  const hasTini = tini !== undefined;
+  // Without tini here the command runs under node directly, and the run under tini is the skip.
+  if (!hasTini) t.test('the command line under tini, as in the image', needs('tini', t), () => {});
+  const line = (args: string[]) => (hasTini ? [tini, ...entrypoint.slice(1), ...args] : [...entrypoint.slice(2), ...args]);
   // /app in the image: package.json, dist, openapi.yaml, public, and node_modules beside (here, above) them.
   const app = installed;
   // The examples' simulated users and judges need a model: the stack's model simulator.

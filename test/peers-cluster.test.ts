@@ -10,6 +10,7 @@ import { startNginx, startPod, type Nginx, type Pod } from './support/cluster.js
 import { PEER_HEADER } from '../src/peers/secret.js';
 import { PEER_SECRET, startHangingPeer } from './support/peers.js';
 import { eventually } from './support/stack.js';
+import { needs } from './support/tools.js';
 import { callAt, conversationPath, freePort, turnPath, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
 
@@ -29,7 +30,7 @@ const socketTurns = (answer: Answer): number => {
   return Number(said?.[1] ?? said?.[2]);
 };
 
-t.test('three gateway pods behind nginx act as one', async (t) => {
+t.test('three gateway pods behind nginx act as one', needs('nginx'), async (t) => {
   const world = demoWorld();
   const LOAD_CALLERS = 30;
   for (let i = 0; i < LOAD_CALLERS; i++) {

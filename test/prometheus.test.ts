@@ -2,7 +2,7 @@
 // loaded, while a bounded mixed workload runs; then its HTTP API must show every dashboard panel
 // with data, every rule healthy, and counts equal to what the workload did.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +12,9 @@ import { REFUSAL_REASONS } from '../src/ops/metrics.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { freePort, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
+import { needs, toolPath } from './support/tools.js';
 
-const PROMETHEUS = '/usr/bin/prometheus';
+const PROMETHEUS = toolPath('prometheus') ?? '/usr/bin/prometheus';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const chartFiles = join(root, 'helm', 'agent-test-gateway', 'files');
 const RULES = join(chartFiles, 'prometheus-rules.yaml');
@@ -156,96 +157,92 @@ async function workload(s: Stack): Promise<{ statuses: Map<number, number>; refu
   return { statuses, refusals };
 }
 
-t.test(
-  'a real Prometheus scraping the gateway: panels, rules and counts',
-  { skip: !existsSync(PROMETHEUS) && !process.env.CI && 'prometheus is not installed here' },
-  async (t) => {
-    const s = await startStack(t, {
-      // Scaled by TEST_TIME_SCALE: the refusals of the workload are asked while its two hanging turns run.
-      env: {
-        TURN_BUDGET_MS: String(scaled(1000)),
-        MAX_CONVERSATIONS_PER_CALLER: '1',
-        MAX_CONVERSATIONS_PER_POD: '2',
-        MAX_BODY_BYTES: '1024',
-      },
-    });
-    const { query, rules } = await startPrometheus(t, new URL(s.url).host);
-    // Prometheus applies discovered targets a few seconds after it starts: the workload waits for
-    // the first scrape, so rates over it have samples from before, during and after.
-    const scraped = Date.now() + scaled(15_000);
-    while ((await query('up{job="agent-test-gateway"} == 1')).length === 0) {
-      if (Date.now() > scraped) throw new Error(`prometheus did not scrape the gateway in ${scaled(15)} s`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const { statuses, refusals } = await workload(s);
-    const finishedAt = Date.now() / 1000;
+t.test('a real Prometheus scraping the gateway: panels, rules and counts', needs('prometheus'), async (t) => {
+  const s = await startStack(t, {
+    // Scaled by TEST_TIME_SCALE: the refusals of the workload are asked while its two hanging turns run.
+    env: {
+      TURN_BUDGET_MS: String(scaled(1000)),
+      MAX_CONVERSATIONS_PER_CALLER: '1',
+      MAX_CONVERSATIONS_PER_POD: '2',
+      MAX_BODY_BYTES: '1024',
+    },
+  });
+  const { query, rules } = await startPrometheus(t, new URL(s.url).host);
+  // Prometheus applies discovered targets a few seconds after it starts: the workload waits for
+  // the first scrape, so rates over it have samples from before, during and after.
+  const scraped = Date.now() + scaled(15_000);
+  while ((await query('up{job="agent-test-gateway"} == 1')).length === 0) {
+    if (Date.now() > scraped) throw new Error(`prometheus did not scrape the gateway in ${scaled(15)} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const { statuses, refusals } = await workload(s);
+  const finishedAt = Date.now() / 1000;
 
-    // Scraped after the workload, and the rules evaluated after that scrape.
-    const until = Date.now() + scaled(15_000);
-    const settled = async () => {
-      const draining = await query('agent_test_gateway_draining');
-      return draining[0]?.value[1] === '1' && (await rules()).every((r) => Date.parse(r.lastEvaluation) / 1000 > finishedAt + 1);
-    };
-    while (!(await settled())) {
-      if (Date.now() > until) throw new Error(`prometheus did not scrape and evaluate after the workload in ${scaled(15)} s`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+  // Scraped after the workload, and the rules evaluated after that scrape.
+  const until = Date.now() + scaled(15_000);
+  const settled = async () => {
+    const draining = await query('agent_test_gateway_draining');
+    return draining[0]?.value[1] === '1' && (await rules()).every((r) => Date.parse(r.lastEvaluation) / 1000 > finishedAt + 1);
+  };
+  while (!(await settled())) {
+    if (Date.now() > until) throw new Error(`prometheus did not scrape and evaluate after the workload in ${scaled(15)} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 
-    const byStatus = await query('sum by (status_code) (agent_test_gateway_http_request_duration_seconds_count{route!="/metrics"})');
-    const seen = Object.fromEntries(byStatus.map((x) => [x.metric.status_code, Number(x.value[1])]));
-    t.same(
-      seen,
-      Object.fromEntries([...statuses].map(([status, count]) => [String(status), count])),
-      'requests by status = the client tally',
-    );
-    const byReason = await query('agent_test_gateway_refusals_total');
-    const reasons = Object.fromEntries(byReason.map((x) => [x.metric.reason, Number(x.value[1])]));
-    t.same(
-      reasons,
-      Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, refusals[reason] ?? 0])),
-      'refusals by reason = what was provoked, every other reason at 0',
-    );
-    const connects = Object.fromEntries(
-      (await query('sum by (result) (agent_test_gateway_engine_connects_total)')).map((x) => [x.metric.result, Number(x.value[1])]),
-    );
-    t.same(connects, { ok: 4, not_enabled: 1, unrecognised: 1, unavailable: 1, refused: 0 }, 'engine connects by result');
-    const timeouts = await query('agent_test_gateway_turn_duration_seconds_count{outcome="timeout"}');
-    t.equal(timeouts[0]?.value[1], '2', 'two turns cut off at the budget');
-    t.equal((await query('agent_test_gateway_evictions_total{limit="caller"}'))[0]?.value[1], '1', 'one eviction');
+  const byStatus = await query('sum by (status_code) (agent_test_gateway_http_request_duration_seconds_count{route!="/metrics"})');
+  const seen = Object.fromEntries(byStatus.map((x) => [x.metric.status_code, Number(x.value[1])]));
+  t.same(
+    seen,
+    Object.fromEntries([...statuses].map(([status, count]) => [String(status), count])),
+    'requests by status = the client tally',
+  );
+  const byReason = await query('agent_test_gateway_refusals_total');
+  const reasons = Object.fromEntries(byReason.map((x) => [x.metric.reason, Number(x.value[1])]));
+  t.same(
+    reasons,
+    Object.fromEntries(REFUSAL_REASONS.map((reason) => [reason, refusals[reason] ?? 0])),
+    'refusals by reason = what was provoked, every other reason at 0',
+  );
+  const connects = Object.fromEntries(
+    (await query('sum by (result) (agent_test_gateway_engine_connects_total)')).map((x) => [x.metric.result, Number(x.value[1])]),
+  );
+  t.same(connects, { ok: 4, not_enabled: 1, unrecognised: 1, unavailable: 1, refused: 0 }, 'engine connects by result');
+  const timeouts = await query('agent_test_gateway_turn_duration_seconds_count{outcome="timeout"}');
+  t.equal(timeouts[0]?.value[1], '2', 'two turns cut off at the budget');
+  t.equal((await query('agent_test_gateway_evictions_total{limit="caller"}'))[0]?.value[1], '1', 'one eviction');
 
-    for (const panel of dashboard.panels) {
-      // The monitors' panels need monitored runs (--monitor), which this workload does not make.
-      if (panel.title.startsWith('Monitors')) continue;
-      for (const target of panel.targets ?? []) {
-        const result = await query(substitute(target.expr));
-        t.ok(result.length > 0, `${panel.title}: ${target.expr.slice(0, 90)}… has data`);
-      }
+  for (const panel of dashboard.panels) {
+    // The monitors' panels need monitored runs (--monitor), which this workload does not make.
+    if (panel.title.startsWith('Monitors')) continue;
+    for (const target of panel.targets ?? []) {
+      const result = await query(substitute(target.expr));
+      t.ok(result.length > 0, `${panel.title}: ${target.expr.slice(0, 90)}… has data`);
     }
-    const firing = ['AgentTestGatewayIdentityRejected', 'AgentTestGatewayPodLimitRefusals'];
-    const pending = [
-      'AgentTestGatewayEngineConnectFailures',
-      'AgentTestGatewayHighServerErrors',
-      'AgentTestGatewayTurnFailures',
-      'AgentTestGatewayTurnLatencyNearBudget',
-    ];
-    // Alerts read recorded series, which a later evaluation brings up to the last scrape: give the
-    // evaluations a few rounds (1 s each) to settle before reading the states.
-    let evaluated = await rules();
-    const alerts = (state: string) =>
-      evaluated
-        .filter((r) => r.type === 'alerting' && r.state === state)
-        .map((r) => r.name)
-        .sort();
-    const statesBy = Date.now() + scaled(15_000);
-    while (JSON.stringify([alerts('firing'), alerts('pending')]) !== JSON.stringify([firing, pending]) && Date.now() < statesBy) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      evaluated = await rules();
-    }
-    t.ok(evaluated.filter((r) => r.type === 'recording').length >= 10);
-    for (const rule of evaluated) {
-      t.equal(rule.health, 'ok', `${rule.name} evaluates${rule.lastError ? `: ${rule.lastError}` : ''}`);
-    }
-    t.same(alerts('firing'), firing, 'without a hold time: firing');
-    t.same(alerts('pending'), pending, 'what the workload provoked, waiting out its hold time');
-  },
-);
+  }
+  const firing = ['AgentTestGatewayIdentityRejected', 'AgentTestGatewayPodLimitRefusals'];
+  const pending = [
+    'AgentTestGatewayEngineConnectFailures',
+    'AgentTestGatewayHighServerErrors',
+    'AgentTestGatewayTurnFailures',
+    'AgentTestGatewayTurnLatencyNearBudget',
+  ];
+  // Alerts read recorded series, which a later evaluation brings up to the last scrape: give the
+  // evaluations a few rounds (1 s each) to settle before reading the states.
+  let evaluated = await rules();
+  const alerts = (state: string) =>
+    evaluated
+      .filter((r) => r.type === 'alerting' && r.state === state)
+      .map((r) => r.name)
+      .sort();
+  const statesBy = Date.now() + scaled(15_000);
+  while (JSON.stringify([alerts('firing'), alerts('pending')]) !== JSON.stringify([firing, pending]) && Date.now() < statesBy) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    evaluated = await rules();
+  }
+  t.ok(evaluated.filter((r) => r.type === 'recording').length >= 10);
+  for (const rule of evaluated) {
+    t.equal(rule.health, 'ok', `${rule.name} evaluates${rule.lastError ? `: ${rule.lastError}` : ''}`);
+  }
+  t.same(alerts('firing'), firing, 'without a hold time: firing');
+  t.same(alerts('pending'), pending, 'what the workload provoked, waiting out its hold time');
+});

@@ -163,13 +163,35 @@ t.test('suite problems stop the run before anything is sent: exit 2, the line na
     s.url,
     '--junit',
     out,
+    '--html',
+    join(dir, 'reports', 'run.html'),
+    '--json',
+    join(dir, 'reports', 'run.json'),
   ]);
   t.equal(result.code, 2);
   t.match(result.stderr, `${join(dir, 'bad.yaml')}:6: conversations[0].turns[0].expect.tool must be a string`);
   t.match(result.stderr, new RegExp(`nofixture\\.yaml:5: memory\\.restore: cannot read missing\\.json as JSON`));
   t.match(result.stderr, /nowhere\.yaml: cannot read the suite: ENOENT/);
   t.match(result.stderr, /3 problems in the suites; nothing was run\./);
-  t.equal(result.stdout, '');
+  t.equal(result.stdout, '✗ could not run any of 4 suites: suite_invalid, not_run\n', 'the last line: could not run, never a ✓');
+  // Every report asked for is written, and named.
+  for (const file of ['junit.xml', 'run.html', 'run.json'])
+    t.match(result.stderr, `wrote ${relative(process.cwd(), join(dir, 'reports', file))}\n`);
+  const json = JSON.parse(await readFile(join(dir, 'reports', 'run.json'), 'utf8')) as Json[];
+  t.match(
+    json.map((r) => [r.name, r.error.error]),
+    [
+      ['good', 'not_run'],
+      ['bad', 'suite_invalid'],
+      ['nofixture', 'suite_invalid'],
+      ['nowhere', 'suite_invalid'],
+    ],
+    'the JSON: each suite with why it did not run',
+  );
+  const page = await readFile(join(dir, 'reports', 'run.html'), 'utf8');
+  t.match(page, /<title>✗ could not run · 4 of 4 suites could not run<\/title>/);
+  t.match(page, /expect\.tool must be a string/);
+  t.notMatch(page.split('<body>')[1], /✓/, 'nothing green');
   // CI's report step still finds a file: an <error> per suite, saying why it did not run.
   const { valid, doc } = await readJunit(out);
   t.equal(valid, true, 'the JUnit file is well-formed XML');

@@ -2,6 +2,7 @@
 
 import { parseArgs } from 'node:util';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
+import { commandLine } from './launcher.js';
 
 export const USAGE = `usage: agent-test-gateway chat <agent> [options]
 
@@ -73,8 +74,7 @@ const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? wor
 /** The command that reconnects to the session, complete enough to paste: npx, the gateway and the connect settings. */
 export function reconnectCommand(opts: Options, sessionId: string): string {
   const args = [
-    'npx',
-    'agent-test-gateway',
+    ...commandLine().split(' '),
     'chat',
     opts.agent,
     '--gateway',

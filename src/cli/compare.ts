@@ -1,13 +1,21 @@
 import type { ComparisonReport, Side } from '../suites/report/comparison.js';
 import { comparisonReportHtml } from '../suites/report/html/render.js';
-import { junitXml, type JUnitSuite } from '../suites/report/junit.js';
 import type { TurnEvent } from '../suites/report/run-report.js';
 import { renderComparison } from '../suites/report/text.js';
 import { FAIL, PASS } from '../suites/report/wording.js';
 import { defaultIo, type Io } from './io.js';
 import { postSuite } from './post.js';
-import { exitStatus, notRun, optionsOrExit, progressOf, suitesOrExit, type Outcome } from './run.js';
-import { writeOutput } from './suite-files.js';
+import {
+  couldNotLine,
+  exitStatus,
+  notRun,
+  optionsOrExit,
+  progressOf,
+  suitesOrExit,
+  writeReports,
+  type Entry,
+  type Outcome,
+} from './run.js';
 
 /**
  * `agent-test-gateway compare suite.yaml [more.yaml …] --baseline REF --candidate REF [--repeat N] [--junit F] [--html F] [--json F]`
@@ -44,10 +52,11 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     io.stderr(`agent-test-gateway compare: name both --baseline and --candidate\n\n${USAGE}`);
     return 2;
   }
-  const ready = await suitesOrExit('compare', options, io, candidate);
+  const against = `${baseline.key} → ${candidate.key}`;
+  const ready = await suitesOrExit<ComparisonReport>('compare', options, io, candidate, comparisonReportHtml, against);
   if (typeof ready === 'number') return ready;
 
-  const junit: JUnitSuite[] = [];
+  const entries: Array<Entry<ComparisonReport>> = [];
   const reports: ComparisonReport[] = [];
   const outcomes: Outcome[] = [];
   const url = `${options.gateway}/v1/agents/${encodeURIComponent(candidate.key)}/comparisons`;
@@ -63,24 +72,23 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     );
     if ('failure' in answer) {
       outcomes.push('broken');
-      junit.push(notRun(io, suite, answer.failure));
+      entries.push(notRun(io, suite, answer.failure, against));
       continue;
     }
     const { report } = answer;
     reports.push(report);
     io.stdout(`${renderComparison(report, `${suite.name} (${suite.file})`)}\n`);
     outcomes.push(report.regressed ? 'failed' : report.totals.error > 0 ? 'broken' : 'passed');
-    junit.push({ name: suite.name, file: suite.file, report: report.runs.candidate, comparison: report });
+    entries.push({ junit: { name: suite.name, file: suite.file, report: report.runs.candidate, comparison: report }, report });
   }
 
-  const written = [
-    options.junit === undefined || (await writeOutput('compare', options.junit, junitXml(junit), io)),
-    options.json === undefined || (await writeOutput('compare', options.json, `${JSON.stringify(reports, null, 2)}\n`, io)),
-    options.html === undefined || (await writeOutput('compare', options.html, comparisonReportHtml(...reports), io)),
-  ];
-  if (written.includes(false)) outcomes.push('broken');
+  if (!(await writeReports('compare', options, io, entries, comparisonReportHtml))) outcomes.push('broken');
   const regressed = reports.reduce((n, r) => n + r.totals.regressed, 0);
   const status = exitStatus(outcomes);
+  if (reports.every((r) => r.totals.error === r.totals.conversations)) {
+    io.stdout(couldNotLine('compare', entries, against));
+    return status;
+  }
   io.stdout(
     `${status === 0 ? PASS : FAIL} ${regressed} conversation${regressed === 1 ? '' : 's'} regressed in ${reports.length} of ` +
       `${ready.suites.length} suite${ready.suites.length === 1 ? '' : 's'} compared (${baseline.key} → ${candidate.key})\n`,

@@ -4,9 +4,12 @@
  * `agent-test-gateway run …` runs test suites and `agent-test-gateway compare …` compares two
  * revisions with them; all through a running gateway.
  * `agent-test-gateway serve` runs the gateway itself, configured from the environment.
- * The Node.js check comes first; the commands are imported only after it (src/node-version.ts).
+ * The Node.js check comes first (Node 22 for the command, 24 for `serve`); the commands are imported
+ * only after it (src/node-version.ts).
  */
-import '../node-version.js';
+import { CLI_NODE_MAJOR_NEEDED, NODE_MAJOR_NEEDED, requireNode } from '../node-version.js';
+
+requireNode(CLI_NODE_MAJOR_NEEDED);
 
 const USAGE = `usage:
   agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
@@ -26,8 +29,10 @@ let code: number | undefined;
 if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
-else if (command === 'serve' && args.length === 0) await (await import('../service.js')).serveFromEnvironment();
-else {
+else if (command === 'serve' && args.length === 0) {
+  requireNode(NODE_MAJOR_NEEDED, 'agent-test-gateway serve (the gateway)');
+  await (await import('../service.js')).serveFromEnvironment();
+} else {
   // Help asked for goes to stdout; help after a wrong command goes to stderr with status 2.
   const asked = command === undefined || command === 'help' || command === '--help' || command === '-h';
   (asked ? process.stdout : process.stderr).write(USAGE);

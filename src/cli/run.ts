@@ -1,5 +1,5 @@
 import { basename, extname } from 'node:path';
-import { runReportHtml } from '../suites/report/html/render.js';
+import { runReportHtml, type NotRunSuite } from '../suites/report/html/render.js';
 import { junitXml, type JUnitSuite } from '../suites/report/junit.js';
 import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
 import { renderReport, turnTitle } from '../suites/report/text.js';
@@ -75,21 +75,67 @@ export function optionsOrExit(command: string, usage: string, args: string[], io
   }
 }
 
+/** One suite's entry in the reports: its report, or why it could not run. */
+export type Entry<R> = { junit: JUnitSuite; report: R } | { junit: JUnitSuite; notRun: NotRunSuite };
+
 /**
- * The token and every suite, read before anything runs; when either is missing or wrong, says so
- * and leaves a JUnit <error> behind for each file (CI's report step then finds its file).
+ * Writes every report asked for (--junit, --json, --html), a suite that could not run included (a
+ * JUnit <error>, its error in the JSON, a red section in the HTML), and names each file written on
+ * stderr; false when one could not be written.
  */
-export async function suitesOrExit(
+export async function writeReports<R>(
   command: string,
   options: SuiteOptions,
   io: Io,
+  entries: Array<Entry<R>>,
+  htmlOf: (...reports: Array<R | NotRunSuite>) => string,
+): Promise<boolean> {
+  const reports = entries.map((e) => ('report' in e ? e.report : e.notRun));
+  const written = [
+    options.junit === undefined || (await writeOutput(command, options.junit, junitXml(entries.map((e) => e.junit)), io)),
+    options.json === undefined || (await writeOutput(command, options.json, `${JSON.stringify(reports, null, 2)}\n`, io)),
+    options.html === undefined || (await writeOutput(command, options.html, htmlOf(...reports), io)),
+  ];
+  return !written.includes(false);
+}
+
+/** A suite that did not run, as each report shows it. */
+export const notRunEntry = <R>(
+  suite: { name: string; file: string },
+  error: NotRunSuite['error'],
+  against: string | undefined,
+): Entry<R> => ({
+  junit: { name: suite.name, file: suite.file, error },
+  notRun: { name: suite.name, file: suite.file, error, ...(against === undefined ? {} : { against }) },
+});
+
+/** The last line when no suite ran: what could not run and why, never a ✓. */
+export function couldNotLine(verb: 'run' | 'compare', entries: Array<Entry<unknown>>, against: string | undefined): string {
+  const codes = [...new Set(entries.flatMap((e) => ('notRun' in e ? [e.notRun.error.error] : [])))];
+  // not_run (stopped by another suite's problem) says least: last.
+  codes.sort((a, b) => Number(a === 'not_run') - Number(b === 'not_run'));
+  const why = codes.length > 0 ? codes.join(', ') : 'no conversation could run';
+  const what = entries.length === 1 ? 'the suite' : `any of ${entries.length} suites`;
+  return `${FAIL} could not ${verb} ${what}${against === undefined ? '' : ` (${against})`}: ${why}\n`;
+}
+
+/**
+ * The token and every suite, read before anything runs; when either is missing or wrong, says so
+ * and still writes every report asked for, each file as not run (CI's report step then finds its
+ * files, and no report looks green).
+ */
+export async function suitesOrExit<R>(
+  command: 'run' | 'compare',
+  options: SuiteOptions,
+  io: Io,
   agent: SuiteOptions['agents'][string],
+  htmlOf: (...reports: Array<R | NotRunSuite>) => string,
+  against: string | undefined,
 ): Promise<{ token: string; suites: PreparedSuite[] } | number> {
   const notRun = async (errorOf: (file: string) => { error: string; message: string }): Promise<number> => {
-    if (options.junit !== undefined) {
-      const suites = options.files.map((file) => ({ name: basename(file, extname(file)), file, error: errorOf(file) }));
-      await writeOutput(command, options.junit, junitXml(suites), io);
-    }
+    const entries = options.files.map((file) => notRunEntry<R>({ name: basename(file, extname(file)), file }, errorOf(file), against));
+    await writeReports(command, options, io, entries, htmlOf);
+    io.stdout(couldNotLine(command, entries, against));
     return 2;
   };
   const token = tokenFrom(io.env);
@@ -106,19 +152,20 @@ export async function suitesOrExit(
   return { token, suites };
 }
 
-/** A suite the gateway did not run: why, on stderr, and its JUnit <error>. */
-export function notRun(io: Io, suite: PreparedSuite, failure: HttpFailure): JUnitSuite {
+/** A suite the gateway did not run: why, on stderr, and its entry in the reports. */
+export function notRun<R>(io: Io, suite: PreparedSuite, failure: HttpFailure, against: string): Entry<R> {
   io.stderr(failureText(suite, failure));
-  return { name: suite.name, file: suite.file, error: { error: failure.error, message: failure.message } };
+  return notRunEntry(suite, { error: failure.error, message: failure.message }, against);
 }
 
 export async function main(args: string[], io: Io = defaultIo()): Promise<number> {
   const options = optionsOrExit('run', USAGE, args, io, ['--agent']);
   if (typeof options === 'number') return options;
-  const ready = await suitesOrExit('run', options, io, options.agents.agent);
+  const against = options.agents.agent?.key;
+  const ready = await suitesOrExit<RunReport>('run', options, io, options.agents.agent, runReportHtml, against);
   if (typeof ready === 'number') return ready;
 
-  const junit: JUnitSuite[] = [];
+  const entries: Array<Entry<RunReport>> = [];
   const reports: RunReport[] = [];
   const outcomes: Outcome[] = [];
   for (const suite of ready.suites) {
@@ -132,7 +179,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     );
     if ('failure' in answer) {
       outcomes.push('broken');
-      junit.push(notRun(io, suite, answer.failure));
+      entries.push(notRun(io, suite, answer.failure, suite.loaded.suite.agent!.key));
       continue;
     }
     const { report } = answer;
@@ -141,21 +188,20 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     if (report.monitor !== null) io.stdout(monitorLine(report.monitor));
     // A conversation that failed counts over one that could not run (status error).
     outcomes.push(report.passed ? 'passed' : report.conversations.some((c) => !c.passed && c.status !== 'error') ? 'failed' : 'broken');
-    junit.push({ name: suite.name, file: suite.file, report });
+    entries.push({ junit: { name: suite.name, file: suite.file, report }, report });
     if (!(await saveSnapshot(suite, report.memory?.snapshot, report.memory?.error?.message, io))) outcomes.push('broken');
     io.stdout('\n');
   }
 
-  const written = [
-    options.junit === undefined || (await writeOutput('run', options.junit, junitXml(junit), io)),
-    options.json === undefined || (await writeOutput('run', options.json, `${JSON.stringify(reports, null, 2)}\n`, io)),
-    options.html === undefined || (await writeOutput('run', options.html, runReportHtml(...reports), io)),
-  ];
-  if (written.includes(false)) outcomes.push('broken');
+  if (!(await writeReports('run', options, io, entries, runReportHtml))) outcomes.push('broken');
   const ran = reports.length;
   const total = ready.suites.length;
   const passedCount = reports.filter((r) => r.passed).length;
   const status = exitStatus(outcomes);
+  if (reports.every((r) => r.conversations.every((c) => c.status === 'error'))) {
+    io.stdout(couldNotLine('run', entries, against));
+    return status;
+  }
   io.stdout(
     `${status === 0 ? PASS : FAIL} ${passedCount} of ${total} suite${total === 1 ? '' : 's'} passed${
       ran < total ? ` (${total - ran} could not run)` : ''

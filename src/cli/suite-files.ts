@@ -132,6 +132,7 @@ export async function writeOutput(command: string, path: string, content: string
   try {
     await mkdir(dirname(resolve(path)), { recursive: true });
     await writeFile(path, content);
+    io.stderr(`wrote ${openable(path)}\n`);
     return true;
   } catch (err) {
     io.stderr(`agent-test-gateway ${command}: cannot write ${path}: ${(err as Error).message}\n`);

@@ -13,6 +13,7 @@ import { freePort } from './http.js';
 import { waitUntilReady } from './server.js';
 import { childEnv } from './stack.js';
 import { scaled } from './time.js';
+import { toolPath } from './tools.js';
 
 export interface Pod {
   port: number;
@@ -94,7 +95,9 @@ http {
 `,
     );
   writeConfig();
-  const child = spawn('/usr/sbin/nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { stdio: 'ignore' });
+  const child = spawn(toolPath('nginx') ?? '/usr/sbin/nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], {
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const workers = (): string[] =>
     readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8')

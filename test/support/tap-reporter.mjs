@@ -4,10 +4,16 @@
 // lines, among them "# { total: N, pass: P, fail: F }", which .ci/run reads. tap pipes the runner's
 // TAP into it (a stream class is how a reporter module is loaded); `npx tap -R base` is the
 // interactive view, `npx tap -R tap` the raw TAP.
+//
+// A test skipped for a missing tool (test/support/tools.ts: its reason starts `needs nginx (`) gets
+// one line under its file's, and the very last line lists every tool missing and the command that
+// installs them; it comes after tap's summary, so "# { total … }" is still the last summary line.
 import { Transform } from 'node:stream';
 
 const POINT = /^( *)(not )?ok \d+( - (.*?))?( # .*)?$/;
 const SUBTEST = /^( *)# Subtest: (.*)$/;
+/** A test point skipped for a missing tool: its name, the tools and the reason. */
+const TOOL_SKIP = /^ *ok \d+ - (.*?) # SKIP (needs ([^(]+?) \(.*?\): (.*))$/;
 
 export default class ShortReporter extends Transform {
   #partial = '';
@@ -15,6 +21,10 @@ export default class ShortReporter extends Transform {
   #file = null;
   /** After a test file's test point: whether its YAML block (at indent 2) is shown. */
   #fileYaml = null;
+  /** The tools tests skipped for, how many tests, and the command that installs them. */
+  #missing = new Set();
+  #toolSkips = 0;
+  #install = '';
 
   _transform(chunk, _encoding, done) {
     const lines = (this.#partial + chunk.toString()).split('\n');
@@ -26,11 +36,31 @@ export default class ShortReporter extends Transform {
   _flush(done) {
     if (this.#partial !== '') this.#line(this.#partial);
     if (this.#file) this.#print(this.#file);
+    if (this.#toolSkips > 0) {
+      const tools = [...this.#missing].join(', ');
+      this.#print([
+        `# skipped ${this.#toolSkips} test${this.#toolSkips === 1 ? '' : 's'} needing ${tools} (not installed here): ${this.#install}`,
+      ]);
+    }
     done();
   }
 
   #print(lines) {
     for (const line of lines) this.push(`${line}\n`);
+  }
+
+  /** One line per test of a file skipped for a missing tool. */
+  #toolSkipsOf(lines) {
+    const shown = [];
+    for (const line of lines) {
+      const skip = TOOL_SKIP.exec(line);
+      if (!skip) continue;
+      for (const tool of skip[3].split(', ')) this.#missing.add(tool);
+      this.#toolSkips++;
+      this.#install = skip[4].replace(/ installs (it|them)$/, ' installs them');
+      shown.push(`    # skipped: ${skip[1]}: ${skip[2]}`);
+    }
+    return shown;
   }
 
   #line(line) {
@@ -46,6 +76,7 @@ export default class ShortReporter extends Transform {
       if (point && point[1] === '') {
         if (point[2]) this.#print(['', ...failures(this.#file)]);
         this.#print([line]);
+        this.#print(this.#toolSkipsOf(this.#file));
         this.#file = null;
         this.#fileYaml = Boolean(point[2]);
         return;

@@ -14,7 +14,7 @@ const show = (value: unknown): string => {
   return JSON.stringify(value);
 };
 
-/** `tool lookup_order`, `text_matches /^Hi/`, `text_contains "order", "size"` */
+/** `tool lookup_order`, `tools lookup_order, start_refund`, `text_matches /^Hi/`, `text_contains "order", "size"` */
 export function describeExpectation(e: ExpectationResult): string {
   switch (e.kind) {
     case 'turn_completed':
@@ -26,9 +26,15 @@ export function describeExpectation(e: ExpectationResult): string {
       return `text_matches ${pattern.startsWith('/') ? pattern : `/${pattern}/`}`;
     }
     case 'text_contains':
+      // Words are quoted, one or several: `text_contains "order", "size"`.
+      return `${e.kind} ${[e.expected]
+        .flat()
+        .map((v) => JSON.stringify(v))
+        .join(', ')}`;
     case 'tools':
     case 'not_tools':
-      return `${e.kind} ${show(e.expected)}`;
+      // Tool names unquoted, as the turn-level `tool lookup_order` shows them.
+      return `${e.kind} ${[e.expected].flat().map(String).join(', ')}`;
     default:
       return `${e.kind} ${show(e.expected)}`;
   }

@@ -1,6 +1,6 @@
 import type { ComparisonReport } from '../comparison.js';
 import { comparisonSections } from './comparison.js';
-import { duration, html, percent, plural, timestamp, usage, type Html } from './kit.js';
+import { duration, html, join, percent, plural, timestamp, usage, type Html } from './kit.js';
 import {
   attemptBody,
   attemptMeta,
@@ -117,15 +117,54 @@ function runReportSection(report: RunReport, n: number): Html {
     ${footer([...report.notes, ...(report.memory?.notes ?? [])], `run ${report.run_id}`)}`;
 }
 
-/** Run reports (openapi: RunReport), one per suite, as one self-contained HTML page. */
-export function runReportHtml(...reports: RunReport[]): string {
+// ——— A suite that could not run ———
+
+/** A suite that never ran (a suite problem, a refusal such as revision_not_found, a gateway not reached): the error and why. */
+export interface NotRunSuite {
+  name: string;
+  file: string;
+  error: { error: string; message: string };
+  /** what it was to run against: `coach.9`, `coach → coach.9` */
+  against?: string;
+}
+
+const isNotRun = (entry: object): entry is NotRunSuite => !('totals' in entry);
+
+/** A red section: the suite, the error's code and its message; never a blank page or a green title. */
+function notRunSection(kind: string, suite: NotRunSuite): Html {
+  return html`${header(kind, 'failed', '✗ could not run', suite.name, [
+      html`<code>${suite.file}</code>`,
+      suite.against === undefined ? null : html`against <b>${suite.against}</b>`,
+    ])}
+    <section class="card summary not-run">
+      <dl class="facts">
+        ${fact('Could not run', html`<code class="error-code">${suite.error.error}</code>`)}
+        ${fact('Suite', html`${suite.name} · <code>${suite.file}</code>`)}
+        ${fact('What failed', join(suite.error.message.split('\n'), html`<br />`), true)}
+      </dl>
+    </section>`;
+}
+
+/** The page's title when a suite could not run: `✗ could not run · basic`, or how many of several. */
+function notRunTitle(entries: object[], notRun: NotRunSuite[], failedVerdict: string | undefined): string {
+  const verdict = failedVerdict ?? '✗ could not run';
+  if (entries.length === 1) return `${verdict} · ${notRun[0]!.name}${notRun[0]!.against === undefined ? '' : ` · ${notRun[0]!.against}`}`;
+  return `${verdict} · ${notRun.length} of ${plural(entries.length, 'suite')} could not run`;
+}
+
+/** Run reports (openapi: RunReport), one per suite, as one self-contained HTML page; a suite that could not run says why, in red. */
+export function runReportHtml(...entries: Array<RunReport | NotRunSuite>): string {
+  const reports = entries.filter((e): e is RunReport => !isNotRun(e));
+  const notRun = entries.filter(isNotRun);
   const failed = reports.filter((r) => !r.passed).length;
   const verdict = failed === 0 ? '✓ passed' : '✗ FAILED';
   const title =
-    reports.length === 1
-      ? `${verdict} · ${reports[0]!.name ?? 'Suite run'} · ${reports[0]!.agent}`
-      : `${verdict} · ${reports.length - failed} of ${plural(reports.length, 'suite')} passed`;
-  return page(title, html`${reports.map(runReportSection)}`);
+    notRun.length > 0
+      ? notRunTitle(entries, notRun, failed === 0 ? undefined : verdict)
+      : reports.length === 1
+        ? `${verdict} · ${reports[0]!.name ?? 'Suite run'} · ${reports[0]!.agent}`
+        : `${verdict} · ${reports.length - failed} of ${plural(reports.length, 'suite')} passed`;
+  return page(title, html`${entries.map((e, n) => (isNotRun(e) ? notRunSection('Suite run report', e) : runReportSection(e, n)))}`);
 }
 
 function comparisonSection(report: ComparisonReport, n: number): Html {
@@ -144,14 +183,21 @@ function comparisonSection(report: ComparisonReport, n: number): Html {
   ${comparisonSections(report, keyOf(n))} ${footer(report.notes, `comparison ${report.comparison_id}`)}`;
 }
 
-/** Comparison reports (openapi: ComparisonReport), one per suite, as one self-contained HTML page, baseline and candidate side by side. */
-export function comparisonReportHtml(...reports: ComparisonReport[]): string {
+/**
+ * Comparison reports (openapi: ComparisonReport), one per suite, as one self-contained HTML page,
+ * baseline and candidate side by side; a suite that could not be compared says why, in red.
+ */
+export function comparisonReportHtml(...entries: Array<ComparisonReport | NotRunSuite>): string {
+  const reports = entries.filter((e): e is ComparisonReport => !isNotRun(e));
+  const notRun = entries.filter(isNotRun);
   const regressions = reports.reduce((n, r) => n + r.totals.regressed, 0);
   const headline = regressions > 0 ? `✗ ${plural(regressions, 'regression')}` : '✓ no regressions';
   const [first] = reports;
   const title =
-    reports.length === 1
-      ? `${headline} · ${first!.name ?? 'Baseline versus candidate'} · ${first!.candidate.agent} vs ${first!.baseline.agent}`
-      : `${headline} · ${plural(reports.length, 'suite')}`;
-  return page(title, html`${reports.map(comparisonSection)}`, true);
+    notRun.length > 0
+      ? notRunTitle(entries, notRun, regressions > 0 ? headline : undefined)
+      : reports.length === 1
+        ? `${headline} · ${first!.name ?? 'Baseline versus candidate'} · ${first!.candidate.agent} vs ${first!.baseline.agent}`
+        : `${headline} · ${plural(reports.length, 'suite')}`;
+  return page(title, html`${entries.map((e, n) => (isNotRun(e) ? notRunSection('Comparison report', e) : comparisonSection(e, n)))}`, true);
 }
