@@ -5,13 +5,11 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { childEnv, eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { conversationPath } from './support/http.js';
 import { scaled } from './support/time.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+import { ROOT } from './support/root.js';
 
 interface Chat {
   child: ChildProcessWithoutNullStreams;

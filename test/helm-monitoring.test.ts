@@ -4,15 +4,14 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
+import { chartDir } from './support/chart.js';
+import { ROOT } from './support/root.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const chartDir = join(root, 'helm', 'agent-test-gateway');
 const read = (...path: string[]) => readFileSync(join(...path), 'utf8');
 const RULES = join(chartDir, 'files', 'prometheus-rules.yaml');
-const RULES_TEST = join(root, 'test', 'prometheus', 'rules-test.yaml');
+const RULES_TEST = join(ROOT, 'test', 'prometheus', 'rules-test.yaml');
 const values = parse(read(chartDir, 'values.yaml'));
 
 interface Rule {
@@ -26,7 +25,7 @@ const rules = groups.flatMap((g) => g.rules);
 const alerts = rules.filter((r) => r.alert !== undefined);
 
 const PROMTOOL = '/usr/bin/promtool';
-const promtool = (...args: string[]) => spawnSync(PROMTOOL, args, { cwd: root, encoding: 'utf8' });
+const promtool = (...args: string[]) => spawnSync(PROMTOOL, args, { cwd: ROOT, encoding: 'utf8' });
 function needsPromtool(t: { fail(message: string): void; comment(message: string): void }): boolean {
   if (existsSync(PROMTOOL)) return true;
   if (process.env.CI) t.fail("promtool is missing: .ci/run installs Debian's prometheus package");
@@ -69,7 +68,7 @@ t.test('every alert the issue asks for, each with a summary, a description, a ru
   const cases = (parse(read(RULES_TEST)).tests as Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts: unknown[] }> }>).flatMap(
     (c) => c.alert_rule_test ?? [],
   );
-  const operations = read(root, 'docs', 'operations.md');
+  const operations = read(ROOT, 'docs', 'operations.md');
   for (const alert of alerts) {
     for (const key of ['summary', 'description', 'runbook']) {
       t.ok((alert.annotations?.[key]?.length ?? 0) > 20, `${alert.alert} has a ${key}`);
