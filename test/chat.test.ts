@@ -5,14 +5,12 @@
 
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { childEnv, eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { conversationPath } from './support/http.js';
 import { scaled } from './support/time.js';
 import { commandLine } from '../src/cli/launcher.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+import { ROOT } from './support/root.js';
 
 interface Chat {
   child: ChildProcessWithoutNullStreams;

@@ -1,13 +1,13 @@
 import t from 'tap';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { startStack } from './support/stack.js';
+import { comparePath } from './support/http.js';
 
 /**
  * Baseline versus candidate: the same suite against `coach` (Published revision 2) and `coach.3`
  * (Preview). The demo agent's revision 3 gives a delivery date without looking the order up (a
  * regression of `tool: lookup_order`) and starts refunds with a tool (a fix of `tool: start_refund`).
  */
-const comparePath = (candidate = 'coach.3') => `/v1/agents/${candidate}/comparisons`;
 const orderLookup = {
   name: 'order lookup',
   turns: [{ line: '#intro' }, { line: 'My order number is 12345', expect: { tool: 'lookup_order', text_contains: 'delivered' } }],

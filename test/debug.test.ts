@@ -9,51 +9,30 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import t, { type Test } from 'tap';
 import { request } from 'undici';
-import { parse as parseYaml } from 'yaml';
 import { RECENT_TURNS_KEPT, RecentTurns } from '../src/conversations/recent-turns.js';
 import { ConversationRegistry } from '../src/conversations/registry.js';
 import type { TurnRecord } from '../src/engine/socket.js';
 import { isDebugHost } from '../src/routes/debug.js';
+import { LAUNCH, REFRESH_DOCS } from './support/browser.js';
 import { eventually, startStack } from './support/stack.js';
-import { conversationPath, turnPath } from './support/http.js';
+import { conversationPath, runPath, turnPath } from './support/http.js';
+import { validatorAt } from './support/openapi.js';
 import { scaled } from './support/time.js';
-import { needs, toolPath } from './support/tools.js';
+import { needs } from './support/tools.js';
 
-const CHROMIUM = toolPath('chromium') ?? '/usr/bin/chromium';
-/** The committed screenshot in docs/ is refreshed only on purpose (`npm run screenshot`); otherwise into the ignored test/output/. */
 const DOCS_SCREENSHOT = fileURLToPath(new URL('../docs/debug-page.png', import.meta.url));
-const REFRESH_DOCS = process.env.UPDATE_DOCS_SCREENSHOT === 'true';
 const SCREENSHOT = REFRESH_DOCS ? DOCS_SCREENSHOT : fileURLToPath(new URL('./output/debug-page.png', import.meta.url));
 const ON = { DEBUG_PAGE: 'true' };
 /** The page's files as the package ships them. */
 const PAGE_FILE = (name: string) => readFileSync(fileURLToPath(new URL(`../public/debug/${name}`, import.meta.url)), 'utf8');
 const turnsPath = (sessionId: string) => `/debug/conversations/${sessionId}/turns`;
-const BROWSER_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Strings that must never reach the page: the callers' tokens and the engine identity in any form. */
 const SECRETS = ['demo-token', 'bob-token', 'Bearer', 'tester', 's3cret', Buffer.from('tester:s3cret').toString('base64')];
 
 /** A schema of openapi.yaml's components: DebugState, DebugTurns. */
-function componentSchema(name: string) {
-  const load = (path: string) => parseYaml(readFileSync(fileURLToPath(new URL(path, import.meta.url)), 'utf8'));
-  const main = load('../openapi.yaml');
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
-  ajv.addSchema({ $id: 'doc', components: main.components });
-  return ajv.compile({ $ref: `doc#/components/schemas/${name}` });
-}
+const componentSchema = (name: string) => validatorAt(`/components/schemas/${name}`);
 const stateSchema = () => componentSchema('DebugState');
 
 /** A page that records what should never happen: console errors, page errors, failed requests, dialogs (alert). */
@@ -72,7 +51,7 @@ function watchProblems(page: Page): string[] {
 }
 
 async function launch(t: Test): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: BROWSER_ARGS });
+  const browser = await chromium.launch(LAUNCH);
   t.teardown(() => browser.close());
   return browser;
 }
@@ -260,7 +239,7 @@ t.test('the last turns: each conversation’s, bounded, only the turns that ran 
   t.ok(validate({ session_id: other.sessionId, kept: RECENT_TURNS_KEPT, turns: cut }), 'still as declared');
 
   // A suite run's turns (the runner calls the registry itself, not the conversation service).
-  const run = await s.call('POST', '/v1/agents/coach/runs', {
+  const run = await s.call('POST', runPath(), {
     body: { conversations: [{ name: 'suite', turns: [{ line: 'hello from a suite', expect: { text_contains: 'hello' } }] }] },
   });
   t.equal(run.status, 200, run.text);

@@ -4,12 +4,11 @@
 // here: the templates are read as text (test/helm.test.ts does the same).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
 import { ENV_VARIABLES, loadConfig, type Config } from '../src/ops/config.js';
+import { chartDir } from './support/chart.js';
 
-const chartDir = fileURLToPath(new URL('../helm/agent-test-gateway/', import.meta.url));
 const valuesText = readFileSync(join(chartDir, 'values.yaml'), 'utf8');
 const values = parse(valuesText);
 const deployment = readFileSync(join(chartDir, 'templates', 'deployment.yaml'), 'utf8');

@@ -4,17 +4,16 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parse } from 'yaml';
 import { needs, toolPath } from './support/tools.js';
+import { chartDir } from './support/chart.js';
+import { ROOT } from './support/root.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const chartDir = join(root, 'helm', 'agent-test-gateway');
 const read = (...path: string[]) => readFileSync(join(...path), 'utf8');
 const RULES = join(chartDir, 'files', 'prometheus-rules.yaml');
-const RULES_TEST = join(root, 'test', 'prometheus', 'rules-test.yaml');
-const MONITOR_RULES_TEST = join(root, 'test', 'prometheus', 'monitor-rules-test.yaml');
+const RULES_TEST = join(ROOT, 'test', 'prometheus', 'rules-test.yaml');
+const MONITOR_RULES_TEST = join(ROOT, 'test', 'prometheus', 'monitor-rules-test.yaml');
 const values = parse(read(chartDir, 'values.yaml'));
 
 interface Rule {
@@ -27,7 +26,7 @@ const groups = parse(read(RULES)).groups as Array<{ name: string; rules: Rule[] 
 const rules = groups.flatMap((g) => g.rules);
 const alerts = rules.filter((r) => r.alert !== undefined);
 
-const promtool = (...args: string[]) => spawnSync(toolPath('promtool')!, args, { cwd: root, encoding: 'utf8' });
+const promtool = (...args: string[]) => spawnSync(toolPath('promtool')!, args, { cwd: ROOT, encoding: 'utf8' });
 
 t.test('promtool checks the rules and runs their unit tests', needs('promtool'), async (t) => {
   const check = promtool('check', 'rules', RULES);
@@ -70,7 +69,7 @@ t.test('every alert the issue asks for, each with a summary, a description, a ru
       (c) => c.alert_rule_test ?? [],
     ),
   );
-  const operations = read(root, 'docs', 'operations.md');
+  const operations = read(ROOT, 'docs', 'operations.md');
   for (const alert of alerts) {
     for (const key of ['summary', 'description', 'runbook']) {
       t.ok((alert.annotations?.[key]?.length ?? 0) > 20, `${alert.alert} has a ${key}`);

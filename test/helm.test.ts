@@ -4,13 +4,11 @@
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { skeleton } from './support/chart.js';
+import { chartDir, skeleton } from './support/chart.js';
 import { type Json } from './support/http.js';
+import { ROOT } from './support/root.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const chartDir = join(root, 'helm', 'agent-test-gateway');
 const templatesDir = join(chartDir, 'templates');
 const read = (...path: string[]) => readFileSync(join(...path), 'utf8');
 
@@ -59,7 +57,7 @@ const envTable: Array<[string, string, unknown]> = [
 ];
 
 t.test('Chart.yaml is a Helm 3 application chart at the package version', async (t) => {
-  const pkg = JSON.parse(read(root, 'package.json'));
+  const pkg = JSON.parse(read(ROOT, 'package.json'));
   t.equal(chart.apiVersion, 'v2');
   t.equal(chart.name, 'agent-test-gateway');
   t.equal(chart.type, 'application');
@@ -221,7 +219,7 @@ t.test('ingress keeps a conversation on the pod that holds it', async (t) => {
 
 t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the command', async (t) => {
   // Instructions with continuation lines joined and comments dropped.
-  const instructions = read(root, 'Dockerfile')
+  const instructions = read(ROOT, 'Dockerfile')
     .replace(/\\\n/g, ' ')
     .split('\n')
     .map((l) => l.trim())
@@ -265,7 +263,7 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the
   const cmd = runtime.find((l) => l.startsWith('CMD '));
   t.same(JSON.parse(cmd!.slice('CMD '.length)), ['serve'], 'serves unless given CLI arguments');
 
-  const ignored = read(root, '.dockerignore')
+  const ignored = read(ROOT, '.dockerignore')
     .split('\n')
     .map((l) => l.trim());
   for (const p of ['node_modules', 'dist', '.git', 'test', 'bench', 'coverage', '.tap', 'helm']) {

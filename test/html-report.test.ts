@@ -15,14 +15,13 @@ import { escapeHtml, html, join, raw } from '../src/suites/report/html/kit.js';
 import { comparisonReportHtml, runReportHtml } from '../src/suites/report/html/render.js';
 import type { ExpectationKind, RunReport } from '../src/suites/report/run-report.js';
 import { describeExpectation } from '../src/suites/report/wording.js';
+import { LAUNCH, REFRESH_DOCS } from './support/browser.js';
 import { cli, readJunit } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
-import { needs, toolPath } from './support/tools.js';
+import { comparePath, runPath } from './support/http.js';
+import { needs } from './support/tools.js';
 
-const CHROMIUM = toolPath('chromium') ?? '/usr/bin/chromium';
 const NO_CHROMIUM = needs('chromium').skip;
-/** The committed screenshots in docs/ are refreshed only on purpose (UPDATE_DOCS_SCREENSHOT=true); else into test/output/ (ignored). */
-const REFRESH_DOCS = process.env.UPDATE_DOCS_SCREENSHOT === 'true';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 const shotPath = (name: string) => here(REFRESH_DOCS ? `../docs/${name}` : `./output/${name}`);
 const CSP = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`;
@@ -40,9 +39,6 @@ const HOSTILE_LINES = [
   '<iframe src="https://evil.example/"></iframe> &amp; &lt;b&gt; <!-- -->',
 ];
 const echoOf = (line: string) => `You said: ${line}`;
-
-const runPath = '/v1/agents/coach/runs';
-const comparePath = '/v1/agents/coach.3/comparisons';
 
 /** A suite like a team's: a simulated user with a judge, a missing tool, a flaky answer, a turn that hangs. */
 const showcaseRun = {
@@ -136,19 +132,6 @@ function checkMarkup(t: Test, page: string) {
   );
 }
 
-const LAUNCH = {
-  executablePath: CHROMIUM,
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--no-first-run',
-    '--disable-sync',
-  ],
-};
-
 interface Opened {
   page: Page;
   /** every URL the page asked for, the document's own included */
@@ -229,7 +212,7 @@ t.test('"Differs" has one quoting style: words quoted, tool names not, at the tu
 
 t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   const s = await startStack(t, { model: true });
-  const report = await post<RunReport>(s, runPath, showcaseRun);
+  const report = await post<RunReport>(s, runPath(), showcaseRun);
   // `availability` is flaky when its two attempts get engine sessions of odd and even number: usually, not always.
   t.match(
     report.conversations,
@@ -306,7 +289,7 @@ t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
 
 t.test('a comparison report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   const s = await startStack(t, { model: true });
-  const report = await post<ComparisonReport>(s, comparePath, showcaseComparison);
+  const report = await post<ComparisonReport>(s, comparePath(), showcaseComparison);
   t.same(report.totals, { conversations: 4, regressed: 2, fixed: 1, unchanged: 1, error: 0 }, 'the comparison came out as designed');
   const page = comparisonReportHtml(report);
   checkMarkup(t, page);
@@ -365,8 +348,8 @@ t.test('hostile text stays text, with the policy and without it', { skip: NO_CHR
     { name: SCRIPT, turns: [{ line: `I want a refund ${IMG}`, expect: { tool: 'start_refund', text_contains: IMG } }] },
     { ...orderLookup, name: `"><svg onload=alert(4)>` },
   ];
-  const run = await post<RunReport>(s, runPath, { name: `</title>${SCRIPT}`, conversations });
-  const comparison = await post<ComparisonReport>(s, comparePath, { baseline: 'coach', name: `</title>${SCRIPT}`, conversations });
+  const run = await post<RunReport>(s, runPath(), { name: `</title>${SCRIPT}`, conversations });
+  const comparison = await post<ComparisonReport>(s, comparePath(), { baseline: 'coach', name: `</title>${SCRIPT}`, conversations });
   t.match(
     run.conversations[0]!.attempts[0]!.criteria,
     [{ passed: true, reasoning: `The agent said "${IMG}".` }],
@@ -442,8 +425,8 @@ t.test('what could not run, and a memory fixture', { skip: NO_CHROMIUM }, async 
     { name: 'returning', turns: [{ line: '#intro', expect: { text_contains: 'order 777' } }] },
   ];
   const memory = { restore: { units: [{ kind: 'fact', text: 'order 777' }] }, confirm: true };
-  const run = await post<RunReport>(s, runPath, { device_ref: 'erin', memory, conversations });
-  const comparison = await post<ComparisonReport>(s, comparePath, { baseline: 'coach', device_ref: 'erin', memory, conversations });
+  const run = await post<RunReport>(s, runPath(), { device_ref: 'erin', memory, conversations });
+  const comparison = await post<ComparisonReport>(s, comparePath(), { baseline: 'coach', device_ref: 'erin', memory, conversations });
   t.match(run.conversations, [{ status: 'error' }, { status: 'passed' }]);
   t.match(comparison.conversations, [{ verdict: 'error' }, { verdict: 'unchanged' }]);
 

@@ -1,34 +1,18 @@
 /** The HTTP side of /mcp and its metadata, as the gateway answers it, against openapi.yaml. */
 
-import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import t, { type Test } from 'tap';
-import { parse as parseYaml } from 'yaml';
 import { startStack } from './support/stack.js';
 import { mcpClient } from './support/mcp.js';
-import { type Answer, type Json } from './support/http.js';
-
-const doc: Json = parseYaml(readFileSync(new URL('../openapi.yaml', import.meta.url), 'utf8'));
-const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-addFormatsModule.default(ajv);
-ajv.addVocabulary(Object.keys(doc));
-const DOC_ID = 'urn:agent-test-gateway:mcp-openapi';
-ajv.addSchema({ ...doc, $id: DOC_ID });
-
-const escape = (part: string): string => part.replaceAll('~', '~0').replaceAll('/', '~1');
+import { type Answer } from './support/http.js';
+import { doc, escapePointer, resolveRef, validatorAt } from './support/openapi.js';
 
 function conforms(t: Test, route: string, method: string, answer: Answer, status: number): void {
   t.equal(answer.status, status, `${method} ${route} answers ${status}`);
-  let pointer = `/paths/${escape(route)}/${method}/responses/${status}`;
-  let response = doc.paths[route][method].responses[String(status)];
-  t.ok(response, `${method.toUpperCase()} ${route} ${status} is declared`);
-  if (response?.$ref) {
-    pointer = response.$ref.slice(1);
-    response = doc.components.responses[response.$ref.split('/').pop()];
-  }
+  const declared = doc.paths[route][method].responses[String(status)];
+  t.ok(declared, `${method.toUpperCase()} ${route} ${status} is declared`);
+  const { node: response, pointer = `/paths/${escapePointer(route)}/${method}/responses/${status}` } = resolveRef(declared);
   if (response?.content?.['application/json'] === undefined) return void t.equal(answer.text, '', 'no body, as declared');
-  const validate = ajv.compile({ $ref: `${DOC_ID}#${pointer}/content/application~1json/schema` });
+  const validate = validatorAt(`${pointer}/content/application~1json/schema`);
   t.ok(validate(answer.body), `${method} ${route} ${status}: the body conforms`, { errors: validate.errors, body: answer.body });
 }
 

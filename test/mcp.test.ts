@@ -100,7 +100,8 @@ t.test('a refused line is a tool error with the gateway code and rule; nothing r
   const unknown: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', lines: 'Hi' } });
   t.equal(
     textOf(unknown),
-    'invalid_request: unknown field: lines; nothing was sent to the engine',
+    'invalid_request: lines is not a known field; did you mean line? the fields here are line, locale, device_ref, time_zone, ' +
+      'run_label, time_offset, agent, session_id; nothing was sent to the engine',
     'the start body rules: no unknown field',
   );
   t.equal(testAgentSchema(await client.listTools()).additionalProperties, false);

@@ -1,8 +1,6 @@
 import t from 'tap';
 import { eventually, startStack, type Stack } from './support/stack.js';
-import { conversationPath, turnPath } from './support/http.js';
-
-const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
+import { conversationPath, memoryPath, turnPath } from './support/http.js';
 
 /** One conversation of a simulated user that leaves facts behind, closed and aggregated. */
 async function converse(s: Stack, device: string, facts: string[]): Promise<void> {

@@ -4,7 +4,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { bucketsUpTo, REFUSAL_REASONS } from '../src/ops/metrics.js';
 import { eventually, startStack, STACK_TURN_BUDGET_MS } from './support/stack.js';
-import { turnPath, type Answer } from './support/http.js';
+import { comparePath, memoryPath, runPath, turnPath, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
 import { needs, toolPath } from './support/tools.js';
 
@@ -233,16 +233,15 @@ t.test('configuration, version and draining are exported', async (t) => {
 t.test('memory calls and suite runs are counted by result', async (t) => {
   const s = await startStack(t);
   await s.open('coach', { device_ref: 'alice' });
-  const snapshot = await s.call('GET', '/v1/agents/coach/memory/alice');
+  const snapshot = await s.call('GET', memoryPath('alice'));
   t.equal(snapshot.status, 200);
-  t.equal((await s.call('PUT', '/v1/agents/coach/memory/alice', { body: { confirm: true, snapshot: snapshot.body } })).status, 200);
+  t.equal((await s.call('PUT', memoryPath('alice'), { body: { confirm: true, snapshot: snapshot.body } })).status, 200);
   s.engine.faults.handshake = 503; // sockets only: the memory endpoints still answer
-  const runs = '/v1/agents/coach/runs';
-  t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, false);
+  t.equal((await s.call('POST', runPath(), { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, false);
   s.engine.faults.handshake = undefined;
-  t.equal((await s.call('POST', runs, { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, true);
+  t.equal((await s.call('POST', runPath(), { body: { conversations: [{ turns: [{ line: 'hi' }] }] } })).body.passed, true);
   const comparison = { baseline: 'coach', conversations: [{ turns: [{ line: 'hi' }] }] };
-  t.equal((await s.call('POST', '/v1/agents/coach/comparisons', { body: comparison })).body.regressed, false);
+  t.equal((await s.call('POST', comparePath('coach'), { body: comparison })).body.regressed, false);
   const text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'snapshot', result: 'ok' }), 1);
   t.equal(value(text, `${p}memory_calls_total`, { operation: 'restore', result: 'ok' }), 1);

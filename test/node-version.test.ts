@@ -8,12 +8,11 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { delimiter, join, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { CHECKOUT_HINT, CLI_NODE_MAJOR_NEEDED, NODE_MAJOR_NEEDED } from '../src/node-version.js';
 import { childEnv } from './support/stack.js';
+import { ROOT } from './support/root.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   engines: { node: string };
   scripts: Record<string, string>;

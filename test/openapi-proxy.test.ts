@@ -20,9 +20,21 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import t from 'tap';
-import { doc, escapePointer, OPENAPI_FILE, ROOT, validatorAt } from './support/openapi.js';
+import { doc, escapePointer, OPENAPI_FILE, validatorAt } from './support/openapi.js';
+import { ROOT } from './support/root.js';
 import { childEnv, eventually, startStack, UUID } from './support/stack.js';
-import { callAt, conversationPath, freePort, turnPath, type Answer, type CallOptions, type Json } from './support/http.js';
+import {
+  callAt,
+  comparePath,
+  conversationPath,
+  freePort,
+  memoryPath,
+  runPath,
+  turnPath,
+  type Answer,
+  type CallOptions,
+  type Json,
+} from './support/http.js';
 import { scaled } from './support/time.js';
 
 const PRISM = `${ROOT}node_modules/@stoplight/prism-cli/dist/index.js`;
@@ -38,10 +50,6 @@ const LIST = '/v1/conversations';
 const MEMORY = '/v1/agents/{agent}/memory/{device_ref}';
 const RUNS = '/v1/agents/{agent}/runs';
 const COMPARISONS = '/v1/agents/{agent}/comparisons';
-
-const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
-const runPath = (agent = 'coach') => `/v1/agents/${agent}/runs`;
-const comparisonPath = (candidate = 'coach.3') => `/v1/agents/${candidate}/comparisons`;
 
 interface Proxy {
   url: string;
@@ -390,21 +398,21 @@ t.test('every route through a validating proxy (prism)', async (t) => {
         { name: 'refund', turns: [{ line: 'I want a refund', expect: { tool: 'start_refund' } }] },
       ],
     };
-    const compared = await valid('post', comparisonPath(), COMPARISONS, { status: 200 }, { body: gate });
+    const compared = await valid('post', comparePath(), COMPARISONS, { status: 200 }, { body: gate });
     t.match(compared.body, { regressed: true, totals: { regressed: 1, fixed: 1 } });
-    await valid('post', comparisonPath(), COMPARISONS, { status: 200 }, { body: gate, ...ndjson });
-    await valid('post', comparisonPath(), COMPARISONS, { status: 403, error: 'forbidden' }, { body: { ...gate, baseline: 'hidden' } });
+    await valid('post', comparePath(), COMPARISONS, { status: 200 }, { body: gate, ...ndjson });
+    await valid('post', comparePath(), COMPARISONS, { status: 403, error: 'forbidden' }, { body: { ...gate, baseline: 'hidden' } });
     await valid(
       'post',
-      comparisonPath(),
+      comparePath(),
       COMPARISONS,
       { status: 404, error: 'revision_not_found' },
       { body: { ...gate, baseline: 'coach.9' } },
     );
-    await valid('post', comparisonPath('coach.4'), COMPARISONS, { status: 409, error: 'revision_not_runnable' }, { body: gate });
-    await invalid('post', comparisonPath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: passing });
-    await invalid('post', comparisonPath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: { ...gate, bogus: true } });
-    await invalid('post', comparisonPath(), COMPARISONS, { status: 401, error: 'unauthenticated' }, { token: null, body: gate });
+    await valid('post', comparePath('coach.4'), COMPARISONS, { status: 409, error: 'revision_not_runnable' }, { body: gate });
+    await invalid('post', comparePath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: passing });
+    await invalid('post', comparePath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: { ...gate, bogus: true } });
+    await invalid('post', comparePath(), COMPARISONS, { status: 401, error: 'unauthenticated' }, { token: null, body: gate });
   }
 
   {

@@ -7,20 +7,13 @@
 
 import { execFile } from 'node:child_process';
 import t, { type Test } from 'tap';
-import { doc, escapePointer, ROOT, validatorAt } from './support/openapi.js';
+import { doc, escapePointer, resolveRef, validatorAt } from './support/openapi.js';
+import { ROOT } from './support/root.js';
 import { childEnv, eventually, startStack, type Stack } from './support/stack.js';
-import { conversationPath, turnPath, type Answer, type Json } from './support/http.js';
+import { conversationPath, memoryPath, turnPath, type Answer, type Json } from './support/http.js';
 import { scaled } from './support/time.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete';
-
-function resolveRef(node: Json): { node: Json; pointer: string | undefined } {
-  if (typeof node?.$ref !== 'string') return { node, pointer: undefined };
-  const pointer = String(node.$ref).replace(/^#/, '');
-  let target: Json = doc;
-  for (const part of pointer.split('/').slice(1)) target = target?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
-  return { node: target, pointer };
-}
 
 const operationPointer = (route: string, method: Method) => `/paths/${escapePointer(route)}/${method}`;
 
@@ -126,7 +119,6 @@ const CONV = '/v1/agents/{agent}/conversations/{session_id}';
 const LIST = '/v1/conversations';
 const MEMORY = '/v1/agents/{agent}/memory/{device_ref}';
 
-const memoryPath = (device: string, agent = 'coach') => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
 const NDJSON = { accept: 'application/x-ndjson' };
 const UNKNOWN_SESSION = '0b7f0a52-3c1e-4b9a-9d51-6f1a2b3c4d5e';
 /** A small body limit, so that a body over it is quick to send. */

@@ -11,7 +11,6 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { request } from 'undici';
@@ -21,8 +20,8 @@ import { childEnv, eventually, startStack } from './support/stack.js';
 import { freePort } from './support/http.js';
 import { scaled } from './support/time.js';
 import { needs, toolPath } from './support/tools.js';
+import { ROOT } from './support/root.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGE = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { name: string; files: string[] };
 const exec = promisify(execFile);
 

@@ -5,18 +5,17 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { request } from 'undici';
 import { REFUSAL_REASONS } from '../src/ops/metrics.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { freePort, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
+import { chartDir } from './support/chart.js';
 import { needs, toolPath } from './support/tools.js';
 
 const PROMETHEUS = toolPath('prometheus') ?? '/usr/bin/prometheus';
-const root = fileURLToPath(new URL('..', import.meta.url));
-const chartFiles = join(root, 'helm', 'agent-test-gateway', 'files');
+const chartFiles = join(chartDir, 'files');
 const RULES = join(chartFiles, 'prometheus-rules.yaml');
 const dashboard = JSON.parse(readFileSync(join(chartFiles, 'grafana-dashboard.json'), 'utf8')) as {
   panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { RunReport } from '../src/suites/report/run-report.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
+import { runPath } from './support/http.js';
 
 /**
  * Simulated users and judges over live sessions, against the engine, platform and model
@@ -8,7 +9,6 @@ import { eventually, startStack, type Stack } from './support/stack.js';
  * faults as errors, and the key kept secret.
  */
 
-const runPath = (agent = 'coach') => `/v1/agents/${agent}/runs`;
 const KEY = 'sk-test-secret-key';
 
 const shopper = {

@@ -3,42 +3,21 @@
  * and content type, and the request schema agrees with the service on what a suite is.
  */
 
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import t, { type Test } from 'tap';
 import { request } from 'undici';
-import { parse as parseYaml } from 'yaml';
 import { startStack } from './support/stack.js';
-import { type Answer, type Json } from './support/http.js';
+import { runPath, type Answer, type Json } from './support/http.js';
+import { doc, resolveRef, validatorAt } from './support/openapi.js';
 import { scaled } from './support/time.js';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-const doc: Json = parseYaml(readFileSync(`${ROOT}openapi.yaml`, 'utf8'));
-
-const DOC_ID = 'urn:agent-test-gateway:openapi-runs';
-const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: true, allowUnionTypes: true });
-addFormatsModule.default(ajv);
-ajv.addVocabulary(Object.keys(doc));
-ajv.addSchema({ ...doc, $id: DOC_ID });
 
 const ROUTE = '/v1/agents/{agent}/runs';
 const op = doc.paths[ROUTE].post;
-const validator = (pointer: string) => ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
-const resolve = (node: Json): Json => {
-  if (typeof node?.$ref !== 'string') return node;
-  return node.$ref
-    .replace(/^#\//, '')
-    .split('/')
-    .reduce((target: Json, part: string) => target?.[part], doc);
-};
+const resolve = (node: Json): Json => resolveRef(node).node;
 
-const requestSchema = validator('/components/schemas/RunRequest');
-const reportSchema = validator('/components/schemas/RunReport');
-const streamLineSchema = validator('/components/schemas/RunStreamLine');
-const errorSchema = validator('/components/schemas/Error');
+const requestSchema = validatorAt('/components/schemas/RunRequest');
+const reportSchema = validatorAt('/components/schemas/RunReport');
+const streamLineSchema = validatorAt('/components/schemas/RunStreamLine');
+const errorSchema = validatorAt('/components/schemas/Error');
 
 function conforms(tt: Test, answer: Answer, what: string): void {
   const declared = resolve(op.responses[String(answer.status)]);
@@ -153,7 +132,7 @@ t.test('the request schema agrees with the service', async (t) => {
   for (const [body, valid] of cases) {
     const schemaSays = requestSchema(body);
     t.equal(schemaSays, valid, `the schema ${valid ? 'accepts' : 'refuses'} ${JSON.stringify(body).slice(0, 100)}`);
-    const answer = await s.call('POST', '/v1/agents/coach/runs', { body });
+    const answer = await s.call('POST', runPath(), { body });
     t.equal(answer.status === 200, valid, `the service ${valid ? 'runs' : 'refuses'} it (${answer.status})`);
     conforms(t, answer, `POST runs ${JSON.stringify(body).slice(0, 60)}`);
   }
@@ -161,8 +140,7 @@ t.test('the request schema agrees with the service', async (t) => {
 
 t.test('every answer conforms to its declared schema', async (t) => {
   const s = await startStack(t, { env: { TURN_BUDGET_MS: String(scaled(300)) } });
-  const call = (body: unknown, token?: string, agent = 'coach') =>
-    s.call('POST', `/v1/agents/${agent}/runs`, { body, ...(token ? { token } : {}) });
+  const call = (body: unknown, token?: string, agent = 'coach') => s.call('POST', runPath(agent), { body, ...(token ? { token } : {}) });
 
   conforms(
     t,
@@ -226,9 +204,9 @@ t.test('every answer conforms to its declared schema', async (t) => {
 
 t.test('comparisons: the request schema and every answer agree with the document', async (t) => {
   const compareOp = doc.paths['/v1/agents/{agent}/comparisons'].post;
-  const comparisonRequest = validator('/components/schemas/ComparisonRequest');
-  const comparisonReport = validator('/components/schemas/ComparisonReport');
-  const comparisonLine = validator('/components/schemas/ComparisonStreamLine');
+  const comparisonRequest = validatorAt('/components/schemas/ComparisonRequest');
+  const comparisonReport = validatorAt('/components/schemas/ComparisonReport');
+  const comparisonLine = validatorAt('/components/schemas/ComparisonStreamLine');
   for (const [name, example] of Object.entries<Json>(compareOp.requestBody.content['application/json'].examples)) {
     t.ok(comparisonRequest(example.value), `example ${name} is a ComparisonRequest`, { errors: comparisonRequest.errors });
   }

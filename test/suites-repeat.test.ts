@@ -1,18 +1,18 @@
 import t from 'tap';
 import type { RunReport } from '../src/suites/report/run-report.js';
 import { startStack } from './support/stack.js';
+import { runPath } from './support/http.js';
 
 /**
  * Repeats: attempts per conversation on fresh engine sessions, a pass rate and a status
  * (passed, flaky, failed, error), a memory fixture restored before every attempt on its device.
  * `sim:flaky` makes the demo agent alternate: odd engine sessions answer "Yes", even ones "No".
  */
-const runPath = '/v1/agents/coach/runs';
 const flaky = { name: 'flaky', turns: [{ line: 'sim:flaky', expect: { text_contains: 'Yes' } }] };
 
 t.test('an agent that alternates: flaky, passing or failing by pass_rate', async (t) => {
   const s = await startStack(t);
-  const strict = await s.call('POST', runPath, {
+  const strict = await s.call('POST', runPath(), {
     body: { repeat: 4, conversations: [flaky, { name: 'steady', turns: [{ line: 'hi' }] }] },
   });
   t.equal(strict.status, 200, 'answers 200', { body: strict.body });
@@ -30,18 +30,20 @@ t.test('an agent that alternates: flaky, passing or failing by pass_rate', async
   t.same(report.totals.attempts, { total: 8, passed: 6, failed: 2, error: 0 });
   t.equal(report.session_ids.length, 8);
 
-  const lenient = await s.call('POST', runPath, { body: { repeat: 4, pass_rate: 0.5, conversations: [flaky] } });
+  const lenient = await s.call('POST', runPath(), { body: { repeat: 4, pass_rate: 0.5, conversations: [flaky] } });
   t.match(lenient.body, { passed: true, conversations: [{ status: 'flaky', passed: true, pass_rate: 0.5 }] });
-  const tougher = await s.call('POST', runPath, { body: { repeat: 4, pass_rate: 0.75, conversations: [flaky] } });
+  const tougher = await s.call('POST', runPath(), { body: { repeat: 4, pass_rate: 0.75, conversations: [flaky] } });
   t.match(tougher.body, { passed: false, conversations: [{ status: 'flaky', passed: false }] });
-  const never = await s.call('POST', runPath, { body: { repeat: 2, conversations: [{ turns: [{ line: 'hi', expect: { tool: 'x' } }] }] } });
+  const never = await s.call('POST', runPath(), {
+    body: { repeat: 2, conversations: [{ turns: [{ line: 'hi', expect: { tool: 'x' } }] }] },
+  });
   t.match(never.body, { conversations: [{ status: 'failed', passed: false, pass_rate: 0 }] });
 });
 
 t.test('a memory fixture is restored before every attempt on its device; attempts of one user one after the other', async (t) => {
   const s = await startStack(t);
   const fixture = { units: [{ kind: 'fact', text: 'likes tea' }] };
-  const answer = await s.call('POST', runPath, {
+  const answer = await s.call('POST', runPath(), {
     body: {
       device_ref: 'erin',
       repeat: 3,

@@ -11,13 +11,12 @@ import type { RunReport } from '../src/suites/report/run-report.js';
 import { formatProblem, loadSuite } from '../src/suites/spec/yaml.js';
 import { eventually, startStack, UUID, type Stack } from './support/stack.js';
 import { scaled } from './support/time.js';
+import { runPath } from './support/http.js';
 
 const problemsOf = (text: string, file = 'suite.yaml'): string[] => {
   const loaded = loadSuite(text, file);
   return loaded.ok ? [] : loaded.problems.map(formatProblem);
 };
-
-const runPath = (agent = 'coach') => `/v1/agents/${agent}/runs`;
 
 const intro = { line: '#intro', expect: { text_matches: "^Hi, I'm coach" } };
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AgentRef } from '../domain/vocabulary.js';
 import { invalidRequest } from '../errors.js';
 import { connectFields, deviceRefSchema, lineProblems, lineSchema, sentLine } from './connect.js';
+import { knownFieldsNoter, unknownFieldRule } from './unknown-fields.js';
 
 const AGENT = /^([A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*[A-Za-z_-][A-Za-z0-9_-]*)*)(?:\.([1-9][0-9]{0,8}))?$/;
 const MAX_AGENT_CHARS = 128;
@@ -102,15 +103,12 @@ const KIND: Record<string, string> = { record: 'object', int: 'integer' };
 const withArticle = (kind: string): string => `${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind}`;
 
 /**
- * The rule of an issue whose schema words none itself: an unknown field (no rule allows it) and a
- * missing or mistyped one, named by its path. Every other rule is worded where it is declared.
+ * The rule of a missing or mistyped field whose schema words none itself, named by its path.
+ * Every other rule is worded where it is declared, and an unknown field as a suite's is
+ * (./unknown-fields.ts).
  */
 function plainRule(issue: z.core.$ZodRawIssue): string | undefined {
   const at = (issue.path ?? []).join('.');
-  if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.map((key) => (at === '' ? key : `${at}.${key}`));
-    return `unknown field${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`;
-  }
   if (issue.code === 'invalid_type' && at !== '') {
     return issue.input === undefined ? `${at} is required` : `${at} must be ${withArticle(KIND[issue.expected] ?? issue.expected)}`;
   }
@@ -119,14 +117,25 @@ function plainRule(issue: z.core.$ZodRawIssue): string | undefined {
 
 /**
  * Validates one part of a request (or an MCP tool's arguments); the first problem is the message,
- * all of them the details.
+ * all of them the details. Each unknown field is a problem of its own.
  */
 export function parse<S extends z.ZodType>(schema: S, value: unknown, part: 'body' | 'path' | 'query' | 'arguments'): z.output<S> {
-  const result = schema.safeParse(value, { error: plainRule });
+  const known = knownFieldsNoter();
+  const result = schema.safeParse(value, {
+    error: (issue) => {
+      known.note(issue);
+      return plainRule(issue);
+    },
+  });
   if (result.success) return result.data;
-  const [first, ...rest] = result.error.issues.map((issue) => ({
-    field: issue.path.length > 0 ? issue.path.join('.') : part,
-    rule: issue.message,
-  }));
+  const [first, ...rest] = result.error.issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => {
+        const field = [...issue.path, key].join('.');
+        return { field, rule: `${field} ${unknownFieldRule(key, known.at(issue.path))}` };
+      });
+    }
+    return [{ field: issue.path.length > 0 ? issue.path.join('.') : part, rule: issue.message }];
+  });
   throw invalidRequest([first!, ...rest]);
 }

@@ -472,15 +472,32 @@ t.test('the line rules, one by one, always 400 naming line', async (t) => {
     '\ud800',
     'x'.repeat(4001),
   ];
+  let refused = 0;
+  const rules = new Set<string>();
   for (const line of lines) {
     for (const path of ['/v1/agents/coach/conversations', targetTurns]) {
       const { answer, problems } = await hostile({ method: 'POST', path, body: JSON.stringify({ line }) }, 'line');
-      if (answer.status !== 400 || answer.body?.details?.problems?.[0]?.field !== 'line')
-        problems.push(`answered ${answer.status}: ${answer.text.slice(0, 120)}`);
+      const first = answer.body?.details?.problems?.[0];
+      if (answer.status !== 400 || first?.field !== 'line') problems.push(`answered ${answer.status}: ${answer.text.slice(0, 120)}`);
+      else {
+        refused += 1;
+        rules.add(first.rule);
+      }
       check(t, `line ${JSON.stringify(line).slice(0, 40)} at ${path.includes('turns') ? 'turn' : 'start'}`, problems);
     }
   }
-  t.pass();
+  t.equal(refused, lines.length * 2, 'every line, at a start and at a turn: 400 naming line');
+  t.same(
+    [...rules].map((rule) => rule.split(/[:;,]/)[0]).sort(),
+    [
+      'line may start with # only as exactly #intro',
+      'line must be at most 4000 characters',
+      'line must be one line',
+      'line must be valid Unicode text',
+      'line must not be empty',
+    ],
+    'each of the five line rules answered, and no other',
+  );
 });
 
 t.test('bodies as a whole: not JSON, too large, arrays, nulls, scalars, extra fields, media types', async (t) => {
@@ -527,9 +544,11 @@ t.test('bodies as a whole: not JSON, too large, arrays, nulls, scalars, extra fi
       false,
     ],
   ];
+  const statuses = new Map<string, number[]>();
   for (const [route, make, strict] of routes) {
     for (const [label, body, type, named] of bodies) {
       const { answer, problems } = await hostile(make(body, type), route === 'restore' ? '' : (named ?? 'body'));
+      statuses.set(label, [...(statuses.get(label) ?? []), answer.status]);
       const isField = /^(extra|session smuggled|__proto__|constructor|duplicate)/.test(label);
       if (answer.status < 400 && (strict || !isField)) problems.push(`accepted (${answer.status})`);
       if (
@@ -537,7 +556,7 @@ t.test('bodies as a whole: not JSON, too large, arrays, nulls, scalars, extra fi
         answer.body?.error === 'invalid_request' &&
         isField &&
         strict &&
-        !/unknown field|valid JSON|line may start/.test(answer.body.message)
+        !/is not a known field|valid JSON|line may start/.test(answer.body.message)
       ) {
         problems.push(`refused for another reason: ${answer.body.message}`);
       }
@@ -545,7 +564,13 @@ t.test('bodies as a whole: not JSON, too large, arrays, nulls, scalars, extra fi
       check(t, `${route}: ${label}`, problems);
     }
   }
-  t.pass();
+  const TYPES = ['form encoded', 'text', 'multipart', 'xml', 'json-ish type'];
+  for (const label of TYPES) t.same(statuses.get(label), [415, 415, 415], `${label}: 415 at a start, a turn and a restore`);
+  t.same(statuses.get('too large'), [413, 413, 413], 'too large: 413 everywhere');
+  for (const [label, answered] of statuses) {
+    if (TYPES.includes(label) || label === 'too large') continue;
+    t.ok(answered[0]! >= 400 && answered[1]! >= 400, `${label}: refused at a start and at a turn (${answered.join(', ')})`);
+  }
 });
 
 t.test('restore: confirm and snapshot, every hostile value', async (t) => {

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from './root.js';
 import { childEnv, eventually } from './stack.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface Demo {
   child: ChildProcess;

@@ -1,6 +1,6 @@
 /**
  * HTTP for tests: the one call helper (`callAt`, which the stack, the pods and the server
- * processes call through), the gateway's conversation paths, and a free loopback port.
+ * processes call through), the gateway's paths, and a free loopback port.
  */
 import { createServer } from 'node:net';
 import { request } from 'undici';
@@ -62,6 +62,15 @@ export const conversationPath = (sessionId: string, agent = 'coach'): string => 
 
 /** `/v1/agents/{agent}/conversations/{sessionId}/turns`: where its turns are sent. */
 export const turnPath = (sessionId: string, agent = 'coach'): string => `${conversationPath(sessionId, agent)}/turns`;
+
+/** `/v1/agents/{agent}/runs`: where a suite is run. */
+export const runPath = (agent = 'coach'): string => `/v1/agents/${agent}/runs`;
+
+/** `/v1/agents/{candidate}/comparisons`: where a suite is run on two revisions. */
+export const comparePath = (candidate = 'coach.3'): string => `/v1/agents/${candidate}/comparisons`;
+
+/** `/v1/agents/{agent}/memory/{device}`: a simulated user's memory. */
+export const memoryPath = (device: string, agent = 'coach'): string => `/v1/agents/${agent}/memory/${encodeURIComponent(device)}`;
 
 /** A TCP port on 127.0.0.1 that nothing listens on (the OS picks it; it is free again when this returns). */
 export async function freePort(): Promise<number> {

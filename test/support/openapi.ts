@@ -4,13 +4,12 @@
  */
 
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { type Json } from './http.js';
+import { ROOT } from './root.js';
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const OPENAPI_FILE = `${ROOT}openapi.yaml`;
 
 export const doc: Json = parseYaml(readFileSync(OPENAPI_FILE, 'utf8'));
@@ -33,4 +32,13 @@ export function validatorAt(pointer: string): ValidateFunction {
     validators.set(pointer, validate);
   }
   return validate;
+}
+
+/** A `$ref` followed within the document (the node itself when it is none), with the pointer it named. */
+export function resolveRef(node: Json): { node: Json; pointer: string | undefined } {
+  if (typeof node?.$ref !== 'string') return { node, pointer: undefined };
+  const pointer = String(node.$ref).replace(/^#/, '');
+  let target: Json = doc;
+  for (const part of pointer.split('/').slice(1)) target = target?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  return { node: target, pointer };
 }

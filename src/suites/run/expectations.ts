@@ -1,4 +1,4 @@
-import { EXPECT_FIELDS, type CONVERSATION_EXPECT_FIELDS, type ConversationExpect, type Expectations } from '../spec/format.js';
+import type { ConversationExpect, Expectations } from '../spec/format.js';
 import { compilePattern } from '../spec/patterns.js';
 import type { ExpectationKind, ExpectationResult, TurnReport } from '../report/run-report.js';
 
@@ -77,8 +77,9 @@ const CHECKS: Record<keyof Expectations, Check> = {
   },
 };
 
+/** The declared expectations of a turn, in the order of the checks above. */
 const declared = (expect: Expectations): Array<[keyof Expectations, unknown]> =>
-  EXPECT_FIELDS.filter((k) => expect[k] !== undefined).map((k) => [k, expect[k]]);
+  (Object.keys(CHECKS) as Array<keyof Expectations>).filter((k) => expect[k] !== undefined).map((k) => [k, expect[k]]);
 
 /** A turn that ended with its own exit: every expectation is checked against what it showed. */
 export function evaluate(expect: Expectations, seen: Observed): ExpectationResult[] {
@@ -128,7 +129,7 @@ type ConversationCheck = (expected: never, turns: TurnReport[]) => Finding;
 
 const everyOne = (turns: TurnReport[], key: 'tools' | 'shown'): string[] => [...new Set(turns.flatMap((t) => t[key]))];
 
-const CONVERSATION_CHECKS: Record<Exclude<(typeof CONVERSATION_EXPECT_FIELDS)[number], 'criteria'>, ConversationCheck> = {
+const CONVERSATION_CHECKS: Record<keyof ConversationExpect, ConversationCheck> = {
   tools: (names: string[], turns) => {
     const called = everyOne(turns, 'tools');
     const missing = names.filter((n) => !called.includes(n));

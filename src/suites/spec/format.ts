@@ -15,51 +15,6 @@ export const MAX_TURNS = 200;
 export const MAX_WAIT_MS = 600_000;
 export const MAX_REPEAT = 20;
 
-/** The fields each level knows, for "did you mean" on an unknown one. */
-export const SUITE_FIELDS = [
-  'agent',
-  'name',
-  'description',
-  'locale',
-  'device_ref',
-  'time_zone',
-  'run_label',
-  'time_offset',
-  'memory',
-  'repeat',
-  'pass_rate',
-  'seed',
-  'conversations',
-] as const;
-export const MEMORY_FIELDS = ['restore', 'confirm', 'save', 'wait_ms'] as const;
-export const CONVERSATION_FIELDS = [
-  'name',
-  'locale',
-  'device_ref',
-  'time_zone',
-  'time_offset',
-  'wait_ms',
-  'turns',
-  'simulated_user',
-  'expect',
-] as const;
-export const TURN_FIELDS = ['line', 'expect'] as const;
-export const EXPECT_FIELDS = [
-  'text_matches',
-  'text_contains',
-  'tool',
-  'not_tool',
-  'shown',
-  'not_shown',
-  'ended_by_agent',
-  'exit_within_ms',
-] as const;
-/** A scripted turn's expect: the deterministic checks and a judge's criterion. */
-export const TURN_EXPECT_FIELDS = [...EXPECT_FIELDS, 'judge'] as const;
-export const CONVERSATION_EXPECT_FIELDS = ['tools', 'not_tools', 'shown', 'not_shown', 'ended_by_agent', 'criteria'] as const;
-export const SIMULATED_USER_FIELDS = ['persona', 'goal', 'facts', 'max_turns', 'min_turns', 'model', 'temperature'] as const;
-export const CRITERION_FIELDS = ['id', 'text'] as const;
-
 /** The deterministic checks of one turn. */
 export interface Expectations {
   text_matches?: string;

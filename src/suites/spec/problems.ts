@@ -1,18 +1,10 @@
 import type { z } from 'zod';
-import {
-  CONVERSATION_EXPECT_FIELDS,
-  CONVERSATION_FIELDS,
-  CRITERION_FIELDS,
-  MEMORY_FIELDS,
-  SIMULATED_USER_FIELDS,
-  SUITE_FIELDS,
-  TURN_EXPECT_FIELDS,
-  TURN_FIELDS,
-} from './format.js';
+import { unknownFieldRule } from '../../schemas/unknown-fields.js';
 
 // A suite's problems as a field path and one plain sentence ("conversations[0].turns[2].expect.tool
 // must be a string"), so the CLI can point at the line and the route can name the field; an
-// unknown field gets a "did you mean".
+// unknown field is worded as a request's is (schemas/unknown-fields.ts), or refused outright when it
+// looks like a model connection.
 
 export type Path = ReadonlyArray<PropertyKey>;
 
@@ -58,58 +50,25 @@ export const fallbackRule: z.core.$ZodErrorMap = (issue) => {
   return undefined;
 };
 
-/** The fields an object at this path knows, for an unknown field's message. */
-function knownFields(path: Path): readonly string[] {
-  const last = path.at(-1);
-  const parent = path.at(-2);
-  if (path.length === 0) return SUITE_FIELDS;
-  if (last === 'memory') return MEMORY_FIELDS;
-  if (last === 'simulated_user') return SIMULATED_USER_FIELDS;
-  if (last === 'expect') return typeof parent === 'number' && path.at(-3) === 'turns' ? TURN_EXPECT_FIELDS : CONVERSATION_EXPECT_FIELDS;
-  if (typeof last === 'number' && parent === 'criteria') return CRITERION_FIELDS;
-  if (typeof last === 'number' && parent === 'turns') return TURN_FIELDS;
-  if (typeof last === 'number' && parent === 'conversations') return CONVERSATION_FIELDS;
-  return [];
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
-}
-
 /** A field that looks like a model endpoint or a credential: the gateway holds those, never a suite. */
 const CONNECTION_FIELD = /url|endpoint|api_?base|api_?key|secret|token|password|credential/i;
 const CONNECTION_RULE =
   'is not allowed: a suite never carries a model URL or key; the gateway holds the model connection (MODEL_BASE_URL, ' +
   'MODEL_API_KEY) and a suite may only name a model';
 
-function unknownFieldRule(key: string, known: readonly string[]): string {
-  if (CONNECTION_FIELD.test(key)) return CONNECTION_RULE;
-  const near = known
-    .map((k) => ({ k, d: distance(key.toLowerCase(), k) }))
-    .filter(({ d }) => d <= 2)
-    .sort((x, y) => x.d - y.d)[0];
-  const hint = near ? `did you mean ${near.k}? ` : '';
-  return `is not a known field; ${hint}${known.length > 0 ? `the fields here are ${known.join(', ')}` : ''}`.replace(/; $/, '');
+function unknownSuiteField(key: string, known: readonly string[]): string {
+  return CONNECTION_FIELD.test(key) ? CONNECTION_RULE : unknownFieldRule(key, known);
 }
 
-export function problemsOf(error: z.ZodError): SuiteProblem[] {
+/** The problems of a failed parse; `knownAt` gives the fields of the object at a path (knownFieldsNoter). */
+export function problemsOf(error: z.ZodError, knownAt: (path: PropertyKey[]) => string[]): SuiteProblem[] {
   const problems: SuiteProblem[] = [];
   for (const issue of error.issues) {
     const base = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const path = [...base, key];
-        problems.push({ field: formatPath(path), path, rule: `${formatPath(path)} ${unknownFieldRule(key, knownFields(base))}` });
+        problems.push({ field: formatPath(path), path, rule: `${formatPath(path)} ${unknownSuiteField(key, knownAt(issue.path))}` });
       }
       continue;
     }

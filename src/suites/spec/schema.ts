@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { connectFields, lineSchema, withinChars } from '../../schemas/connect.js';
 import { agentSchema } from '../../schemas/requests.js';
+import { knownFieldsNoter, refusedHere } from '../../schemas/unknown-fields.js';
 import { ALWAYS, criterionId, crossCheck, DEFAULT_MAX_TURNS, defaultName } from './cross-check.js';
 import {
   MAX_CONVERSATIONS,
@@ -144,16 +145,18 @@ const conversationSchema = z.strictObject({
   device_ref: connectFields.device_ref,
   time_zone: connectFields.time_zone,
   time_offset: connectFields.time_offset,
-  run_label: z
-    .unknown()
-    .superRefine((value, ctx) => {
-      if (value === undefined) return;
-      ctx.addIssue({
-        code: 'custom',
-        message: 'can be set only at the top of the suite: one run label tags every engine session of the run',
-      });
-    })
-    .optional(),
+  run_label: refusedHere(
+    z
+      .unknown()
+      .superRefine((value, ctx) => {
+        if (value === undefined) return;
+        ctx.addIssue({
+          code: 'custom',
+          message: 'can be set only at the top of the suite: one run label tags every engine session of the run',
+        });
+      })
+      .optional(),
+  ),
   wait_ms: waitSchema.optional(),
   turns: z
     .array(turnSchema, { error: 'must be a list of turns, each with a line' })
@@ -300,8 +303,15 @@ export type ParseResult<T> = { ok: true; suite: T } | { ok: false; problems: Sui
 
 function parseWith<T>(schema: z.ZodType<T>, value: unknown): ParseResult<T> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problems: [notAnObject] };
-  const result = schema.safeParse(value, { reportInput: true, error: fallbackRule });
-  return result.success ? { ok: true, suite: result.data } : { ok: false, problems: problemsOf(result.error) };
+  const known = knownFieldsNoter();
+  const result = schema.safeParse(value, {
+    reportInput: true,
+    error: (issue) => {
+      known.note(issue);
+      return fallbackRule(issue);
+    },
+  });
+  return result.success ? { ok: true, suite: result.data } : { ok: false, problems: problemsOf(result.error, known.at) };
 }
 
 /** A suite posted to the runs route. */
