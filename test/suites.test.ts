@@ -411,38 +411,6 @@ t.test('a turn that fails fails its expectations and skips the rest of its conve
   t.equal(hangConn.closeCode, 1000);
 });
 
-t.test('conversations run in parallel up to the caller limit, each closed with 1000', async (t) => {
-  const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '2' } });
-  // The registry's count of open conversations at each engine connect: the exact peak, since a
-  // conversation is admitted (counted) right before its socket connects. The engine's own
-  // record lags by the close handshake (a socket closed plainly counts until the engine's
-  // close event), so it is checked for what it can show: every socket closed with 1000.
-  const atConnect: number[] = [];
-  const connect = s.app.engine.connect.bind(s.app.engine);
-  s.app.engine.connect = (req) => {
-    atConnect.push(s.app.conversationRegistry.stats.open);
-    return connect(req);
-  };
-  const conversations = Array.from({ length: 5 }, (_, i) => ({
-    name: `c${i}`,
-    turns: [intro, { line: 'sim:delay:60', expect: { text_contains: 'sim:delay' } }, { line: `line ${i}` }],
-  }));
-  const answer = await s.call('POST', runPath(), { body: { conversations } });
-  t.equal(answer.status, 200);
-  const report = answer.body as RunReport;
-  t.equal(report.passed, true);
-  t.equal(report.parallelism, 2);
-  t.equal(atConnect.length, 5);
-  t.equal(Math.max(...atConnect), 2, `at most 2 conversations open at once, and 2 did run at once (${atConnect.join(', ')})`);
-  const connections = s.engine.record.connections;
-  t.equal(connections.length, 5);
-  await eventually(() => connections.every((c) => c.closeCode !== undefined));
-  t.same(new Set(connections.map((c) => c.closeCode)), new Set([1000]), 'each closed with 1000');
-  t.same(new Set(connections.map((c) => c.closedBy)), new Set(['client']));
-  t.same(new Set(connections.map((c) => c.query.runLabel)), new Set([report.run_label]));
-  t.same(new Set(connections.map((c) => c.settings.testMode)), new Set([true]));
-});
-
 t.test('conversations sharing a device_ref run one after the other, in order, with their settings', async (t) => {
   const s = await startStack(t);
   const answer = await s.call('POST', runPath(), {
@@ -527,61 +495,6 @@ t.test('memory: restore before (confirmed), snapshot after', async (t) => {
   t.equal(again.body.passed, true);
   t.equal(s.engine.record.connections.length, 1, 'no warm-up for a known device');
   t.equal(again.body.memory.snapshot, null);
-});
-
-t.test("the warm-up session counts in the caller's limit: a run never holds more than its 5 sockets", async (t) => {
-  const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '5' } });
-  for (let i = 0; i < 5; i++) await s.open();
-  // At each engine connect: the sockets the registry counts, and the idle conversations among them.
-  const atConnect: Array<[number, number]> = [];
-  const connect = s.app.engine.connect.bind(s.app.engine);
-  s.app.engine.connect = (req) => {
-    atConnect.push([
-      s.app.conversationRegistry.stats.open,
-      s.app.conversationRegistry.list('u-demo').filter((c) => c.state === 'idle').length,
-    ]);
-    return connect(req);
-  };
-  const answer = await s.call('POST', runPath(), {
-    body: {
-      device_ref: 'dave',
-      memory: { restore: { units: [{ kind: 'fact', text: 'x' }] }, confirm: true },
-      conversations: [{ turns: [intro] }],
-    },
-  });
-  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
-  t.ok(
-    answer.body.memory.notes.some((n: string) => /never connected/.test(n)),
-    'a warm-up session ran',
-  );
-  t.same(
-    atConnect,
-    [
-      [5, 4],
-      [5, 4],
-    ],
-    'the warm-up and the conversation were each counted before their socket opened: 4 idle ones and itself, never 6 sockets',
-  );
-  const evicted = s.app.conversationRegistry.list('u-demo').filter((c) => c.closeCause === 'evicted');
-  t.equal(evicted.length, 1, 'the warm-up evicted an idle conversation; its plain close then made room for the conversation');
-});
-
-t.test('a full limit: the run waits for the registry to free a place, then starts', async (t) => {
-  const s = await startStack(t, { env: { MAX_CONVERSATIONS_PER_CALLER: '1' } });
-  const busy = await s.open();
-  const slowTurn = s.call('POST', `/v1/agents/coach/conversations/${busy.sessionId}/turns`, { body: { line: `sim:delay:${scaled(300)}` } });
-  await eventually(() => s.app.conversationRegistry.stats.busy === 1);
-  const answer = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] } });
-  t.equal((await slowTurn).status, 200);
-  t.equal(answer.status, 200, 'answers 200', { body: answer.body });
-  const attempt = (answer.body as RunReport).conversations[0]!.attempts[0]!;
-  t.equal(attempt.status, 'passed');
-  t.ok(attempt.notes.includes('The conversation waited for room under the conversation limit before it started.'));
-  const run = s.engine.record.connections.find((c) => c.sessionId === attempt.session_id)!;
-  const other = s.engine.record.connections.find((c) => c.sessionId === busy.sessionId)!;
-  t.ok(other.frames.includes(`sim:delay:${scaled(300)}`), 'the busy turn ran to its end');
-  t.equal(other.closedBy, 'client', 'then its idle conversation was evicted to make room');
-  t.ok(run.frames.includes('#intro'));
 });
 
 t.test('input is validated before anything is asked or sent', async (t) => {

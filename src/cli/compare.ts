@@ -18,7 +18,8 @@ import {
 } from './run.js';
 
 /**
- * `agent-test-gateway compare suite.yaml [more.yaml …] --baseline REF --candidate REF [--repeat N] [--junit F] [--html F] [--json F]`
+ * `agent-test-gateway compare suite.yaml [more.yaml …] --baseline REF --candidate REF [--repeat N] [--concurrency N]
+ *  [--junit F] [--html F] [--json F]`
  *
  * Runs each suite against both revisions through the gateway's comparisons route (attempts
  * interleaved, one seed and fixture for both) and prints, per conversation, whether the candidate
@@ -26,7 +27,8 @@ import {
  * nothing regressed but something could not run or be compared; 0 otherwise.
  */
 export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--gateway URL]
-                                              [--repeat N] [--junit FILE] [--html FILE] [--json FILE]
+                                              [--repeat N] [--concurrency N] [--junit FILE] [--html FILE]
+                                              [--json FILE]
 
   Runs test suites against a baseline and a candidate revision (e.g. --baseline coach, the Published
   revision, --candidate coach.3) and says, per conversation, whether the candidate regressed.
@@ -35,6 +37,8 @@ export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseli
   --candidate REF the revision under test; each suite's own agent is ignored
   --gateway URL   the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
   --repeat N      attempts of each conversation on each side (1-20), over the suites' own repeat
+  --concurrency N conversations at once, both sides together (1-50, default 10), over the suites'
+                  own concurrency
   --junit FILE    also write JUnit XML to FILE: a regression is a <failure>
   --html FILE     also write one self-contained HTML report to FILE, both sides next to each other
   --json FILE     also write the full comparison reports to FILE (a JSON array, one per suite)

@@ -1,7 +1,7 @@
 import type { AgentRef } from '../domain/vocabulary.js';
 import { agentSchema } from '../schemas/requests.js';
 import { monitorRule } from '../suites/spec/request.js';
-import { repeatRule } from '../suites/spec/schema.js';
+import { concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { gatewayProblem, gatewayUrl } from './connection.js';
 
 /** A command-line mistake: the command prints it with its usage and exits 2. */
@@ -18,6 +18,8 @@ export interface SuiteOptions {
   repeat: number | undefined;
   /** `--monitor NAME`: the monitor a run feeds (its pass-rate series) */
   monitor: string | undefined;
+  /** `--concurrency N`: the run's conversations at once, over the suites' own `concurrency` */
+  concurrency: number | undefined;
   /** `--agent`, `--baseline`, `--candidate`: as the command lists them */
   agents: Record<string, AgentRef | undefined>;
 }
@@ -32,11 +34,11 @@ function agentOption(name: string, value: string): AgentRef {
 }
 
 /**
- * Parses `<suite.yaml>… [--gateway URL] [--junit F] [--html F] [--json F] [--repeat N]` and the
+ * Parses `<suite.yaml>… [--gateway URL] [--junit F] [--html F] [--json F] [--repeat N] [--concurrency N]` and the
  * command's own agent options (`agentOptions`, e.g. `--agent`); `--` ends the options.
  */
 export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentOptions: readonly string[]): SuiteOptions | 'help' {
-  const known = ['--gateway', '--repeat', '--monitor', ...FILE_OPTIONS, ...agentOptions];
+  const known = ['--gateway', '--repeat', '--concurrency', '--monitor', ...FILE_OPTIONS, ...agentOptions];
   const files: string[] = [];
   const values = new Map<string, string>();
   let onlyFiles = false;
@@ -62,12 +64,8 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
   const gateway = gatewayUrl(values.get('--gateway'), env);
   const problem = gatewayProblem(gateway);
   if (problem !== undefined) throw new UsageError(problem);
-  let repeat: number | undefined;
-  if (values.has('--repeat')) {
-    const parsed = repeatRule('--repeat ').safeParse(Number(values.get('--repeat')));
-    if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
-    repeat = parsed.data;
-  }
+  const repeat = numberOption(values, '--repeat', repeatRule('--repeat '));
+  const concurrency = numberOption(values, '--concurrency', concurrencyRule('--concurrency '));
   let monitor: string | undefined;
   if (values.has('--monitor')) {
     const parsed = monitorRule('--monitor ').safeParse(values.get('--monitor'));
@@ -80,5 +78,23 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
       return [name.slice(2), value === undefined ? undefined : agentOption(name, value)];
     }),
   );
-  return { files, gateway, junit: values.get('--junit'), html: values.get('--html'), json: values.get('--json'), repeat, monitor, agents };
+  return {
+    files,
+    gateway,
+    junit: values.get('--junit'),
+    html: values.get('--html'),
+    json: values.get('--json'),
+    repeat,
+    concurrency,
+    monitor,
+    agents,
+  };
+}
+
+/** A whole-number option's value under its rule, or undefined when not given. */
+function numberOption(values: Map<string, string>, name: string, rule: ReturnType<typeof repeatRule>): number | undefined {
+  if (!values.has(name)) return undefined;
+  const parsed = rule.safeParse(Number(values.get(name)));
+  if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
+  return parsed.data;
 }

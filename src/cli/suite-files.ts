@@ -18,6 +18,7 @@ export interface PreparedSuite {
 /** What the command line sets over every suite's own fields. */
 export interface Overrides {
   repeat: number | undefined;
+  concurrency: number | undefined;
   /** `--monitor`: sent as the run's `monitor` */
   monitor: string | undefined;
   agent: AgentRef | undefined;
@@ -38,6 +39,7 @@ async function prepare(
   if (!loaded.ok) return loaded;
   const body = structuredClone(loaded.data);
   if (overrides.repeat !== undefined) body.repeat = overrides.repeat;
+  if (overrides.concurrency !== undefined) body.concurrency = overrides.concurrency;
   if (overrides.monitor !== undefined) body.monitor = overrides.monitor;
   if (overrides.agent !== undefined) {
     body.agent = overrides.agent.key;

@@ -1,5 +1,6 @@
 import type { AgentAccess, AgentRef, Caller, ConnectInput } from '../domain/vocabulary.js';
 import type { Element } from '../engine/elements.js';
+import type { RunMembership } from './conversation.js';
 
 /** Who calls, for which conversation: what a call needs to run here or on the pod holding it. */
 export interface CallContext {
@@ -27,6 +28,8 @@ export interface TurnCall extends CallContext {
    * (`{"element":…}`), passed on as they came instead of parsed for `onElement`.
    */
   relayElementLine?: (line: string) => void;
+  /** A suite run's call: its conversation counts under the run budgets, not the caller's interactive limit. */
+  run?: RunMembership;
 }
 
 export type StartCall = Omit<TurnCall, 'sessionId' | 'forwarded'>;

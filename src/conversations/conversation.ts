@@ -14,6 +14,16 @@ const NEXT: Record<ConversationState, readonly ConversationState[]> = {
   closed: ['connecting'],
 };
 
+/**
+ * A suite run a conversation belongs to: its conversations are not the caller's interactive ones.
+ * They count under the run's own `concurrency`, the caller's and the pod's run budgets and the
+ * pod's limit, never under the caller's interactive limit (./admission.ts).
+ */
+export interface RunMembership {
+  id: string;
+  concurrency: number;
+}
+
 /** How an idle conversation ends: closed by `close` once it has been idle for `afterMs`. */
 export interface IdlePolicy {
   afterMs: number;
@@ -31,6 +41,8 @@ export class Conversation {
   readonly agent: string;
   readonly settings: ConnectSettings;
   readonly createdAt: number;
+  /** The suite run holding it; undefined: an interactive conversation (a front's). */
+  readonly run: RunMembership | undefined;
   #sessionId: string | undefined;
   #state: ConversationState = 'connecting';
   #socket: EngineSocket | undefined;
@@ -43,8 +55,16 @@ export class Conversation {
   #heldElsewhere = false;
   #idleTimer: NodeJS.Timeout | undefined;
 
-  constructor(init: { callerId: string; agent: string; settings: ConnectSettings; sessionId?: string; createdAt?: number }) {
+  constructor(init: {
+    callerId: string;
+    agent: string;
+    settings: ConnectSettings;
+    sessionId?: string;
+    createdAt?: number;
+    run?: RunMembership | undefined;
+  }) {
     this.createdAt = init.createdAt ?? Date.now();
+    this.run = init.run;
     this.callerId = init.callerId;
     this.agent = init.agent;
     this.settings = init.settings;

@@ -18,7 +18,7 @@ import { GatewayError, shuttingDown } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
 import { Admission } from './admission.js';
-import { causeOf, Conversation, type ConversationState, type IdlePolicy } from './conversation.js';
+import { causeOf, Conversation, type ConversationState, type IdlePolicy, type RunMembership } from './conversation.js';
 import { turnNotes, type Previously } from './notes.js';
 import { ownershipOf, RememberedConversations, type Ownership } from './remembered.js';
 
@@ -26,6 +26,8 @@ export interface TurnRequest {
   line: string;
   signal?: AbortSignal;
   onElement?: (element: Element) => void;
+  /** A suite run's conversation: counted under the run budgets, not the caller's interactive limit. */
+  run?: RunMembership;
 }
 
 export interface TurnResult {
@@ -72,8 +74,14 @@ export class ConversationRegistry {
     this.#admission = new Admission(deps.config, (conv, limit) => this.#evict(conv, limit), this.#roomMayHaveFreed);
   }
 
-  get stats(): { open: number; busy: number; remembered: number; draining: boolean } {
-    return { open: this.#admission.size, busy: this.#busy, remembered: this.#remembered.size, draining: this.#draining };
+  get stats(): { open: number; runs: number; busy: number; remembered: number; draining: boolean } {
+    return {
+      open: this.#admission.size,
+      runs: this.#admission.runConversations,
+      busy: this.#busy,
+      remembered: this.#remembered.size,
+      draining: this.#draining,
+    };
   }
 
   /** Called whenever a conversation connects here (a start or a reconnect): the peers are told. */
@@ -128,11 +136,11 @@ export class ConversationRegistry {
   /**
    * Opens an engine socket for a device without sending a line and closes it plainly at once, so
    * the engine creates the device's user (a memory restore needs it). Admitted like any
-   * conversation: it counts in the caller's and the pod's limits until its close handshake ends.
+   * conversation (a run's, under its run's limits): it counts until its close handshake ends.
    */
-  async warmUp(caller: Caller, access: AgentAccess, input: ConnectInput): Promise<void> {
+  async warmUp(caller: Caller, access: AgentAccess, input: ConnectInput, run?: RunMembership): Promise<void> {
     const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
-    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings });
+    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings, run });
     this.#admit(conv);
     await this.#connect(conv, access);
     this.#close(conv, 'caller', false);
@@ -166,7 +174,7 @@ export class ConversationRegistry {
   /** Opens a new conversation and runs its first turn. */
   async start(caller: Caller, access: AgentAccess, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
     const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
-    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings });
+    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings, run: turn.run });
     this.#admit(conv);
     await this.#connect(conv, access);
     return this.#runTurn(conv, turn, false);
@@ -196,6 +204,7 @@ export class ConversationRegistry {
         agent: access.agentKey,
         settings: settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`),
         sessionId,
+        run: turn.run,
       });
     const previously = known === undefined ? 'unknown' : known.heldElsewhere ? 'elsewhere' : 'closed';
     this.#admit(conv);
@@ -275,10 +284,10 @@ export class ConversationRegistry {
     }
   }
 
-  /** Reserves a place for a new socket, evicting the least recently used idle conversation if needed. */
+  /** Reserves a place for a new socket, evicting the least recently used idle interactive conversation if needed. */
   #admit(conv: Conversation): void {
     this.#refuseWhileDraining();
-    this.#admission.makeRoom(conv.callerId);
+    this.#admission.makeRoom(conv);
     this.#setState(conv, 'connecting');
     this.#admission.enter(conv);
     if (conv.sessionId !== undefined) this.#live.set(conv.sessionId, conv);

@@ -1,4 +1,5 @@
 import type { AgentAccess, Caller, ConnectInput } from '../domain/vocabulary.js';
+import type { RunMembership } from './conversation.js';
 import type { CallContext, StartCall, TurnCall } from './calls.js';
 import { localOnly, type Forwarded, type Forwarder, type Sibling } from './forwarder.js';
 import type { ConversationRegistry } from './registry.js';
@@ -49,20 +50,16 @@ export class ConversationService {
 
   /**
    * Opens and closes an engine socket for a device that never connected, so that the engine
-   * creates its user (a memory restore needs one); counted in the limits like any conversation.
+   * creates its user (a memory restore needs one); counted in the limits like any conversation
+   * (a run's, under the run's).
    */
-  warmUp(caller: Caller, access: AgentAccess, connect: ConnectInput): Promise<void> {
-    return this.#registry.warmUp(caller, access, connect);
+  warmUp(caller: Caller, access: AgentAccess, connect: ConnectInput, run?: RunMembership): Promise<void> {
+    return this.#registry.warmUp(caller, access, connect, run);
   }
 
   /** Resolves when a place under the limits may have come free, when `signal` aborts, or after `ms`. */
   whenRoom(signal: AbortSignal, ms: number): Promise<void> {
     return this.#registry.whenRoom(signal, ms);
-  }
-
-  /** How many of the caller's conversations on this pod have a turn running or are connecting. */
-  busyHere(callerId: string): number {
-    return this.#registry.list(callerId).filter((c) => c.state === 'busy' || c.state === 'connecting').length;
   }
 
   /** The caller's conversations on every pod of the release, newest first; an open one wins over a closed copy. */

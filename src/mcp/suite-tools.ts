@@ -8,7 +8,7 @@ import type { Side } from '../suites/report/comparison.js';
 import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
 import { monitorRule } from '../suites/spec/request.js';
 import { admitComparison, admitRun, startComparison, startRun } from '../suites/run/start.js';
-import { repeatRule } from '../suites/spec/schema.js';
+import { concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { criterionLine, renderComparison } from '../suites/report/text.js';
 import { confirmRestore } from './memory-tools.js';
 import { comparisonReportOutput, runReportOutput } from './outputs.js';
@@ -17,15 +17,32 @@ import { registerTool, type Extra } from './tools.js';
 
 /** run_suite: the runs route as a tool; the suite comes as YAML text or as JSON. */
 const RUN_SUITE =
-  `Run a test suite against an agent and answer its report: every conversation (in parallel up to your ` +
-  `conversation limit), each attempt's transcript, every expectation with its evidence, every criterion with the judge's ` +
+  `Run a test suite against an agent and answer its report: every conversation (in parallel up to the suite's ` +
+  `concurrency, default 10), each attempt's transcript, every expectation with its evidence, every criterion with the judge's ` +
   `reasoning, pass rates, totals, model usage, the seed, the revision that ran and the session ids. The suite is the runs ` +
   `route's body: YAML text or a JSON object with agent, conversations[] (turns[].line and .expect: text_matches, ` +
   `text_contains, tool, not_tool, shown, not_shown, ended_by_agent, exit_within_ms, judge; simulated_user: persona, goal, ` +
   `facts, max_turns, min_turns, model, temperature; expect: tools, not_tools, shown, not_shown, ended_by_agent, ` +
-  `criteria), optional repeat, pass_rate, seed, memory { restore, save, wait_ms }. A simulated user or criteria need a model on ` +
-  `the gateway (else model_not_configured). Every conversation is closed plainly when done. With a progress token, each ` +
-  `evaluated turn is reported as progress.`;
+  `criteria), optional repeat, pass_rate, concurrency, seed, memory { restore, save, wait_ms }. A simulated user or ` +
+  `criteria need a model on the gateway (else model_not_configured). Every conversation is closed plainly when done. ` +
+  `With a progress token, each evaluated turn is reported as progress.`;
+
+/**
+ * The tool's own arguments over the suite's fields (`repeat`, `concurrency`); a suite that is not
+ * an object is left to fail its checks.
+ */
+function withOverrides(data: unknown, overrides: Record<string, number | undefined>): unknown {
+  const set = Object.entries(overrides).filter(([, value]) => value !== undefined);
+  if (set.length === 0 || typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+  return { ...data, ...Object.fromEntries(set) };
+}
+
+const concurrencyArg = () =>
+  concurrencyRule('concurrency ')
+    .optional()
+    .describe(
+      "The run's conversations at once (1-50; in a comparison both sides together), over the suite's own concurrency (default 10).",
+    );
 
 /** YAML text to plain data; a JSON object passes through. */
 function suiteData(suite: string | Record<string, unknown>): unknown {
@@ -81,6 +98,7 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
           .union([z.string(), z.record(z.string(), z.unknown())], { error: 'suite must be YAML text or a JSON object' })
           .describe('The suite: YAML text, or a JSON object.'),
         agent: agentSchema.optional().describe("The agent to run it against; default: the suite's own agent."),
+        concurrency: concurrencyArg(),
         monitor: monitorRule('monitor ')
           .optional()
           .describe("The monitor this run feeds: its attempts are added to the monitors' pass-rate series when it finishes."),
@@ -91,8 +109,9 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
     (args, extra) =>
       guarded(app.log, async () => {
         const data = suiteData(args.suite);
+        const body = withOverrides(data, { concurrency: args.concurrency });
         const authenticate = async () => callerOf(extra);
-        const admitted = await admitRun(app, { body: data, agent: args.agent, monitor: args.monitor, authenticate });
+        const admitted = await admitRun(app, { body, agent: args.agent, monitor: args.monitor, authenticate });
         const { memory } = admitted.suite;
         if (memory?.restore !== undefined) {
           await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before the run`);
@@ -118,6 +137,7 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
         repeat: repeatRule('repeat ')
           .optional()
           .describe("Attempts of each conversation on each side (1-20), over the suite's own repeat."),
+        concurrency: concurrencyArg(),
       }),
       outputSchema: comparisonReportOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -125,10 +145,10 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
     (args, extra) =>
       guarded(app.log, async () => {
         const data = suiteData(args.suite);
-        const withRepeat = args.repeat !== undefined && typeof data === 'object' && data !== null ? { ...data, repeat: args.repeat } : data;
+        const body = withOverrides(data, { repeat: args.repeat, concurrency: args.concurrency });
         const { candidate, baseline } = args;
         const authenticate = async () => callerOf(extra);
-        const admitted = await admitComparison(app, { body: withRepeat, candidate, baseline, authenticate });
+        const admitted = await admitComparison(app, { body, candidate, baseline, authenticate });
         const { memory } = admitted.suite;
         if (memory?.restore !== undefined) {
           await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before each attempt`);

@@ -25,6 +25,10 @@ const integer = (name: string, fallback: number, min: number, max = Number.MAX_S
       return parsed;
     });
 
+/** A whole number, or undefined when unset (the caller derives the default). */
+const optionalInteger = (name: string, min: number) =>
+  integer(name, Number.NaN, min).transform((value) => (Number.isNaN(value) ? undefined : value));
+
 /** A comma-separated list of absolute URLs; empty or unset: undefined (the caller picks the default). */
 const urlList = (name: string) =>
   z
@@ -57,6 +61,8 @@ const envSchema = z.object({
   IDLE_CLOSE_MS: integer('IDLE_CLOSE_MS', 240_000, 1),
   MAX_CONVERSATIONS_PER_CALLER: integer('MAX_CONVERSATIONS_PER_CALLER', 5, 1),
   MAX_CONVERSATIONS_PER_POD: integer('MAX_CONVERSATIONS_PER_POD', 200, 1),
+  MAX_RUN_CONVERSATIONS_PER_POD: optionalInteger('MAX_RUN_CONVERSATIONS_PER_POD', 1),
+  MAX_RUN_CONVERSATIONS_PER_CALLER: integer('MAX_RUN_CONVERSATIONS_PER_CALLER', 50, 1),
   SHUTDOWN_GRACE_MS: integer('SHUTDOWN_GRACE_MS', 95_000, 0),
   AUTH_CACHE_TTL_MS: integer('AUTH_CACHE_TTL_MS', 5_000, 0),
   PLATFORM_TIMEOUT_MS: integer('PLATFORM_TIMEOUT_MS', 5_000, 1),
@@ -106,6 +112,10 @@ export interface Config {
   idleCloseMs: number;
   maxConversationsPerCaller: number;
   maxConversationsPerPod: number;
+  /** The conversations of all suite runs on the pod together, below maxConversationsPerPod. */
+  maxRunConversationsPerPod: number;
+  /** The conversations of one caller's suite runs on the pod together. */
+  maxRunConversationsPerCaller: number;
   shutdownGraceMs: number;
   authCacheTtlMs: number;
   platformTimeoutMs: number;
@@ -159,6 +169,20 @@ function modelConfig(e: z.output<typeof envSchema>): ModelConfig | undefined | s
   };
 }
 
+/** Unset: 100, or half the pod's limit when that is below 200 (at least 1). */
+const DEFAULT_RUN_CONVERSATIONS_PER_POD = 100;
+
+/** The run budget of the pod: set, it must leave interactive conversations room on the pod. */
+function runConversationsPerPod(e: z.output<typeof envSchema>): number | string {
+  const perPod = e.MAX_CONVERSATIONS_PER_POD;
+  const set = e.MAX_RUN_CONVERSATIONS_PER_POD;
+  if (set === undefined) return Math.max(1, Math.min(DEFAULT_RUN_CONVERSATIONS_PER_POD, Math.floor(perPod / 2)));
+  return set < perPod
+    ? set
+    : `MAX_RUN_CONVERSATIONS_PER_POD (${set}) must be below MAX_CONVERSATIONS_PER_POD (${perPod}), so that conversations ` +
+        `other than suite runs' always find room on the pod`;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -177,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (typeof peers === 'string') throw new ConfigError([peers]);
   const model = modelConfig(e);
   if (typeof model === 'string') throw new ConfigError([model]);
+  const runsPerPod = runConversationsPerPod(e);
+  if (typeof runsPerPod === 'string') throw new ConfigError([runsPerPod]);
   return {
     engineUrl: e.PROMETHIST_MCP_ENGINE_URL,
     platformUrl: e.PROMETHIST_PLATFORM_URL,
@@ -188,6 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idleCloseMs: e.IDLE_CLOSE_MS,
     maxConversationsPerCaller: e.MAX_CONVERSATIONS_PER_CALLER,
     maxConversationsPerPod: e.MAX_CONVERSATIONS_PER_POD,
+    maxRunConversationsPerPod: runsPerPod,
+    maxRunConversationsPerCaller: e.MAX_RUN_CONVERSATIONS_PER_CALLER,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     authCacheTtlMs: e.AUTH_CACHE_TTL_MS,
     platformTimeoutMs: e.PLATFORM_TIMEOUT_MS,

@@ -19,7 +19,7 @@ const COMPARISON_NOTES = {
  * stem on both sides, the memory fixture restored before each attempt on either side, and every
  * attempt of the baseline followed by the same attempt of the candidate, one conversation's
  * attempts one after the other — a returning user's visits (a device group) as one journey per
- * side and attempt. Conversations run in parallel within the caller's conversation limit.
+ * side and attempt. Conversations run in parallel up to the suite's `concurrency`, both sides together.
  */
 export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite<HttpMemory>): Promise<ComparisonReport> {
   const id = randomUUID();
@@ -40,13 +40,15 @@ export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite
       }),
     ),
   );
-  const peak = await runUnits(sides.candidate, candidate, units);
+  const peak = await runUnits(sides.candidate, units);
   await saveAfterRun(sides.candidate, candidate);
   const runs = {
     baseline: runReportOf(sides.baseline, baseline, attempts.baseline, peak),
     candidate: runReportOf(sides.candidate, candidate, attempts.candidate, peak),
   };
   const notes = [...(sides.candidate.signal.aborted ? ['The comparison was cancelled: the caller hung up before it ended.'] : [])];
+  const waited = sides.candidate.room.note();
+  if (waited !== undefined) notes.push(waited);
   notes.push(COMPARISON_NOTES.fair, COMPARISON_NOTES.usage);
   return comparisonReportOf(id, runs, { startedAt, finishedAt: Date.now() }, notes);
 }

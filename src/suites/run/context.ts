@@ -5,6 +5,7 @@ import type { EngineAdapter } from '../../engine/adapter.js';
 import type { ModelClient } from '../../model/client.js';
 import type { Config } from '../../ops/config.js';
 import type { TurnEvent } from '../report/run-report.js';
+import type { RunRoom } from './room.js';
 
 /**
  * What a run needs: the conversation service its turns go through (like every front's), the
@@ -21,6 +22,8 @@ export interface RunContext {
   access: AgentAccess;
   /** Aborted when the caller hangs up: running turns are cancelled, the rest skipped. */
   signal: AbortSignal;
+  /** The run's place among the pod's conversations (a comparison's two sides share one). */
+  room: RunRoom;
   /** Each turn as soon as it has been evaluated (the streamed form of the route). */
   onTurn?: (event: TurnEvent) => void;
   log?: FastifyBaseLogger;
@@ -32,6 +35,7 @@ export interface RunFront {
   agent: AgentRef;
   access: AgentAccess;
   signal: AbortSignal;
+  room: RunRoom;
   log: FastifyBaseLogger;
   onTurn: ((event: TurnEvent) => void) | undefined;
 }
@@ -47,6 +51,7 @@ export function runContext(app: FastifyInstance, front: RunFront): RunContext {
     agent: front.agent,
     access: front.access,
     signal: front.signal,
+    room: front.room,
     log: front.log,
     ...(front.onTurn ? { onTurn: front.onTurn } : {}),
   };

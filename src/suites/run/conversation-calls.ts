@@ -1,3 +1,4 @@
+import type { RunLimitFull } from '../../conversations/admission.js';
 import { callContext, type StartCall } from '../../conversations/calls.js';
 import type { TurnResultView } from '../../conversations/views.js';
 import type { ConnectInput } from '../../domain/vocabulary.js';
@@ -5,36 +6,43 @@ import { isGatewayError } from '../../errors.js';
 import type { RunContext } from './context.js';
 
 // The runner's one link to the conversation layer: a suite conversation's turns go through the
-// conversation service like any front's (admission, limits, one socket, plain closes).
+// conversation service like any front's (admission, one socket, plain closes), as the run's
+// conversations: under the run's concurrency and the run budgets, not the caller's interactive limit.
 
-const WAITED_FOR_ROOM = 'The conversation waited for room under the conversation limit before it started.';
+const WAITED_FOR_ROOM = 'The conversation waited for room under the run limits before it started.';
 const CLOSED_BY_RUN = 'The run closed the connection after the last turn (a plain close).';
 
-const isFull = (err: unknown): boolean =>
-  isGatewayError(err) && (err.code === 'caller_conversation_limit' || err.code === 'pod_conversation_limit');
+/** The run limit a refused start found full (the admission's details), or undefined for any other error. */
+function fullLimit(err: unknown): RunLimitFull | undefined {
+  if (!isGatewayError(err) || (err.code !== 'caller_conversation_limit' && err.code !== 'pod_conversation_limit')) return undefined;
+  const details = err.details as Partial<RunLimitFull> | undefined;
+  return typeof details?.limit === 'string' && typeof details.held === 'number' ? (details as RunLimitFull) : undefined;
+}
 
-/** The call as the service takes it: the run's caller, agent and signal. */
+/** The call as the service takes it: the run's caller, agent, signal and room. */
 const callOf = (ctx: RunContext, connect: ConnectInput, line: string): StartCall & { sessionId: string } => ({
   ...callContext(ctx.caller, ctx.agent),
   access: ctx.access,
   connect,
   line,
   signal: ctx.signal,
+  run: ctx.room,
 });
 
 /**
- * Retries `attempt` while the caller's (or the pod's) limit has no idle conversation to evict,
- * each time after the service says a place may have freed (another run or turn of this caller
- * ends), for up to one turn budget. Resolves whether it had to wait.
+ * Retries `attempt` while a run limit is full (the pod's or the caller's run budget, the pod's
+ * limit), each time after the service says a place may have freed: a run waits for room, however
+ * long, and never fails for want of it (other runs end); only the caller hanging up stops it.
+ * The run's room counts the time. Resolves whether it had to wait.
  */
 async function withRoom<T>(ctx: RunContext, attempt: () => Promise<T>): Promise<{ value: T; waited: boolean }> {
-  const deadline = Date.now() + ctx.config.turnBudgetMs;
   for (let waited = false; ; waited = true) {
     try {
       return { value: await attempt(), waited };
     } catch (err) {
-      if (!isFull(err) || Date.now() >= deadline || ctx.signal.aborted) throw err;
-      await ctx.conversationService.whenRoom(ctx.signal, deadline - Date.now());
+      const full = fullLimit(err);
+      if (full === undefined || ctx.signal.aborted) throw err;
+      await ctx.room.waitFor(full, () => ctx.conversationService.whenRoom(ctx.signal, ctx.config.turnBudgetMs));
     }
   }
 }
@@ -65,7 +73,7 @@ export async function closeConversation(ctx: RunContext, last: TurnResultView): 
   return [CLOSED_BY_RUN];
 }
 
-/** Opens and closes a socket for a device that never connected, counted in the caller's limits. */
+/** Opens and closes a socket for a device that never connected, counted as one of the run's conversations. */
 export async function warmUpDevice(ctx: RunContext, connect: ConnectInput): Promise<void> {
-  await withRoom(ctx, () => ctx.conversationService.warmUp(ctx.caller, ctx.access, connect));
+  await withRoom(ctx, () => ctx.conversationService.warmUp(ctx.caller, ctx.access, connect, ctx.room));
 }

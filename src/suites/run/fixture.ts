@@ -18,7 +18,7 @@ const FIXTURE_NOTES = {
     'before every attempt of a conversation on that device.',
   warmUp:
     'The device had never connected, so the run first opened one engine session for it without sending a line (closed plainly, ' +
-    'counted in your conversation limit) to create its engine user, which the restore needs.',
+    "counted as one of the run's conversations) to create its engine user, which the restore needs.",
 };
 
 /** What failed, as a report says it: the gateway's own code and sentence, or an internal failure named by what it was doing. */

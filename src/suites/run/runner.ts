@@ -47,19 +47,11 @@ function unitsOf(state: RunState): Unit[] {
 }
 
 /**
- * Runs the units' tasks, as many units at once as the caller's conversation limit leaves room for
- * (the caller's turns running elsewhere take their places); answers the peak of tasks at once.
+ * Runs the units' tasks, as many units at once as the run's concurrency (each task holds one
+ * conversation at a time); answers the peak of tasks at once. The registry holds the run to its
+ * concurrency too, counting sockets still closing, and under the run budgets a start waits for room.
  */
-export async function runUnits(ctx: RunContext, state: RunState, units: Array<Array<() => Promise<void>>>): Promise<number> {
-  const { conversationService, caller, config } = ctx;
-  const busyElsewhere = conversationService.busyHere(caller.id);
-  const room = Math.max(1, config.maxConversationsPerCaller - busyElsewhere);
-  if (room < config.maxConversationsPerCaller && units.length > room) {
-    state.notes.push(
-      `${busyElsewhere} of your other conversations had a turn running, so the run held at most ${room} conversations at once ` +
-        `(the limit is ${config.maxConversationsPerCaller}).`,
-    );
-  }
+export async function runUnits(ctx: RunContext, units: Array<Array<() => Promise<void>>>): Promise<number> {
   let next = 0;
   let running = 0;
   let peak = 0;
@@ -76,7 +68,7 @@ export async function runUnits(ctx: RunContext, state: RunState, units: Array<Ar
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(units.length, room) }, worker));
+  await Promise.all(Array.from({ length: Math.min(units.length, ctx.room.concurrency) }, worker));
   return peak;
 }
 
@@ -98,8 +90,8 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
 
 /**
  * Runs a suite: `repeat` attempts of every conversation, each on a fresh engine session through
- * the conversation service like any front's turns, in parallel up to the caller's conversation
- * limit (see Unit for what runs in order).
+ * the conversation service like any front's turns, in parallel up to the suite's `concurrency`
+ * (see Unit for what runs in order).
  */
 export async function runSuite(ctx: RunContext, suite: Suite<HttpMemory>): Promise<RunReport> {
   const state = prepareRun(ctx, suite);
@@ -110,7 +102,7 @@ export async function runSuite(ctx: RunContext, suite: Suite<HttpMemory>): Promi
       attempts[i]![k - 1] = await runAttempt(ctx, state, i, k);
     }),
   );
-  const peak = await runUnits(ctx, state, units);
+  const peak = await runUnits(ctx, units);
   await saveAfterRun(ctx, state);
   return runReportOf(ctx, state, attempts, peak);
 }
@@ -122,7 +114,8 @@ export function runReportOf(ctx: RunContext, state: RunState, attempts: AttemptR
   const conversations: ConversationReport[] = suite.conversations.map((spec, i) =>
     conversationReportOf({ name: spec.name, index: i }, attempts[i]!, suite.passRate),
   );
-  const notes = [...state.notes, RUN_NOTES.plainClose, RUN_NOTES.usage];
+  const waited = ctx.room.note();
+  const notes = [...state.notes, ...(waited === undefined ? [] : [waited]), RUN_NOTES.plainClose, RUN_NOTES.usage];
   if (suite.agent !== undefined && suite.agent.key !== ctx.agent.key) {
     notes.unshift(`The suite names ${suite.agent.key}; it ran against ${ctx.agent.key}, as the call asked.`);
   }

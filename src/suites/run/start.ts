@@ -10,6 +10,7 @@ import { suiteToRun } from '../spec/request.js';
 export { monitorOf } from '../spec/request.js';
 import { compareSuite } from './comparison-runner.js';
 import { runContext } from './context.js';
+import { RunRoom } from './room.js';
 import { runSuite } from './runner.js';
 
 /**
@@ -90,13 +91,21 @@ async function counted<T>(
   }
 }
 
-const sideContext = (app: FastifyInstance, admitted: Admitted, running: Running, agent: AgentRef, access: AgentAccess, side?: Side) => {
+const sideContext = (
+  app: FastifyInstance,
+  admitted: Admitted,
+  running: Running & { room: RunRoom },
+  agent: AgentRef,
+  access: AgentAccess,
+  side?: Side,
+) => {
   const { onTurn } = running;
   return runContext(app, {
     caller: admitted.caller,
     agent,
     access,
     signal: running.signal,
+    room: running.room,
     log: running.log,
     onTurn: onTurn && (side === undefined ? onTurn : (event: TurnEvent) => onTurn({ ...event, side })),
   });
@@ -108,7 +117,11 @@ export const startRun = (app: FastifyInstance, admitted: Admitted, running: Runn
     'run',
     running.signal,
     (report: RunReport) => report.passed,
-    () => monitored(app, admitted, () => runSuite(sideContext(app, admitted, running, admitted.agent, admitted.access), admitted.suite)),
+    () =>
+      monitored(app, admitted, () => {
+        const room = new RunRoom(admitted.suite.concurrency);
+        return runSuite(sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access), admitted.suite);
+      }),
   );
 
 /** A run naming a monitor adds its attempts to the monitor's series when it finishes (none when it failed as a whole). */
@@ -140,12 +153,15 @@ export const startComparison = (
     'comparison',
     running.signal,
     (report: ComparisonReport) => !report.regressed,
-    () =>
-      compareSuite(
+    () => {
+      // Both sides' conversations count under the one concurrency.
+      const both = { ...running, room: new RunRoom(admitted.suite.concurrency) };
+      return compareSuite(
         {
-          baseline: sideContext(app, admitted, running, admitted.baseline.agent, admitted.baseline.access, 'baseline'),
-          candidate: sideContext(app, admitted, running, admitted.agent, admitted.access, 'candidate'),
+          baseline: sideContext(app, admitted, both, admitted.baseline.agent, admitted.baseline.access, 'baseline'),
+          candidate: sideContext(app, admitted, both, admitted.agent, admitted.access, 'candidate'),
         },
         admitted.suite,
-      ),
+      );
+    },
   );

@@ -14,6 +14,8 @@ export const MAX_CONVERSATIONS = 100;
 export const MAX_TURNS = 200;
 export const MAX_WAIT_MS = 600_000;
 export const MAX_REPEAT = 20;
+export const MAX_CONCURRENCY = 50;
+export const DEFAULT_CONCURRENCY = 10;
 
 /** The deterministic checks of one turn. */
 export interface Expectations {
@@ -94,6 +96,8 @@ export interface Suite<M = HttpMemory> {
   repeat: number;
   /** the share of a conversation's attempts that must pass, 0–1 */
   passRate: number;
+  /** the run's conversations at once (a comparison's, both sides together), 1–50 */
+  concurrency: number;
   /** the suite's seed for the model; undefined: one is drawn and reported */
   seed: number | undefined;
   conversations: SuiteConversation[];

@@ -4,6 +4,8 @@ import { agentSchema } from '../../schemas/requests.js';
 import { knownFieldsNoter, refusedHere } from '../../schemas/unknown-fields.js';
 import { ALWAYS, criterionId, crossCheck, DEFAULT_MAX_TURNS, defaultName } from './cross-check.js';
 import {
+  DEFAULT_CONCURRENCY,
+  MAX_CONCURRENCY,
   MAX_CONVERSATIONS,
   MAX_REPEAT,
   MAX_TURNS,
@@ -198,6 +200,16 @@ export const repeatRule = (named = '') =>
     .min(1, { error: `${named}must be at least 1` })
     .max(MAX_REPEAT, { error: `${named}must be at most ${MAX_REPEAT}` });
 
+/**
+ * `concurrency`, also as the CLI's `--concurrency` and an MCP tool's argument take it; `named`
+ * starts the rule where no field path does (`concurrency must be at most 50`).
+ */
+export const concurrencyRule = (named = '') =>
+  z
+    .int({ error: `${named}must be a whole number of conversations at once` })
+    .min(1, { error: `${named}must be at least 1` })
+    .max(MAX_CONCURRENCY, { error: `${named}must be at most ${MAX_CONCURRENCY}` });
+
 function suiteShape(form: SuiteForm) {
   return z.strictObject({
     agent: form === 'file' ? agentSchema : agentSchema.optional(),
@@ -211,6 +223,7 @@ function suiteShape(form: SuiteForm) {
       .min(0, { error: 'must be at least 0' })
       .max(1, { error: 'must be at most 1' })
       .optional(),
+    concurrency: concurrencyRule().optional(),
     seed: z
       .int({ error: 'must be a whole number' })
       .min(0, { error: 'must not be negative' })
@@ -272,6 +285,7 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
     memory: raw.memory === undefined ? undefined : memory(raw.memory, raw.device_ref!),
     repeat: raw.repeat ?? 1,
     passRate: raw.pass_rate ?? 1,
+    concurrency: raw.concurrency ?? DEFAULT_CONCURRENCY,
     seed: raw.seed,
     conversations: raw.conversations.map((conv, i) => conversationOf(conv, i, base)),
   };
