@@ -5,6 +5,10 @@ import { ALWAYS, criterionId, crossCheck, DEFAULT_MAX_TURNS, defaultName } from 
 import {
   MAX_CONVERSATIONS,
   MAX_REPEAT,
+  MAX_ATTEMPTS,
+  DEFAULT_CONFIDENCE,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MIN_ATTEMPTS,
   MAX_TURNS,
   MAX_WAIT_MS,
   type Criterion,
@@ -195,6 +199,20 @@ export const repeatRule = (named = '') =>
     .min(1, { error: `${named}must be at least 1` })
     .max(MAX_REPEAT, { error: `${named}must be at most ${MAX_REPEAT}` });
 
+/** `max_attempts` and `min_attempts`, also as the CLI's `--max-attempts` and an MCP tool's argument take them. */
+export const attemptsRule = (named = '') =>
+  z
+    .int({ error: `${named}must be a whole number of attempts` })
+    .min(1, { error: `${named}must be at least 1` })
+    .max(MAX_ATTEMPTS, { error: `${named}must be at most ${MAX_ATTEMPTS}` });
+
+/** `confidence`: 1 − the false-alarm rate a comparison holds. */
+export const confidenceRule = (named = '') =>
+  z
+    .number({ error: `${named}must be a number between 0.5 and 0.999` })
+    .min(0.5, { error: `${named}must be at least 0.5` })
+    .max(0.999, { error: `${named}must be at most 0.999` });
+
 function suiteShape(form: SuiteForm) {
   return z.strictObject({
     agent: form === 'file' ? agentSchema : agentSchema.optional(),
@@ -203,6 +221,9 @@ function suiteShape(form: SuiteForm) {
     ...connectFields,
     memory: (form === 'file' ? fileMemorySchema : httpMemorySchema).optional(),
     repeat: repeatRule().optional(),
+    max_attempts: attemptsRule().optional(),
+    min_attempts: attemptsRule().optional(),
+    confidence: confidenceRule().optional(),
     pass_rate: z
       .number({ error: 'must be a number between 0 and 1' })
       .min(0, { error: 'must be at least 0' })
@@ -267,7 +288,16 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
     name: raw.name,
     runLabel: raw.run_label ?? undefined,
     memory: raw.memory === undefined ? undefined : memory(raw.memory, raw.device_ref!),
-    repeat: raw.repeat ?? 1,
+    repeat: raw.repeat ?? raw.max_attempts ?? 1,
+    attempts:
+      raw.repeat !== undefined
+        ? { kind: 'repeat', attempts: raw.repeat }
+        : {
+            kind: 'sequential',
+            max: raw.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
+            min: raw.min_attempts ?? Math.min(DEFAULT_MIN_ATTEMPTS, raw.max_attempts ?? DEFAULT_MAX_ATTEMPTS),
+          },
+    confidence: raw.confidence ?? DEFAULT_CONFIDENCE,
     passRate: raw.pass_rate ?? 1,
     seed: raw.seed,
     conversations: raw.conversations.map((conv, i) => conversationOf(conv, i, base)),
