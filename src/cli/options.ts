@@ -1,7 +1,7 @@
 import type { AgentRef } from '../domain/vocabulary.js';
 import { agentSchema } from '../schemas/requests.js';
 import { monitorRule } from '../suites/spec/request.js';
-import { repeatRule } from '../suites/spec/schema.js';
+import { attemptsRule, repeatRule } from '../suites/spec/schema.js';
 import { gatewayProblem, gatewayUrl } from './connection.js';
 
 /** A command-line mistake: the command prints it with its usage and exits 2. */
@@ -16,6 +16,8 @@ export interface SuiteOptions {
   json: string | undefined;
   /** `--repeat N`: attempts of each conversation, over the suites' own `repeat` */
   repeat: number | undefined;
+  /** `--max-attempts N`: a sequential budget per side and conversation, over the suites' own */
+  maxAttempts: number | undefined;
   /** `--monitor NAME`: the monitor a run feeds (its pass-rate series) */
   monitor: string | undefined;
   /** `--agent`, `--baseline`, `--candidate`: as the command lists them */
@@ -36,7 +38,7 @@ function agentOption(name: string, value: string): AgentRef {
  * command's own agent options (`agentOptions`, e.g. `--agent`); `--` ends the options.
  */
 export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentOptions: readonly string[]): SuiteOptions | 'help' {
-  const known = ['--gateway', '--repeat', '--monitor', ...FILE_OPTIONS, ...agentOptions];
+  const known = ['--gateway', '--repeat', '--max-attempts', '--monitor', ...FILE_OPTIONS, ...agentOptions];
   const files: string[] = [];
   const values = new Map<string, string>();
   let onlyFiles = false;
@@ -68,6 +70,15 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
     repeat = parsed.data;
   }
+  if (values.has('--repeat') && values.has('--max-attempts')) {
+    throw new UsageError('--repeat and --max-attempts exclude each other: exactly N attempts, or sequential up to N');
+  }
+  let maxAttempts: number | undefined;
+  if (values.has('--max-attempts')) {
+    const parsed = attemptsRule('--max-attempts ').safeParse(Number(values.get('--max-attempts')));
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
+    maxAttempts = parsed.data;
+  }
   let monitor: string | undefined;
   if (values.has('--monitor')) {
     const parsed = monitorRule('--monitor ').safeParse(values.get('--monitor'));
@@ -80,5 +91,15 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
       return [name.slice(2), value === undefined ? undefined : agentOption(name, value)];
     }),
   );
-  return { files, gateway, junit: values.get('--junit'), html: values.get('--html'), json: values.get('--json'), repeat, monitor, agents };
+  return {
+    files,
+    gateway,
+    junit: values.get('--junit'),
+    html: values.get('--html'),
+    json: values.get('--json'),
+    repeat,
+    maxAttempts,
+    monitor,
+    agents,
+  };
 }

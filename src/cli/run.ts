@@ -11,7 +11,7 @@ import { postSuite, type HttpFailure } from './post.js';
 import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, type PreparedSuite } from './suite-files.js';
 
 /**
- * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit F] [--html F] [--json F] [--repeat N] [--agent REF]`
+ * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit F] [--html F] [--json F] [--repeat N | --max-attempts N] [--agent REF]`
  *
  * Reads every suite first (a problem is reported at its line, and nothing runs), then posts
  * each to the gateway's runs route, prints its transcript with a ✓ or ✗ per expectation and
@@ -21,7 +21,7 @@ import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, 
  * could not go on or be judged).
  */
 export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE] [--json FILE]
-                                          [--repeat N] [--agent REF]
+                                          [--repeat N | --max-attempts N] [--agent REF] [--monitor NAME]
 
   Runs test suites through a running gateway and prints each turn with a ✓ or ✗ per expectation.
 
@@ -30,6 +30,7 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
   --html FILE     also write one self-contained HTML report to FILE, for people
   --json FILE     also write the full reports to FILE (a JSON array, one report per suite)
   --repeat N      run each conversation N times (1-20), over the suites' own repeat
+  --max-attempts N  run each conversation N times (1-200): a run reports its pass rate with an interval
   --monitor NAME  feed the monitor NAME: the run's attempts go into the gateway's pass-rate series (docs/monitors.md)
   --agent REF     run the suites against this agent or revision (coach, coach.3), over their own agent
 
@@ -97,7 +98,12 @@ export async function suitesOrExit(
     io.stderr(`agent-test-gateway ${command}: ${MISSING_TOKEN}\n`);
     return notRun(() => ({ error: 'no_token', message: `Not run: ${MISSING_TOKEN}.` }));
   }
-  const { suites, problems } = await prepareSuites(options.files, { repeat: options.repeat, monitor: options.monitor, agent });
+  const { suites, problems } = await prepareSuites(options.files, {
+    repeat: options.repeat,
+    maxAttempts: options.maxAttempts,
+    monitor: options.monitor,
+    agent,
+  });
   if (problems.length > 0) {
     const report = problemsReport(problems);
     io.stderr(report.text);

@@ -6,9 +6,9 @@ import { invalidRequest } from '../errors.js';
 import { agentSchema } from '../schemas/requests.js';
 import type { Side } from '../suites/report/comparison.js';
 import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
-import { monitorRule } from '../suites/spec/request.js';
+import { monitorRule, withAttemptOverrides } from '../suites/spec/request.js';
 import { admitComparison, admitRun, startComparison, startRun } from '../suites/run/start.js';
-import { repeatRule } from '../suites/spec/schema.js';
+import { attemptsRule, repeatRule } from '../suites/spec/schema.js';
 import { criterionLine, renderComparison } from '../suites/report/text.js';
 import { confirmRestore } from './memory-tools.js';
 import { comparisonReportOutput, runReportOutput } from './outputs.js';
@@ -117,7 +117,13 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
         candidate: agentSchema.describe('The revision under test, e.g. coach.3.'),
         repeat: repeatRule('repeat ')
           .optional()
-          .describe("Attempts of each conversation on each side (1-20), over the suite's own repeat."),
+          .describe("Exactly this many attempts of each conversation on each side (1-20), over the suite's own; not with max_attempts."),
+        max_attempts: attemptsRule('max_attempts ')
+          .optional()
+          .describe(
+            'A sequential budget per side and conversation (1-200): rounds stop once each verdict is decided; over the ' +
+              "suite's own; not with repeat. Default (neither here nor in the suite): sequential, 5 to 20.",
+          ),
       }),
       outputSchema: comparisonReportOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -125,10 +131,15 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
     (args, extra) =>
       guarded(app.log, async () => {
         const data = suiteData(args.suite);
-        const withRepeat = args.repeat !== undefined && typeof data === 'object' && data !== null ? { ...data, repeat: args.repeat } : data;
+        if (args.repeat !== undefined && args.max_attempts !== undefined) {
+          throw invalidRequest([
+            { field: 'max_attempts', rule: 'max_attempts cannot be given with repeat: exactly N attempts, or sequential' },
+          ]);
+        }
+        const overridden = typeof data === 'object' && data !== null ? withAttemptOverrides(data as Record<string, unknown>, args) : data;
         const { candidate, baseline } = args;
         const authenticate = async () => callerOf(extra);
-        const admitted = await admitComparison(app, { body: withRepeat, candidate, baseline, authenticate });
+        const admitted = await admitComparison(app, { body: overridden, candidate, baseline, authenticate });
         const { memory } = admitted.suite;
         if (memory?.restore !== undefined) {
           await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before each attempt`);

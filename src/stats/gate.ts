@@ -413,6 +413,11 @@ export class Gate {
     this.#design = design;
   }
 
+  /** `repeat`: exactly `maxRounds` rounds, tested once; `sequential`: rounds until each conversation is decided. */
+  get mode(): 'repeat' | 'sequential' {
+    return this.#design.kind;
+  }
+
   /** α = 1 − confidence: the comparison's false-alarm rate at most. */
   get alpha(): number {
     return this.#design.alpha;

@@ -1,4 +1,11 @@
-import { describeVerdict, type ConversationVerdict, type Gate, type SideSummary, type StopReason, type Verdict } from '../../stats/index.js';
+import {
+  describeVerdict,
+  type ConversationVerdict,
+  type Gate,
+  type SideSummary,
+  type StopReason,
+  type Verdict,
+} from '../../stats/index.js';
 import { describeExpectation } from './wording.js';
 import {
   addUsage,

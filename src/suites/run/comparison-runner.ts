@@ -6,7 +6,7 @@ import type { HttpMemory, Suite } from '../spec/format.js';
 import { runAttempt } from './attempt.js';
 import type { RunContext } from './context.js';
 import { prepareRun, type RunState } from './run-state.js';
-import { restoreUnusedFixture, runReportOf, runUnits, takeSnapshotAfterRun } from './runner.js';
+import { restoreUnusedFixture, runReportOf, runUnits, saveAfterRun } from './runner.js';
 
 const SIDES: Side[] = ['baseline', 'candidate'];
 
@@ -69,12 +69,18 @@ export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite
     candidate,
     baseline.groups.map((group) => [() => journey(group)]),
   );
-  await takeSnapshotAfterRun(sides.candidate, candidate);
+  await saveAfterRun(sides.candidate, candidate);
   const runs = {
     baseline: runReportOf(sides.baseline, baseline, attempts.baseline, peak),
     candidate: runReportOf(sides.candidate, candidate, attempts.candidate, peak),
   };
   const notes = [...(sides.candidate.signal.aborted ? ['The comparison was cancelled: the caller hung up before it ended.'] : [])];
   notes.push(COMPARISON_NOTES.fair, COMPARISON_NOTES.usage);
-  return comparisonReportOf(id, runs, { gate, confidence: suite.confidence, verdicts: gate.finalize(tests) }, { startedAt, finishedAt: Date.now() }, notes);
+  return comparisonReportOf(
+    id,
+    runs,
+    { gate, confidence: suite.confidence, verdicts: gate.finalize(tests) },
+    { startedAt, finishedAt: Date.now() },
+    notes,
+  );
 }

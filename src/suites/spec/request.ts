@@ -52,3 +52,27 @@ export function monitorOf(body: unknown): { monitor: string | undefined; suite: 
   if (!parsed.success) throw invalidRequest([{ field: 'monitor', rule: `monitor ${parsed.error.issues[0]!.message}` }]);
   return { monitor: parsed.data, suite };
 }
+
+/** What a caller sets over a suite's own attempts: the CLI's `--repeat` / `--max-attempts`, an MCP tool's arguments. */
+export interface AttemptOverrides {
+  repeat?: number | undefined;
+  max_attempts?: number | undefined;
+}
+
+/**
+ * The suite's data with the caller's attempts over its own: `repeat` (exactly N) and `max_attempts`
+ * (sequential) exclude each other, so the one the caller gives replaces the other the suite had.
+ */
+export function withAttemptOverrides<T extends Record<string, unknown>>(data: T, overrides: AttemptOverrides): T {
+  const out: Record<string, unknown> = { ...data };
+  if (overrides.repeat !== undefined) {
+    delete out.max_attempts;
+    delete out.min_attempts;
+    out.repeat = overrides.repeat;
+  }
+  if (overrides.max_attempts !== undefined) {
+    delete out.repeat;
+    out.max_attempts = overrides.max_attempts;
+  }
+  return out as T;
+}
