@@ -95,6 +95,23 @@ t.test('finalize: Holm over comparable conversations, error without a judged att
   t.same(a!.baseline.pass_hat_k.length, 8);
 });
 
+t.test('a fix, and an unchanged verdict too short to catch anything', async (t) => {
+  const gate = createGate({ conversations: 2, mode: { kind: 'sequential', max: 40 } });
+  const fixed = gate.conversation();
+  while (fixed.record(false, true).stop === null);
+  const [a] = gate.finalize([fixed, gate.conversation()]);
+  t.match(a, { verdict: 'fixed', p_regressed: 1, stop: 'decided', discordant: { baseline_only: 0, candidate_only: fixed.rounds } });
+  t.match(describeVerdict(a!, 2), /^the candidate passes 100 points more often .*needed with 2 conversations$/);
+  // max 10: N = 5 pairs, and 1/32 never reaches α/2 = 0.025: nothing can be decided, so it stops at round 5.
+  const small = createGate({ conversations: 2, mode: { kind: 'sequential', max: 10 } });
+  const short = small.conversation();
+  const stops = Array.from({ length: 5 }, (_, i) => short.record(true, i === 0).stop);
+  t.same(stops, [null, null, null, null, 'futile']);
+  const [b] = small.finalize([short]);
+  t.match(b, { verdict: 'unchanged', detectable_drop: null, rounds: 5 });
+  t.match(describeVerdict(b!, 2), /these attempts were too few to catch any drop reliably$/);
+});
+
 t.test("Holm's step-down, by hand", async (t) => {
   const verdicts = (ps: number[]) => holm(ps, 0.05).map((r) => r.rejected);
   t.same(verdicts([0.01, 0.04, 0.03, 0.005]), [true, false, false, true], '0.005 ≤ .0125, 0.01 ≤ .0167, 0.03 > .025: stop');
