@@ -49,8 +49,8 @@ export interface AgentContext {
   session: number;
   facts: string[];
   revision?: number;
-  /** The session's one uniform draw in [0, 1), seeded (sim:chance). */
-  draw?: () => number;
+  /** The session's one uniform draw in [0, 1) from a named stream, seeded (sim:chance). */
+  draw?: (stream: string) => number;
 }
 
 /** The first revision that behaves as the comparison's candidate. */
@@ -95,7 +95,7 @@ function orderReply(line: string, facts: string[], candidate: boolean): Reply | 
 function chanceSaysYes(arg: string, context: AgentContext): boolean {
   const [before, after] = arg.split(',').map(Number);
   const p = (context.revision ?? 0) >= CANDIDATE_REVISION ? (after ?? before) : before;
-  return context.draw !== undefined && p !== undefined && context.draw() < p;
+  return context.draw !== undefined && p !== undefined && context.draw(arg) < p;
 }
 
 const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;

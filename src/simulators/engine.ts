@@ -65,20 +65,21 @@ export interface EngineSimulatorOptions {
 }
 
 /**
- * `sim:chance`'s draws: one uniform number per session, the k-th session of an agent key drawing
- * the k-th number of that key's stream (FNV-1a of seed, key and k, through mulberry32), so a
- * comparison that runs its sides' sessions in the same order sees the same outcomes every time.
+ * `sim:chance`'s draws: one uniform number per session and stream (an agent key and the line's
+ * probabilities), the k-th session of a stream drawing its k-th number (FNV-1a of seed, stream and
+ * k, through mulberry32): a conversation whose rounds run in order sees the same outcomes every
+ * time, whatever other conversations run beside it.
  */
-function seededDraws(seed: number): (session: object, key: string) => number {
+function seededDraws(seed: number): (session: object, stream: string) => number {
   const perKey = new Map<string, number>();
   const drawn = new WeakMap<object, number>();
-  return (session, key) => {
+  return (session, stream) => {
     let value = drawn.get(session);
     if (value === undefined) {
-      const k = (perKey.get(key) ?? 0) + 1;
-      perKey.set(key, k);
+      const k = (perKey.get(stream) ?? 0) + 1;
+      perKey.set(stream, k);
       let h = 0x811c9dc5;
-      for (const c of `${seed}:${key}:${k}`) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
+      for (const c of `${seed}:${stream}:${k}`) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
       let x = (h + 0x6d2b79f5) | 0;
       x = Math.imul(x ^ (x >>> 15), x | 1);
       x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
@@ -323,7 +324,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         session: s.ordinal,
         facts,
         revision: conn.revision,
-        draw: () => chance(s, conn.key),
+        draw: (stream) => chance(s, `${conn.key}|${stream}`),
       });
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
