@@ -156,7 +156,8 @@ ${run} run examples/basic.yaml --gateway $GW
 ${run} run examples/simulated-user.yaml --gateway $GW
 
 # 8. a release gate: may coach.3 replace coach? Exit 1: it regressed one conversation (and fixed
-#    one); reports/gate.html shows both sides next to each other (docs/release-gate.md)
+#    one), each decided with 95 % confidence after the 7 rounds it took to be sure, the third
+#    stopped as undecidable after 5; reports/gate.html plots both sides (docs/release-gate.md)
 ${run} compare examples/release-gate/coach.yaml --baseline coach --candidate coach.3 --gateway $GW --html reports/gate.html
 
 # the debug page: every conversation on this gateway, live

@@ -32,10 +32,10 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
   ]);
   t.equal(result.code, 1, result.stderr);
   t.match(result.stdout, /agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\)/);
-  t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 3\/3 · candidate failed 0\/3 · replies diverged at turn 2/);
+  t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 7\/7 · candidate failed 0\/7 · replies diverged at turn 2/);
   t.match(
     result.stdout,
-    /tool lookup_order at turn 2 — baseline 3\/3 \(tools called: lookup_order\), candidate 0\/3 \(tools called: none\)/,
+    /tool lookup_order at turn 2 — baseline 7\/7 \(tools called: lookup_order\), candidate 0\/7 \(tools called: none\)/,
   );
   t.match(result.stdout, /✓ refund · fixed/);
   t.match(result.stdout, /✓ size help · unchanged/);
@@ -57,8 +57,9 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
 
   const reports = JSON.parse(await readFile(json, 'utf8')) as ComparisonReport[];
   t.equal(reports.length, 1);
-  t.match(reports[0], { regressed: true, repeat: 3, totals: { regressed: 1, fixed: 1, unchanged: 1 } });
-  t.equal(reports[0]!.runs.candidate.conversations[0]!.attempts.length, 3);
+  t.match(reports[0], { regressed: true, repeat: 20, totals: { regressed: 1, fixed: 1, unchanged: 1 } });
+  t.equal(reports[0]!.runs.candidate.conversations[0]!.attempts.length, 7, 'decided after 7 rounds of the 20 allowed');
+  t.same(reports[0]!.sessions, { spent: 38, budget: 120 });
 });
 
 t.test('a candidate that only fixes a failing conversation: exit 0', async (t) => {
@@ -71,7 +72,7 @@ t.test('a candidate that only fixes a failing conversation: exit 0', async (t) =
   );
   const result = await cli('compare', [suite, '--baseline=coach', '--candidate=coach.3', `--gateway=${s.url}`]);
   t.equal(result.code, 0, result.stderr);
-  t.match(result.stdout, /✓ refund · fixed · baseline failed 0\/1 · candidate passed 1\/1/);
+  t.match(result.stdout, /✓ refund · fixed · baseline failed 0\/5 · candidate passed 5\/5/);
   t.match(result.stdout, /✓ no regression · 0 regressed, 1 fixed, 0 unchanged/);
 });
 

@@ -25,28 +25,43 @@ t.test('a candidate that breaks one conversation and fixes another', async (t) =
   t.equal(report.regressed, true);
   t.same(report.totals, { conversations: 3, regressed: 1, fixed: 1, unchanged: 1, error: 0 });
 
+  t.same(report.attempts, { mode: 'sequential', min_attempts: 5, max_attempts: 20 }, 'given neither, sequential from 5 to 20');
+  t.equal(report.confidence, 0.95);
+
   const [order, refunds, same] = report.conversations;
   t.match(order, {
     name: 'order lookup',
     verdict: 'regressed',
-    baseline: { status: 'passed', passed: true, pass_rate: 1 },
-    candidate: { status: 'failed', passed: false, pass_rate: 0 },
+    baseline: { status: 'passed', passed: true, pass_rate: 1, pass_rate_interval: { estimate: 1 } },
+    candidate: { status: 'failed', passed: false, pass_rate: 0, pass_rate_interval: { estimate: 0 } },
     diverged_at_turn: 2,
   });
+  // Every round is a discordant pair won by the baseline: the sequential p-value falls below
+  // 0.05/3 after 7 of them (2^-7 = 0.0078 under the Pocock boundary for 10 pairs), long before 20.
+  t.match(order!.statistics, { stop: 'decided', rounds: 7, sessions: 14, sessions_budget: 40, p_regressed: 0.0078125 });
+  t.ok(order!.statistics.p_regressed! <= order!.statistics.p_needed!, 'the p-value is at or below what Holm needed');
+  t.same(order!.statistics.difference!.estimate, -1);
+  t.match(order!.statistics.summary, /^the candidate passes 100 points less often \(95 % interval −100 to −50\); p = 0\.0078/);
+  t.same(order!.baseline.pass_hat_k, [1, 1, 1, 1, 1, 1, 1], 'pass^k for k = 1…7');
   t.same(
     order!.differences.map((d) => [d.kind, d.turn, d.name, d.description, d.baseline.passed, d.candidate.passed]),
-    [['expectation', 2, 'tool', 'tool lookup_order', 1, 0]],
+    [['expectation', 2, 'tool', 'tool lookup_order', 7, 0]],
     'only the lookup differs: both gave the date',
   );
   t.equal(order!.differences[0]!.candidate.evidence, 'tools called: none');
   t.equal(order!.differences[0]!.baseline.evidence, 'tools called: lookup_order');
   t.match(refunds, { verdict: 'fixed', baseline: { status: 'failed' }, candidate: { status: 'passed' }, diverged_at_turn: 1 });
+  t.match(refunds!.statistics, { stop: 'decided', rounds: 7 });
   t.match(same, { verdict: 'unchanged', differences: [], diverged_at_turn: null });
+  t.match(same!.statistics, { stop: 'futile', rounds: 5, p_regressed: 1 }, 'no discordant pair in 5 rounds: nothing can be decided');
+  t.match(same!.statistics.summary, /^no difference found: the candidate passed 5 of 5 against 5 of 5/);
+  t.same(report.sessions, { spent: 38, budget: 120 });
 
   for (const side of ['baseline', 'candidate'] as const) {
     const latency = report.conversations[0]![side].latency;
     t.ok(latency.p50_ms !== null && latency.p95_ms !== null && latency.p50_ms <= latency.p95_ms, `${side} latency p50 ≤ p95`);
     t.equal(report.runs[side].conversations.length, 3, `${side}'s whole run report is there`);
+    t.equal(report.runs[side].repeat, 20, `${side}'s run says its budget`);
   }
   t.equal(report.runs.baseline.seed, report.runs.candidate.seed, 'one seed for both sides');
   t.equal(report.seed, report.runs.candidate.seed);
@@ -54,8 +69,8 @@ t.test('a candidate that breaks one conversation and fixes another', async (t) =
   t.equal(report.runs.candidate.run_label, report.runs.baseline.run_label.replace(/baseline$/, 'candidate'));
   t.ok(report.notes.some((n) => n.includes('interleaved')));
   const keys = s.engine.record.connections.map((c) => c.path.replace('/socket/pipeline/', ''));
-  t.equal(keys.filter((k) => k === 'agent:coach').length, 3);
-  t.equal(keys.filter((k) => k === 'agent:coach.3').length, 3);
+  t.equal(keys.filter((k) => k === 'agent:coach').length, 19, '7 + 7 + 5 rounds');
+  t.equal(keys.filter((k) => k === 'agent:coach.3').length, 19);
   t.ok(
     s.engine.record.connections.every((c) => c.closeCode === 1000 || c.closeCode === undefined),
     'every conversation closed plainly (or is closing)',
@@ -97,7 +112,7 @@ t.test('attempts interleave baseline and candidate; a fixture is restored before
 t.test('the stream says which side each turn ran on', async (t) => {
   const s = await startStack(t);
   const answer = await s.call('POST', comparePath(), {
-    body: { baseline: 'coach', conversations: [refund] },
+    body: { baseline: 'coach', repeat: 1, conversations: [refund] },
     headers: { accept: 'application/x-ndjson' },
   });
   t.equal(answer.status, 200);
@@ -112,7 +127,7 @@ t.test('the stream says which side each turn ran on', async (t) => {
       ['candidate', 'refund'],
     ],
   );
-  t.equal(lines.at(-1)!.report!.totals.fixed, 1);
+  t.equal(lines.at(-1)!.report!.totals.unchanged, 1, 'one attempt decides nothing');
 });
 
 t.test('bad comparisons are refused before anything is sent', async (t) => {
@@ -121,6 +136,20 @@ t.test('bad comparisons are refused before anything is sent', async (t) => {
     [{ conversations: [steady] }, 400, 'invalid_request', /^baseline is required/],
     [{ baseline: 'a b', conversations: [steady] }, 400, 'invalid_request', /^baseline must be an agent ref such as coach/],
     [{ baseline: 'coach', conversations: [] }, 400, 'invalid_request', /^conversations must list at least one/],
+    [
+      { baseline: 'coach', repeat: 3, max_attempts: 9, conversations: [steady] },
+      400,
+      'invalid_request',
+      /^max_attempts cannot be given with repeat/,
+    ],
+    [
+      { baseline: 'coach', max_attempts: 4, min_attempts: 5, conversations: [steady] },
+      400,
+      'invalid_request',
+      /must be at most max_attempts \(4\)/,
+    ],
+    [{ baseline: 'coach', max_attempts: 201, conversations: [steady] }, 400, 'invalid_request', /^max_attempts must be at most 200/],
+    [{ baseline: 'coach', confidence: 1, conversations: [steady] }, 400, 'invalid_request', /^confidence must be at most 0\.999/],
     [{ baseline: 'hidden', conversations: [steady] }, 403, 'forbidden', /./],
     [{ baseline: 'draft-only', conversations: [steady] }, 409, 'no_published_revision', /./],
   ];
@@ -144,6 +173,7 @@ t.test('simulated users on both sides get the same persona and seed', async (t) 
     body: {
       baseline: 'coach',
       seed: 42,
+      max_attempts: 12,
       conversations: [
         {
           name: 'delivery',

@@ -209,24 +209,27 @@ t.test('compare_revisions: is coach.3 safe to publish?', async (t) => {
   const suite = await readFile('examples/release-gate/coach.yaml', 'utf8');
   const progress: string[] = [];
   const result: Json = await client.callTool(
-    { name: 'compare_revisions', arguments: { suite, baseline: 'coach', candidate: 'coach.3', repeat: 1 } },
+    { name: 'compare_revisions', arguments: { suite, baseline: 'coach', candidate: 'coach.3', max_attempts: 16 } },
     undefined,
     { onprogress: (p) => progress.push(p.message ?? '') },
   );
   t.notOk(result.isError, textOf(result));
   t.match(result.structuredContent, {
     regressed: true,
-    repeat: 1,
+    repeat: 16,
+    attempts: { mode: 'sequential', min_attempts: 5, max_attempts: 16 },
     baseline: { revision: { revision: 2, state: 'Published' } },
     candidate: { agent: 'agent:coach.3', revision: { revision: 3, state: 'Preview' } },
     totals: { regressed: 1, fixed: 1, unchanged: 1 },
   });
   t.match(textOf(result), /✗ order status · REGRESSED/);
-  t.match(textOf(result), /tool lookup_order at turn 2 — baseline 1\/1 \(tools called: lookup_order\), candidate 0\/1/);
+  t.match(textOf(result), /tool lookup_order at turn 2 — baseline \d+\/\d+ \(tools called: lookup_order\), candidate 0\/\d+/);
   t.ok(progress.some((m) => m.startsWith('baseline: order status turn 2')) && progress.some((m) => m.startsWith('candidate: ')));
 
+  const sent = s.engine.record.connections.length;
+  t.equal(sent, result.structuredContent.sessions.spent, 'one engine session per attempt, both sides counted');
   const hidden: Json = await client.callTool({ name: 'compare_revisions', arguments: { suite, baseline: 'hidden', candidate: 'coach.3' } });
   t.equal(hidden.isError, true);
   t.match(textOf(hidden), /^forbidden: /);
-  t.equal(s.engine.record.connections.length, 6, 'the refused comparison sent nothing');
+  t.equal(s.engine.record.connections.length, sent, 'the refused comparison sent nothing');
 });

@@ -14,11 +14,11 @@ requireNode(CLI_NODE_MAJOR_NEEDED);
 const USAGE = `usage:
   agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
       talk to an agent from the terminal; --session reconnects to an earlier conversation
-  agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE] [--json FILE] [--repeat N]
-          [--concurrency N] [--agent REF]
+  agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE] [--json FILE]
+          [--repeat N | --max-attempts N] [--concurrency N] [--agent REF] [--monitor NAME]
       run test suites; exit 1 when something failed, 2 when nothing failed but something could not run
-  agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--repeat N] [--concurrency N]
-          [--junit FILE] [--html FILE] [--json FILE]
+  agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--repeat N | --max-attempts N]
+          [--concurrency N] [--junit FILE] [--html FILE] [--json FILE]
       run test suites against two revisions; exit 1 when the candidate regressed
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)

@@ -1,7 +1,7 @@
 import type { AgentRef } from '../domain/vocabulary.js';
 import { agentSchema } from '../schemas/requests.js';
 import { monitorRule } from '../suites/spec/request.js';
-import { concurrencyRule, repeatRule } from '../suites/spec/schema.js';
+import { attemptsRule, concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { gatewayProblem, gatewayUrl } from './connection.js';
 
 /** A command-line mistake: the command prints it with its usage and exits 2. */
@@ -16,6 +16,8 @@ export interface SuiteOptions {
   json: string | undefined;
   /** `--repeat N`: attempts of each conversation, over the suites' own `repeat` */
   repeat: number | undefined;
+  /** `--max-attempts N`: a sequential budget per side and conversation, over the suites' own */
+  maxAttempts: number | undefined;
   /** `--monitor NAME`: the monitor a run feeds (its pass-rate series) */
   monitor: string | undefined;
   /** `--concurrency N`: the run's conversations at once, over the suites' own `concurrency` */
@@ -38,7 +40,7 @@ function agentOption(name: string, value: string): AgentRef {
  * command's own agent options (`agentOptions`, e.g. `--agent`); `--` ends the options.
  */
 export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentOptions: readonly string[]): SuiteOptions | 'help' {
-  const known = ['--gateway', '--repeat', '--concurrency', '--monitor', ...FILE_OPTIONS, ...agentOptions];
+  const known = ['--gateway', '--repeat', '--max-attempts', '--concurrency', '--monitor', ...FILE_OPTIONS, ...agentOptions];
   const files: string[] = [];
   const values = new Map<string, string>();
   let onlyFiles = false;
@@ -64,7 +66,11 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
   const gateway = gatewayUrl(values.get('--gateway'), env);
   const problem = gatewayProblem(gateway);
   if (problem !== undefined) throw new UsageError(problem);
+  if (values.has('--repeat') && values.has('--max-attempts')) {
+    throw new UsageError('--repeat and --max-attempts exclude each other: exactly N attempts, or sequential up to N');
+  }
   const repeat = numberOption(values, '--repeat', repeatRule('--repeat '));
+  const maxAttempts = numberOption(values, '--max-attempts', attemptsRule('--max-attempts '));
   const concurrency = numberOption(values, '--concurrency', concurrencyRule('--concurrency '));
   let monitor: string | undefined;
   if (values.has('--monitor')) {
@@ -85,6 +91,7 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
     html: values.get('--html'),
     json: values.get('--json'),
     repeat,
+    maxAttempts,
     concurrency,
     monitor,
     agents,

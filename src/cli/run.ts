@@ -11,8 +11,8 @@ import { postSuite, type HttpFailure } from './post.js';
 import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, type PreparedSuite } from './suite-files.js';
 
 /**
- * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit F] [--html F] [--json F] [--repeat N]
- *  [--concurrency N] [--agent REF]`
+ * `agent-test-gateway run suite.yaml [more.yaml …] [--gateway URL] [--junit F] [--html F] [--json F]
+ *  [--repeat N | --max-attempts N] [--concurrency N] [--agent REF] [--monitor NAME]`
  *
  * Reads every suite first (a problem is reported at its line, and nothing runs), then posts
  * each to the gateway's runs route, prints its transcript with a ✓ or ✗ per expectation and
@@ -22,7 +22,8 @@ import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, 
  * could not go on or be judged).
  */
 export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE] [--json FILE]
-                                          [--repeat N] [--concurrency N] [--agent REF]
+                                          [--repeat N | --max-attempts N] [--concurrency N] [--agent REF]
+                                          [--monitor NAME]
 
   Runs test suites through a running gateway and prints each turn with a ✓ or ✗ per expectation.
 
@@ -31,6 +32,7 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
   --html FILE     also write one self-contained HTML report to FILE, for people
   --json FILE     also write the full reports to FILE (a JSON array, one report per suite)
   --repeat N      run each conversation N times (1-20), over the suites' own repeat
+  --max-attempts N  run each conversation N times (1-200): a run reports its pass rate with an interval
   --concurrency N conversations of a run at once (1-50, default 10), over the suites' own concurrency
   --monitor NAME  feed the monitor NAME: the run's attempts go into the gateway's pass-rate series (docs/monitors.md)
   --agent REF     run the suites against this agent or revision (coach, coach.3), over their own agent
@@ -147,6 +149,7 @@ export async function suitesOrExit<R>(
   }
   const { suites, problems } = await prepareSuites(options.files, {
     repeat: options.repeat,
+    maxAttempts: options.maxAttempts,
     concurrency: options.concurrency,
     monitor: options.monitor,
     agent,

@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, isAbsolute, relative, resolve } from 'node:path';
 import type { AgentRef } from '../domain/vocabulary.js';
 import { parseFieldPath } from '../suites/spec/problems.js';
+import { withOverrides } from '../suites/spec/request.js';
 import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/spec/yaml.js';
 import type { Io } from './io.js';
 import { expandSuitePatterns } from './patterns.js';
@@ -18,6 +19,8 @@ export interface PreparedSuite {
 /** What the command line sets over every suite's own fields. */
 export interface Overrides {
   repeat: number | undefined;
+  /** `--max-attempts N`: a sequential budget, over the suite's own `repeat` or `max_attempts` */
+  maxAttempts: number | undefined;
   concurrency: number | undefined;
   /** `--monitor`: sent as the run's `monitor` */
   monitor: string | undefined;
@@ -37,9 +40,11 @@ async function prepare(
   }
   const loaded = loadSuite(text, file);
   if (!loaded.ok) return loaded;
-  const body = structuredClone(loaded.data);
-  if (overrides.repeat !== undefined) body.repeat = overrides.repeat;
-  if (overrides.concurrency !== undefined) body.concurrency = overrides.concurrency;
+  const body = withOverrides(structuredClone(loaded.data), {
+    repeat: overrides.repeat,
+    max_attempts: overrides.maxAttempts,
+    concurrency: overrides.concurrency,
+  }) as Record<string, unknown>;
   if (overrides.monitor !== undefined) body.monitor = overrides.monitor;
   if (overrides.agent !== undefined) {
     body.agent = overrides.agent.key;

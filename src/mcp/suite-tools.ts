@@ -6,9 +6,9 @@ import { invalidRequest } from '../errors.js';
 import { agentSchema } from '../schemas/requests.js';
 import type { Side } from '../suites/report/comparison.js';
 import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
-import { monitorRule } from '../suites/spec/request.js';
+import { monitorRule, withOverrides } from '../suites/spec/request.js';
 import { admitComparison, admitRun, startComparison, startRun } from '../suites/run/start.js';
-import { concurrencyRule, repeatRule } from '../suites/spec/schema.js';
+import { attemptsRule, concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { criterionLine, renderComparison } from '../suites/report/text.js';
 import { confirmRestore } from './memory-tools.js';
 import { comparisonReportOutput, runReportOutput } from './outputs.js';
@@ -31,12 +31,6 @@ const RUN_SUITE =
  * The tool's own arguments over the suite's fields (`repeat`, `concurrency`); a suite that is not
  * an object is left to fail its checks.
  */
-function withOverrides(data: unknown, overrides: Record<string, number | undefined>): unknown {
-  const set = Object.entries(overrides).filter(([, value]) => value !== undefined);
-  if (set.length === 0 || typeof data !== 'object' || data === null || Array.isArray(data)) return data;
-  return { ...data, ...Object.fromEntries(set) };
-}
-
 const concurrencyArg = () =>
   concurrencyRule('concurrency ')
     .optional()
@@ -136,7 +130,13 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
         candidate: agentSchema.describe('The revision under test, e.g. coach.3.'),
         repeat: repeatRule('repeat ')
           .optional()
-          .describe("Attempts of each conversation on each side (1-20), over the suite's own repeat."),
+          .describe("Exactly this many attempts of each conversation on each side (1-20), over the suite's own; not with max_attempts."),
+        max_attempts: attemptsRule('max_attempts ')
+          .optional()
+          .describe(
+            'A sequential budget per side and conversation (1-200): rounds stop once each verdict is decided; over the ' +
+              "suite's own; not with repeat. Default (neither here nor in the suite): sequential, 5 to 20.",
+          ),
         concurrency: concurrencyArg(),
       }),
       outputSchema: comparisonReportOutput,
@@ -145,7 +145,12 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
     (args, extra) =>
       guarded(app.log, async () => {
         const data = suiteData(args.suite);
-        const body = withOverrides(data, { repeat: args.repeat, concurrency: args.concurrency });
+        if (args.repeat !== undefined && args.max_attempts !== undefined) {
+          throw invalidRequest([
+            { field: 'max_attempts', rule: 'max_attempts cannot be given with repeat: exactly N attempts, or sequential' },
+          ]);
+        }
+        const body = withOverrides(data, args);
         const { candidate, baseline } = args;
         const authenticate = async () => callerOf(extra);
         const admitted = await admitComparison(app, { body, candidate, baseline, authenticate });

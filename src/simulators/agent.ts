@@ -49,6 +49,8 @@ export interface AgentContext {
   session: number;
   facts: string[];
   revision?: number;
+  /** The session's one uniform draw in [0, 1) from a named stream, seeded (sim:chance). */
+  draw?: (stream: string) => number;
 }
 
 /** The first revision that behaves as the comparison's candidate. */
@@ -87,6 +89,13 @@ function orderReply(line: string, facts: string[], candidate: boolean): Reply | 
   const known = facts.map((f) => /^order (\d+)$/.exec(f)?.[1]).find((n) => n !== undefined);
   if (known !== undefined) return orderReply(`order number ${known}`, [], candidate);
   return { elements: [text('Which order do you mean? Please tell me your order number.'), RESPONSE_END, exit(false)] };
+}
+
+/** `sim:chance`: whether this session's draw falls under the revision's probability (a bad probability: never). */
+function chanceSaysYes(arg: string, context: AgentContext): boolean {
+  const [before, after] = arg.split(',').map(Number);
+  const p = (context.revision ?? 0) >= CANDIDATE_REVISION ? (after ?? before) : before;
+  return context.draw !== undefined && p !== undefined && context.draw(arg) < p;
 }
 
 const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
@@ -144,6 +153,8 @@ export function agentReply(
       return { elements: [{ type: 'mystery', weird: true }, { type: 'text', text: 'Something unusual.', mood: 'curious' }, exit(false)] };
     case 'remember': // aggregation reads the fact from the session's lines
       return { elements: ordinaryReply(line, paced) };
+    case 'chance': // sim:chance:P, or P,Q: yes with probability P (revisions before 3) and Q (3 on), seeded per session
+      return { elements: [text(chanceSaysYes(arg, context) ? 'Yes, that works.' : 'No, sorry.'), RESPONSE_END, exit(false)] };
     case 'flaky': // odd sessions of the engine say yes, even ones no: a flaky agent, deterministically
       return { elements: [text(context.session % 2 === 1 ? 'Yes, that works.' : 'No, sorry.'), RESPONSE_END, exit(false)] };
   }

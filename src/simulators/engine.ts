@@ -54,12 +54,40 @@ export interface EngineSimulatorOptions {
    * this far apart, so that a stream visibly arrives element by element (default 0: off, one
    * sentence at once, as the tests expect) */
   speechPaceMs?: number;
+  /** the seed of `sim:chance` draws: the k-th session of an agent key draws the same number for the same seed (default 1) */
+  chanceSeed?: number;
   /** answer 401 to HTTP Basic credentials the engine does not know, as engines from 2026.42.1 do
    * (default true); older engines ignore them and treat the session as anonymous */
   rejectUnknownIdentityWith401?: boolean;
   /** a longer line is refused with close 1009 (default: no limit) */
   maxLineLength?: number;
   logger?: boolean;
+}
+
+/**
+ * `sim:chance`'s draws: one uniform number per session and stream (an agent key and the line's
+ * probabilities), the k-th session of a stream drawing its k-th number (FNV-1a of seed, stream and
+ * k, through mulberry32): a conversation whose rounds run in order sees the same outcomes every
+ * time, whatever other conversations run beside it.
+ */
+function seededDraws(seed: number): (session: object, stream: string) => number {
+  const perKey = new Map<string, number>();
+  const drawn = new WeakMap<object, number>();
+  return (session, stream) => {
+    let value = drawn.get(session);
+    if (value === undefined) {
+      const k = (perKey.get(stream) ?? 0) + 1;
+      perKey.set(stream, k);
+      let h = 0x811c9dc5;
+      for (const c of `${seed}:${stream}:${k}`) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
+      let x = (h + 0x6d2b79f5) | 0;
+      x = Math.imul(x ^ (x >>> 15), x | 1);
+      x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+      value = ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
+      drawn.set(session, value);
+    }
+    return value;
+  };
 }
 
 interface Session {
@@ -87,6 +115,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
   const replyDelayMs = opts.replyDelayMs ?? 0;
   const speechPaceMs = opts.speechPaceMs ?? 0;
   const rejectUnknownIdentity = opts.rejectUnknownIdentityWith401 ?? true;
+  const chance = seededDraws(opts.chanceSeed ?? 1);
 
   const record: EngineSimulator['record'] = { connections: [], memoryRequests: [], endOfConversation: [] };
   const sessions = new Map<string, Session>();
@@ -295,6 +324,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         session: s.ordinal,
         facts,
         revision: conn.revision,
+        draw: (stream) => chance(s, `${conn.key}|${stream}`),
       });
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));

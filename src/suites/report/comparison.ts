@@ -1,3 +1,11 @@
+import {
+  describeVerdict,
+  type ConversationVerdict,
+  type Gate,
+  type SideSummary,
+  type StopReason,
+  type Verdict,
+} from '../../stats/index.js';
 import { describeExpectation } from './wording.js';
 import {
   addUsage,
@@ -21,11 +29,11 @@ import {
 export type Side = 'baseline' | 'candidate';
 
 /**
- * `regressed`: the baseline passed and the candidate did not; `fixed`: the other way round;
- * `unchanged`: both passed or both did not; `error`: a side could not run any attempt (status
- * `error`), so the two cannot be compared.
+ * From the gate's test (src/stats): `regressed`, the candidate passes less often with the
+ * comparison's confidence; `fixed`, more often; `unchanged`, no difference found; `error`, a
+ * side has no attempt that could be judged, so the two cannot be compared.
  */
-export type ComparisonVerdict = 'regressed' | 'fixed' | 'unchanged' | 'error';
+export type ComparisonVerdict = Verdict;
 
 /** Turn latency from the durations of the turns that ran; null when none did. */
 export interface Latency {
@@ -40,6 +48,12 @@ export interface SideResult {
   pass_rate: number;
   attempts_passed: number;
   attempts_total: number;
+  /** attempts in error: left out of the test, counted apart */
+  attempts_error: number;
+  /** the pass rate of the judged attempts, with its 95 % Wilson interval */
+  pass_rate_interval: RateInterval;
+  /** pass^k, k = 1…min(judged attempts, 8): the chance that k attempts in a row all pass */
+  pass_hat_k: number[];
   latency: Latency;
   model_usage: ModelUsage;
 }
@@ -67,11 +81,41 @@ export interface Difference {
   candidate: Tally;
 }
 
+/** A pass rate's estimate (null without a judged attempt) and its 95 % interval. */
+export interface RateInterval {
+  estimate: number | null;
+  low: number;
+  high: number;
+}
+
+/** How sure the verdict is, and what it cost. */
+export interface ComparisonStatistics {
+  /** the verdict in one sentence a person can act on */
+  summary: string;
+  /** candidate − baseline pass rate with Newcombe's 95 % interval; null when the sides cannot be compared */
+  difference: RateInterval | null;
+  /** one-sided p-values: the candidate passes less often / more often (sequential p-values in sequential mode) */
+  p_regressed: number | null;
+  p_fixed: number | null;
+  /** what the p-value had to be at or below for a verdict (Holm's threshold at its rank) */
+  p_needed: number | null;
+  /** for `unchanged`: the smallest drop of the pass rate these rounds would have caught 80 % of the time; null: none */
+  detectable_drop: number | null;
+  /** rounds run, each one attempt per side */
+  rounds: number;
+  /** why the conversation stopped: decided, futile, cap (its discordant pairs used up), budget; null: repeat mode or cut short */
+  stop: StopReason | null;
+  /** engine sessions spent on both sides, and what the budget allowed */
+  sessions: number;
+  sessions_budget: number;
+}
+
 export interface ConversationComparison {
   name: string;
   /** 0-based, the conversation's place in the suite */
   index: number;
   verdict: ComparisonVerdict;
+  statistics: ComparisonStatistics;
   baseline: SideResult;
   candidate: SideResult;
   differences: Difference[];
@@ -100,6 +144,12 @@ export interface ComparisonReport {
   candidate: ComparedRevision;
   /** some conversation regressed: a release gate stops here */
   regressed: boolean;
+  /** 1 − the comparison's false-alarm rate: the chance that any conversation is flagged when nothing changed is at most 1 − confidence */
+  confidence: number;
+  /** how attempts were spent: exactly `repeat` per side, or sequential rounds from `min_attempts` to `max_attempts` */
+  attempts: { mode: 'repeat' | 'sequential'; min_attempts: number; max_attempts: number };
+  /** engine sessions spent on both sides, and what the budget allowed */
+  sessions: { spent: number; budget: number };
   started_at: string;
   finished_at: string;
   duration_ms: number;
@@ -131,22 +181,18 @@ function latencyOf(attempts: AttemptReport[]): Latency {
   return { p50_ms: percentile(durations, 50), p95_ms: percentile(durations, 95) };
 }
 
-const sideOf = (conv: ConversationReport): SideResult => ({
+const sideOf = (conv: ConversationReport, summary: SideSummary): SideResult => ({
   status: conv.status,
   passed: conv.passed,
   pass_rate: conv.pass_rate,
   attempts_passed: conv.attempts_passed,
   attempts_total: conv.attempts_total,
+  attempts_error: summary.errors,
+  pass_rate_interval: { estimate: summary.rate, low: summary.low, high: summary.high },
+  pass_hat_k: summary.pass_hat_k,
   latency: latencyOf(conv.attempts),
   model_usage: conv.model_usage,
 });
-
-function verdictOf(baseline: ConversationReport, candidate: ConversationReport): ComparisonVerdict {
-  if (baseline.status === 'error' || candidate.status === 'error') return 'error';
-  if (baseline.passed && !candidate.passed) return 'regressed';
-  if (!baseline.passed && candidate.passed) return 'fixed';
-  return 'unchanged';
-}
 
 /** One outcome as both sides' tallies are keyed: where it is, what it is, and how it came out in one attempt. */
 interface Outcome {
@@ -263,13 +309,38 @@ function divergedAt(baseline: AttemptReport[], candidate: AttemptReport[]): numb
   return first;
 }
 
-function compareConversation(baseline: ConversationReport, candidate: ConversationReport): ConversationComparison {
+/** What the gate decided: its rule, for the budget and the wording, and each conversation's verdict. */
+export interface Decision {
+  gate: Gate;
+  confidence: number;
+  verdicts: ConversationVerdict[];
+}
+
+function compareConversation(
+  baseline: ConversationReport,
+  candidate: ConversationReport,
+  decided: ConversationVerdict,
+  decision: Decision,
+): ConversationComparison {
+  const conversations = decision.verdicts.length;
   return {
     name: baseline.name,
     index: baseline.index,
-    verdict: verdictOf(baseline, candidate),
-    baseline: sideOf(baseline),
-    candidate: sideOf(candidate),
+    verdict: decided.verdict,
+    statistics: {
+      summary: describeVerdict(decided, conversations),
+      difference: decided.difference,
+      p_regressed: decided.p_regressed,
+      p_fixed: decided.p_fixed,
+      p_needed: decided.p_needed,
+      detectable_drop: decided.detectable_drop,
+      rounds: decided.rounds,
+      stop: decided.stop,
+      sessions: baseline.attempts_total + candidate.attempts_total,
+      sessions_budget: 2 * decision.gate.maxRounds,
+    },
+    baseline: sideOf(baseline, decided.baseline),
+    candidate: sideOf(candidate, decided.candidate),
     differences: differencesOf(baseline.attempts, candidate.attempts),
     diverged_at_turn: divergedAt(baseline.attempts, candidate.attempts),
   };
@@ -285,10 +356,14 @@ function totalsOfComparison(conversations: ConversationComparison[]): Comparison
 export function comparisonReportOf(
   id: string,
   runs: Record<Side, RunReport>,
+  decision: Decision,
   timing: { startedAt: number; finishedAt: number },
   notes: string[],
 ): ComparisonReport {
-  const conversations = runs.baseline.conversations.map((conv, i) => compareConversation(conv, runs.candidate.conversations[i]!));
+  const conversations = runs.baseline.conversations.map((conv, i) =>
+    compareConversation(conv, runs.candidate.conversations[i]!, decision.verdicts[i]!, decision),
+  );
+  const { gate } = decision;
   const totals = totalsOfComparison(conversations);
   const attemptsOf = (run: RunReport) => run.conversations.flatMap((c) => c.attempts);
   return {
@@ -297,6 +372,12 @@ export function comparisonReportOf(
     baseline: { agent: runs.baseline.agent, revision: runs.baseline.revision },
     candidate: { agent: runs.candidate.agent, revision: runs.candidate.revision },
     regressed: totals.regressed > 0,
+    confidence: decision.confidence,
+    attempts: { mode: gate.mode, min_attempts: gate.minRounds, max_attempts: gate.maxRounds },
+    sessions: {
+      spent: conversations.reduce((sum, c) => sum + c.statistics.sessions, 0),
+      budget: conversations.reduce((sum, c) => sum + c.statistics.sessions_budget, 0),
+    },
     started_at: new Date(timing.startedAt).toISOString(),
     finished_at: new Date(timing.finishedAt).toISOString(),
     duration_ms: timing.finishedAt - timing.startedAt,

@@ -1,3 +1,4 @@
+import { passRateCheck, wilson, type PassRateCheck } from '../../stats/index.js';
 // The report of a suite run (openapi: RunReport): per conversation its attempts, per attempt
 // every turn's transcript, every expectation with its evidence and every criterion with the
 // judge's reasoning; totals, model usage, the seed, the revision that ran and one `passed`.
@@ -117,6 +118,14 @@ export interface ConversationReport {
   /** the achieved share of attempts that passed (0–1) */
   pass_rate: number;
   required_pass_rate: number;
+  /** the pass rate of the judged attempts (errors left out) with its 95 % Wilson interval */
+  pass_rate_interval: { estimate: number | null; low: number; high: number };
+  /**
+   * Whether the agent's pass rate meets `required_pass_rate`, as far as the attempts tell: `met`
+   * when the interval lies at or above it, `missed` when it lies below, else `undecided` (a
+   * required rate of 1 is never `met`: no finite number of attempts proves it).
+   */
+  pass_rate_check: PassRateCheck;
   attempts_passed: number;
   attempts_total: number;
   model_usage: ModelUsage;
@@ -290,6 +299,7 @@ export function conversationReportOf(
   const rate = attempts.length === 0 ? 0 : passed / attempts.length;
   const status: ConversationStatus =
     attempts.length > 0 && passed === attempts.length ? 'passed' : passed > 0 ? 'flaky' : failed > 0 ? 'failed' : 'error';
+  const judged = passed + failed;
   return {
     name: spec.name,
     index: spec.index,
@@ -297,6 +307,8 @@ export function conversationReportOf(
     passed: status === 'passed' || (status === 'flaky' && rate >= requiredPassRate),
     pass_rate: rate,
     required_pass_rate: requiredPassRate,
+    pass_rate_interval: wilson(passed, judged),
+    pass_rate_check: passRateCheck(passed, judged, requiredPassRate),
     attempts_passed: passed,
     attempts_total: attempts.length,
     model_usage: attempts.reduce((sum, a) => addUsage(sum, a.model_usage), noUsage()),

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { createGate, type ConversationGate, type Gate } from '../../stats/index.js';
+import { comparisonReportOf, type ComparisonReport, type Side } from '../report/comparison.js';
+import type { AttemptReport } from '../report/run-report.js';
+import type { HttpMemory, Suite } from '../spec/format.js';
 import { runAttempt } from './attempt.js';
 import type { RunContext } from './context.js';
-import { comparisonReportOf, type ComparisonReport, type Side } from '../report/comparison.js';
-import type { HttpMemory, Suite } from '../spec/format.js';
-import type { AttemptReport } from '../report/run-report.js';
-import { prepareRun } from './run-state.js';
-import { groupUnits, restoreUnusedFixture, runReportOf, runUnits, saveAfterRun } from './runner.js';
+import { prepareRun, type RunState } from './run-state.js';
+import { restoreUnusedFixture, runReportOf, runUnits, saveAfterRun } from './runner.js';
+
+const SIDES: Side[] = ['baseline', 'candidate'];
 
 const COMPARISON_NOTES = {
   fair:
@@ -14,33 +17,58 @@ const COMPARISON_NOTES = {
   usage: 'A comparison holds real engine sessions on both sides: they count towards usage like any other conversation.',
 };
 
+/** An attempt as the gate reads it: passed, failed, or left out (an error could not be judged). */
+const judged = (attempt: AttemptReport | undefined): boolean | null =>
+  attempt === undefined || attempt.status === 'error' ? null : attempt.status === 'passed';
+
+/** The decision rule the suite asks for: exactly `repeat` rounds, or sequential rounds until each conversation is decided. */
+function gateOf(suite: Suite<HttpMemory>): Gate {
+  const { attempts: plan } = suite;
+  return createGate({
+    confidence: suite.confidence,
+    conversations: suite.conversations.length,
+    mode: plan.kind === 'repeat' ? { kind: 'repeat', attempts: plan.attempts } : { kind: 'sequential', min: plan.min, max: plan.max },
+  });
+}
+
 /**
  * Runs a suite against a baseline and a candidate revision, fairly: the same seed and run label
- * stem on both sides, the memory fixture restored before each attempt on either side, and every
- * attempt of the baseline followed by the same attempt of the candidate, one conversation's
- * attempts one after the other — a returning user's visits (a device group) as one journey per
- * side and attempt. Conversations run in parallel up to the suite's `concurrency`, both sides together.
+ * stem on both sides, the memory fixture restored before each attempt on either side, and round
+ * by round each conversation's baseline attempt followed by its candidate attempt — a returning
+ * user's visits (a device group) as one journey per side and round. After every round the gate
+ * (src/stats) reads the pair of outcomes; a conversation stops once its verdict is decided (or
+ * can no longer be, within the budget), a device group once all of its conversations stopped.
+ * Conversations run in parallel up to the suite's `concurrency`, both sides together.
  */
 export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite<HttpMemory>): Promise<ComparisonReport> {
   const id = randomUUID();
   const startedAt = Date.now();
+  const gate = gateOf(suite);
   const stem = suite.runLabel ?? `cmp-${id.slice(0, 8)}`;
-  const baseline = prepareRun(sides.baseline, { ...suite, runLabel: `${stem}:baseline` });
-  const candidate = prepareRun(sides.candidate, { ...suite, runLabel: `${stem}:candidate`, seed: baseline.seed });
-  const states = { baseline, candidate };
+  const sized = { ...suite, repeat: gate.maxRounds };
+  const baseline = prepareRun(sides.baseline, { ...sized, runLabel: `${stem}:baseline` });
+  const candidate = prepareRun(sides.candidate, { ...sized, runLabel: `${stem}:candidate`, seed: baseline.seed });
+  const states: Record<Side, RunState> = { baseline, candidate };
   const attempts: Record<Side, AttemptReport[][]> = {
     baseline: suite.conversations.map(() => []),
     candidate: suite.conversations.map(() => []),
   };
-  for (const side of ['baseline', 'candidate'] as const) await restoreUnusedFixture(sides[side], states[side]);
-  const units = groupUnits(baseline).map((rounds) =>
-    rounds.flatMap((round) =>
-      (['baseline', 'candidate'] as const).map((side) => async () => {
-        for (const [i, k] of round) attempts[side][i]![k - 1] = await runAttempt(sides[side], states[side], i, k);
-      }),
-    ),
+  const tests: ConversationGate[] = suite.conversations.map(() => gate.conversation());
+  for (const side of SIDES) await restoreUnusedFixture(sides[side], states[side]);
+  const journey = async (group: number[]) => {
+    for (let round = 1; round <= gate.maxRounds && !sides.candidate.signal.aborted; round++) {
+      const open = group.filter((i) => tests[i]!.stop === null);
+      if (open.length === 0) return;
+      for (const side of SIDES) {
+        for (const i of group) attempts[side][i]!.push(await runAttempt(sides[side], states[side], i, round));
+      }
+      for (const i of open) tests[i]!.record(judged(attempts.baseline[i]![round - 1]), judged(attempts.candidate[i]![round - 1]));
+    }
+  };
+  const peak = await runUnits(
+    sides.candidate,
+    baseline.groups.map((group) => [() => journey(group)]),
   );
-  const peak = await runUnits(sides.candidate, units);
   await saveAfterRun(sides.candidate, candidate);
   const runs = {
     baseline: runReportOf(sides.baseline, baseline, attempts.baseline, peak),
@@ -50,5 +78,11 @@ export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite
   const waited = sides.candidate.room.note();
   if (waited !== undefined) notes.push(waited);
   notes.push(COMPARISON_NOTES.fair, COMPARISON_NOTES.usage);
-  return comparisonReportOf(id, runs, { startedAt, finishedAt: Date.now() }, notes);
+  return comparisonReportOf(
+    id,
+    runs,
+    { gate, confidence: suite.confidence, verdicts: gate.finalize(tests) },
+    { startedAt, finishedAt: Date.now() },
+    notes,
+  );
 }

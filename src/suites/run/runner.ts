@@ -32,7 +32,7 @@ export type Unit = AttemptRef[][];
  * One unit per group of conversations (a conversation of its own, or those sharing a device: one
  * simulated user coming back), whose round k holds attempt k of each, in the order written.
  */
-export function groupUnits(state: RunState): Unit[] {
+function groupUnits(state: RunState): Unit[] {
   const attempts = Array.from({ length: state.suite.repeat }, (_, k) => k + 1);
   return state.groups.map((group) => attempts.map((k) => group.map((i): AttemptRef => [i, k])));
 }

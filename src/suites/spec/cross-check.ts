@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { INTRO } from '../../schemas/connect.js';
+import { DEFAULT_MAX_ATTEMPTS } from './format.js';
 
 /** The default of simulated_user.max_turns. */
 export const DEFAULT_MAX_TURNS = 10;
@@ -25,6 +26,7 @@ const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []
  */
 export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
   if (!isRecord(suite)) return;
+  checkAttempts(suite, ctx);
   const names = new Map<string, number>();
   listOf(suite.conversations).forEach((conv, i) => {
     if (!isRecord(conv)) return;
@@ -83,6 +85,25 @@ export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
   // A confirm that is not a boolean already has its own problem.
   if (memory.restore !== undefined && (memory.confirm === undefined || memory.confirm === false)) {
     ctx.addIssue({ code: 'custom', path: ['memory', 'confirm'], message: RESTORE_RULE });
+  }
+}
+
+/** `repeat` (exactly N attempts) or `max_attempts` (sequential), not both; `min_attempts` within `max_attempts`. */
+function checkAttempts(suite: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const { repeat, max_attempts: max, min_attempts: min } = suite;
+  if (repeat !== undefined && max !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['max_attempts'],
+      message: 'cannot be given with repeat: repeat runs exactly N attempts, max_attempts stops each conversation once decided',
+    });
+  }
+  if (repeat !== undefined && min !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['min_attempts'], message: 'goes with max_attempts, not with repeat (exactly N attempts)' });
+  }
+  const limit = typeof max === 'number' ? max : DEFAULT_MAX_ATTEMPTS;
+  if (typeof min === 'number' && min > limit) {
+    ctx.addIssue({ code: 'custom', path: ['min_attempts'], message: `must be at most max_attempts (${limit})` });
   }
 }
 

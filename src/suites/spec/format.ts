@@ -16,6 +16,11 @@ export const MAX_WAIT_MS = 600_000;
 export const MAX_REPEAT = 20;
 export const MAX_CONCURRENCY = 50;
 export const DEFAULT_CONCURRENCY = 10;
+export const MAX_ATTEMPTS = 200;
+/** A comparison given neither `repeat` nor `max_attempts` runs sequentially with these. */
+export const DEFAULT_MIN_ATTEMPTS = 5;
+export const DEFAULT_MAX_ATTEMPTS = 20;
+export const DEFAULT_CONFIDENCE = 0.95;
 
 /** The deterministic checks of one turn. */
 export interface Expectations {
@@ -92,8 +97,12 @@ export interface Suite<M = HttpMemory> {
   name: string | undefined;
   runLabel: string | undefined;
   memory: M | undefined;
-  /** attempts of each conversation, 1–20 */
+  /** attempts of each conversation in a run: `repeat`, else `max_attempts`, else 1 */
   repeat: number;
+  /** how a comparison spends attempts (see AttemptPlan) */
+  attempts: AttemptPlan;
+  /** 1 − a comparison's false-alarm rate, default 0.95 */
+  confidence: number;
   /** the share of a conversation's attempts that must pass, 0–1 */
   passRate: number;
   /** the run's conversations at once (a comparison's, both sides together), 1–50 */
@@ -102,6 +111,13 @@ export interface Suite<M = HttpMemory> {
   seed: number | undefined;
   conversations: SuiteConversation[];
 }
+
+/**
+ * How a comparison spends attempts per side and conversation: `repeat` exactly N, tested at the
+ * end; `sequential` rounds from `min` to `max`, each conversation stopped once decided. A suite
+ * given neither is `sequential` with the defaults.
+ */
+export type AttemptPlan = { kind: 'repeat'; attempts: number } | { kind: 'sequential'; min: number; max: number };
 
 /** Whether a conversation needs the model: a simulated user or something for a judge. */
 export const needsModel = (conv: SuiteConversation): boolean =>

@@ -52,3 +52,31 @@ export function monitorOf(body: unknown): { monitor: string | undefined; suite: 
   if (!parsed.success) throw invalidRequest([{ field: 'monitor', rule: `monitor ${parsed.error.issues[0]!.message}` }]);
   return { monitor: parsed.data, suite };
 }
+
+/** What a caller sets over a suite's own fields: the CLI's `--repeat`, `--max-attempts`, `--concurrency`, an MCP tool's arguments. */
+export interface SuiteOverrides {
+  repeat?: number | undefined;
+  max_attempts?: number | undefined;
+  concurrency?: number | undefined;
+}
+
+/**
+ * The suite's data with the caller's values over its own (data that is no object passes through,
+ * for the suite's own rules to refuse). `repeat` (exactly N) and `max_attempts` (sequential)
+ * exclude each other, so the one the caller gives replaces the other the suite had.
+ */
+export function withOverrides(data: unknown, overrides: SuiteOverrides): unknown {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return data;
+  const out: Record<string, unknown> = { ...data };
+  if (overrides.repeat !== undefined) {
+    delete out.max_attempts;
+    delete out.min_attempts;
+    out.repeat = overrides.repeat;
+  }
+  if (overrides.max_attempts !== undefined) {
+    delete out.repeat;
+    out.max_attempts = overrides.max_attempts;
+  }
+  if (overrides.concurrency !== undefined) out.concurrency = overrides.concurrency;
+  return out;
+}

@@ -8,6 +8,10 @@ import {
   MAX_CONCURRENCY,
   MAX_CONVERSATIONS,
   MAX_REPEAT,
+  MAX_ATTEMPTS,
+  DEFAULT_CONFIDENCE,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MIN_ATTEMPTS,
   MAX_TURNS,
   MAX_WAIT_MS,
   type Criterion,
@@ -210,6 +214,20 @@ export const concurrencyRule = (named = '') =>
     .min(1, { error: `${named}must be at least 1` })
     .max(MAX_CONCURRENCY, { error: `${named}must be at most ${MAX_CONCURRENCY}` });
 
+/** `max_attempts` and `min_attempts`, also as the CLI's `--max-attempts` and an MCP tool's argument take them. */
+export const attemptsRule = (named = '') =>
+  z
+    .int({ error: `${named}must be a whole number of attempts` })
+    .min(1, { error: `${named}must be at least 1` })
+    .max(MAX_ATTEMPTS, { error: `${named}must be at most ${MAX_ATTEMPTS}` });
+
+/** `confidence`: 1 − the false-alarm rate a comparison holds. */
+const confidenceRule = (named = '') =>
+  z
+    .number({ error: `${named}must be a number between 0.5 and 0.999` })
+    .min(0.5, { error: `${named}must be at least 0.5` })
+    .max(0.999, { error: `${named}must be at most 0.999` });
+
 function suiteShape(form: SuiteForm) {
   return z.strictObject({
     agent: form === 'file' ? agentSchema : agentSchema.optional(),
@@ -218,6 +236,9 @@ function suiteShape(form: SuiteForm) {
     ...connectFields,
     memory: (form === 'file' ? fileMemorySchema : httpMemorySchema).optional(),
     repeat: repeatRule().optional(),
+    max_attempts: attemptsRule().optional(),
+    min_attempts: attemptsRule().optional(),
+    confidence: confidenceRule().optional(),
     pass_rate: z
       .number({ error: 'must be a number between 0 and 1' })
       .min(0, { error: 'must be at least 0' })
@@ -283,7 +304,16 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
     name: raw.name,
     runLabel: raw.run_label ?? undefined,
     memory: raw.memory === undefined ? undefined : memory(raw.memory, raw.device_ref!),
-    repeat: raw.repeat ?? 1,
+    repeat: raw.repeat ?? raw.max_attempts ?? 1,
+    attempts:
+      raw.repeat !== undefined
+        ? { kind: 'repeat', attempts: raw.repeat }
+        : {
+            kind: 'sequential',
+            max: raw.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
+            min: raw.min_attempts ?? Math.min(DEFAULT_MIN_ATTEMPTS, raw.max_attempts ?? DEFAULT_MAX_ATTEMPTS),
+          },
+    confidence: raw.confidence ?? DEFAULT_CONFIDENCE,
     passRate: raw.pass_rate ?? 1,
     concurrency: raw.concurrency ?? DEFAULT_CONCURRENCY,
     seed: raw.seed,

@@ -1,0 +1,228 @@
+// `npm run bench:gate`: the release gate's decision rules, by seeded simulation of comparisons
+// of 10 conversations whose attempts pass at random (Bernoulli, a seeded PRNG: the same figures
+// every run on every machine). Pure computation: no gateway, no simulator, a few seconds.
+//
+// Rules compared:
+// - today's: `repeat: 3`, a conversation "regressed" when the baseline passed all three attempts
+//   (status passed, `pass_rate` 1) and the candidate did not;
+// - the statistical gate of src/stats/ in its fixed design (`repeat: 3`, `repeat: 20`) and its
+//   sequential one (`max_attempts` 20, the default, and 60; `min_attempts` 5).
+// Figures per rule: the false-alarm rate (any conversation regressed when all 10 are identical,
+// at pass rates 0.7, 0.9, 0.99), the power to flag the one conversation of ten that dropped
+// from 0.9 to 0.6, and the sessions spent against the budget; then, for the sequential gate at
+// max 60, the rounds a drop takes to be decided. Verdicts are Holm's over the p-values
+// (`holm(pValues())`, what `Gate.finalize` does, without its reported numbers).
+// Options: --comparisons N (default 2000), --seed S (default 1).
+// Output: tables, then the last line of stdout is one JSON object.
+import { createGate, holm, type GateMode } from '../src/stats/index.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: number): number => {
+  const at = args.indexOf(name);
+  return at < 0 ? fallback : Number(args[at + 1]);
+};
+const COMPARISONS = option('--comparisons', 2000);
+const SEED = option('--seed', 1);
+const CONVERSATIONS = 10;
+const ALPHA = 0.05;
+
+/** mulberry32: a small seeded PRNG, uniform on [0, 1). */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Rule {
+  name: string;
+  /** Rounds (attempts per side) at most. */
+  budget: number;
+  /** One comparison: per conversation, whether it is regressed, and the rounds it ran. */
+  compare(rates: Array<[number, number]>, random: () => number): Array<{ regressed: boolean; rounds: number }>;
+}
+
+const today: Rule = {
+  name: 'today: repeat 3, baseline 3/3 and candidate not',
+  budget: 3,
+  compare: (rates, random) =>
+    rates.map(([baseline, candidate]) => {
+      let baselineAll = true;
+      let candidateAll = true;
+      for (let i = 0; i < 3; i++) {
+        baselineAll &&= random() < baseline;
+        candidateAll &&= random() < candidate;
+      }
+      return { regressed: baselineAll && !candidateAll, rounds: 3 };
+    }),
+};
+
+function gateRule(name: string, mode: GateMode): Rule {
+  const gate = createGate({ confidence: 1 - ALPHA, conversations: CONVERSATIONS, mode });
+  return {
+    name,
+    budget: gate.maxRounds,
+    compare: (rates, random) => {
+      const states = rates.map(([baseline, candidate]) => {
+        const state = gate.conversation();
+        while (state.record(random() < baseline, random() < candidate).stop === null);
+        return state;
+      });
+      const verdicts = holm(
+        states.map((state) => state.pValues()!.regressed),
+        ALPHA,
+      );
+      return states.map((state, i) => ({ regressed: verdicts[i]!.rejected, rounds: state.rounds }));
+    },
+  };
+}
+
+const rules: Rule[] = [
+  today,
+  gateRule('gate: repeat 3', { kind: 'repeat', attempts: 3 }),
+  gateRule('gate: repeat 20', { kind: 'repeat', attempts: 20 }),
+  gateRule('gate: sequential, max 20', { kind: 'sequential', min: 5, max: 20 }),
+  gateRule('gate: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
+];
+
+interface Figures {
+  rule: string;
+  budget_rounds: number;
+  false_alarms: Record<string, number>;
+  spent_identical: Record<string, number>;
+  power_0_9_to_0_6: number;
+  innocent_flagged_per_comparison: number;
+  spent_with_drop: number;
+}
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
+const results: Figures[] = [];
+for (const [index, rule] of rules.entries()) {
+  const random = prng(SEED * 1000 + index);
+  const falseAlarms: Record<string, number> = {};
+  const spent: Record<string, number> = {};
+  for (const p of [0.7, 0.9, 0.99]) {
+    let alarms = 0;
+    let rounds = 0;
+    for (let c = 0; c < COMPARISONS; c++) {
+      const outcome = rule.compare(
+        Array.from({ length: CONVERSATIONS }, () => [p, p]),
+        random,
+      );
+      if (outcome.some((o) => o.regressed)) alarms++;
+      rounds += outcome.reduce((sum, o) => sum + o.rounds, 0);
+    }
+    falseAlarms[p] = alarms / COMPARISONS;
+    spent[p] = rounds / (COMPARISONS * CONVERSATIONS * rule.budget);
+  }
+  let found = 0;
+  let innocent = 0;
+  let rounds = 0;
+  for (let c = 0; c < COMPARISONS; c++) {
+    const rates: Array<[number, number]> = Array.from({ length: CONVERSATIONS }, (_, i) => (i === 0 ? [0.9, 0.6] : [0.9, 0.9]));
+    const outcome = rule.compare(rates, random);
+    if (outcome[0]!.regressed) found++;
+    innocent += outcome.slice(1).filter((o) => o.regressed).length;
+    rounds += outcome.reduce((sum, o) => sum + o.rounds, 0);
+  }
+  results.push({
+    rule: rule.name,
+    budget_rounds: rule.budget,
+    false_alarms: falseAlarms,
+    spent_identical: spent,
+    power_0_9_to_0_6: found / COMPARISONS,
+    innocent_flagged_per_comparison: innocent / COMPARISONS,
+    spent_with_drop: rounds / (COMPARISONS * CONVERSATIONS * rule.budget),
+  });
+}
+
+console.log(`${COMPARISONS} comparisons of ${CONVERSATIONS} conversations per figure, seed ${SEED}, α = ${ALPHA}`);
+console.log('');
+const row = (cells: Array<string | number>): void => console.log(`| ${cells.join(' | ')} |`);
+const header = (cells: string[]): void => {
+  row(cells);
+  row(cells.map(() => '---'));
+};
+header([
+  'rule',
+  'budget (rounds)',
+  'false alarms at 0.7 / 0.9 / 0.99',
+  'power 0.9 → 0.6',
+  'innocent flagged',
+  'budget spent, identical 0.7 / 0.9 / 0.99',
+  'spent, one drop',
+]);
+for (const r of results) {
+  const alarms = [0.7, 0.9, 0.99].map((p) => pct(r.false_alarms[p]!)).join(' / ');
+  const spent = [0.7, 0.9, 0.99].map((p) => pct(r.spent_identical[p]!)).join(' / ');
+  row([
+    r.rule,
+    r.budget_rounds,
+    alarms,
+    pct(r.power_0_9_to_0_6),
+    r.innocent_flagged_per_comparison.toFixed(2),
+    spent,
+    pct(r.spent_with_drop),
+  ]);
+}
+
+// Rounds a drop takes to be decided: one conversation among ten (stopping level α/10), max 60.
+const drops: Array<[number, number]> = [
+  [0.95, 0.85],
+  [0.95, 0.8],
+  [0.95, 0.7],
+  [0.95, 0.5],
+  [0.95, 0.3],
+  [0.9, 0.8],
+  [0.9, 0.7],
+  [0.9, 0.6],
+  [0.8, 0.6],
+  [0.7, 0.5],
+];
+const gate = createGate({ confidence: 1 - ALPHA, conversations: CONVERSATIONS, mode: { kind: 'sequential', min: 5, max: 60 } });
+const random = prng(SEED * 1000 + 999);
+const table = drops.map(([baseline, candidate]) => {
+  const rounds: number[] = [];
+  let flagged = 0;
+  for (let c = 0; c < COMPARISONS; c++) {
+    const state = gate.conversation();
+    while (state.record(random() < baseline, random() < candidate).stop === null);
+    if (state.pValues()!.regressed <= gate.stopLevel) {
+      flagged++;
+      rounds.push(state.rounds);
+    }
+  }
+  rounds.sort((a, b) => a - b);
+  return {
+    baseline,
+    candidate,
+    power: flagged / COMPARISONS,
+    exact_power_without_futility: gate.power(baseline, candidate),
+    median_rounds_when_flagged: rounds.length > 0 ? rounds[rounds.length >> 1]! : null,
+  };
+});
+console.log('');
+console.log('Sequential gate, max 60 rounds, one conversation among 10 (stopping level 0.005):');
+console.log('');
+header(['baseline → candidate', 'flagged', 'exact power without futility', 'median rounds when flagged']);
+for (const drop of table) {
+  row([
+    `${drop.baseline} → ${drop.candidate}`,
+    pct(drop.power),
+    pct(drop.exact_power_without_futility),
+    drop.median_rounds_when_flagged ?? '–',
+  ]);
+}
+const seq60 = results.at(-1)!;
+const targets = { false_alarms_max: 0.05, power_min: 0.8, spent_identical_max: 0.5 };
+const met = {
+  false_alarms: Object.values(seq60.false_alarms).every((x) => x <= targets.false_alarms_max),
+  power: seq60.power_0_9_to_0_6 >= targets.power_min,
+  spent_identical: seq60.spent_identical[0.9]! <= targets.spent_identical_max,
+};
+console.log('');
+console.log(JSON.stringify({ comparisons: COMPARISONS, seed: SEED, targets, met, rules: results, drops: table }));

@@ -1,0 +1,30 @@
+/**
+ * Statistics of the release gate, pure (no I/O, nothing from the rest of src/): the decision rule
+ * a comparison runs round by round (`createGate`), and the numbers its report shows.
+ *
+ * A runner drives it so:
+ *
+ * ```ts
+ * const gate = createGate({ confidence: 0.95, conversations: K, mode: { kind: 'sequential', min: 5, max: 20 } });
+ * const states = conversations.map(() => gate.conversation());
+ * // per conversation, per round (one baseline and one candidate attempt; null = error):
+ * const { stop } = states[i].record(baselinePassed, candidatePassed); // stop: null | 'decided' | 'futile' | 'cap' | 'budget'
+ * // when every conversation stopped:
+ * const verdicts = gate.finalize(states); // per conversation: verdict, p-values, intervals, pass^k, detectable drop, rounds, stop
+ * ```
+ */
+export {
+  createGate,
+  holm,
+  type ConversationGate,
+  type ConversationVerdict,
+  type Gate,
+  type GateMode,
+  type GateOptions,
+  type SideSummary,
+  type StopReason,
+  type Verdict,
+} from './gate.js';
+export { newcombeDifference, passHatK, passRateCheck, wilson, type Interval, type PassRateCheck } from './intervals.js';
+export { fairTail } from './binomial.js';
+export { describeVerdict, formatP } from './words.js';

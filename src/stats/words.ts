@@ -1,0 +1,46 @@
+import type { ConversationVerdict } from './gate.js';
+
+/**
+ * A conversation's verdict in one sentence a person can act on, e.g. "the candidate passes 30
+ * points less often (95 % interval −52 to −8); p = 0.0008, at or below the 0.005 needed with 10
+ * conversations".
+ */
+export function describeVerdict(result: ConversationVerdict, conversations: number): string {
+  const { verdict, difference, p_regressed, p_fixed, p_needed } = result;
+  if (verdict === 'error' || !difference || p_regressed === null || p_fixed === null || p_needed === null) {
+    const side = result.baseline.attempts === 0 ? 'the baseline' : 'the candidate';
+    return `cannot be compared: ${side} has no attempt that could be judged`;
+  }
+  const interval = `(95 % interval ${signed(difference.low)} to ${signed(difference.high)})`;
+  const among = `with ${conversations} conversation${conversations === 1 ? '' : 's'}`;
+  const points = Math.round(Math.abs(difference.estimate!) * 100);
+  if (verdict === 'regressed' || verdict === 'fixed') {
+    const p = verdict === 'regressed' ? p_regressed : p_fixed;
+    const how = verdict === 'regressed' ? 'less' : 'more';
+    return (
+      `the candidate passes ${points} points ${how} often ${interval}; ` +
+      `p = ${formatP(p)}, at or below the ${formatP(p_needed)} needed ${among}`
+    );
+  }
+  const { candidate, baseline } = result;
+  const rates = `${candidate.passed} of ${candidate.attempts} against ${baseline.passed} of ${baseline.attempts}`;
+  const caught =
+    result.detectable_drop === null
+      ? 'these attempts were too few to catch any drop reliably'
+      : `a drop of ${Math.round(result.detectable_drop * 100)} points or more would have been caught 80 % of the time`;
+  return `no difference found: the candidate passed ${rates} ${interval}, p = ${formatP(Math.min(p_regressed, p_fixed))}; ${caught}`;
+}
+
+/** A difference of pass rates in points, with its sign: "−52", "+8", "0". */
+function signed(difference: number): string {
+  const points = Math.round(difference * 100);
+  if (points === 0) return '0';
+  return points < 0 ? `−${-points}` : `+${points}`;
+}
+
+/** A p-value with two significant digits ("0.0008", "0.034", "1"); "< 0.0001" below that. */
+export function formatP(p: number): string {
+  if (p >= 0.9995) return '1';
+  if (p < 0.0001) return '< 0.0001';
+  return String(Number(p.toPrecision(p < 0.001 ? 1 : 2)));
+}

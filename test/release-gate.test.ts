@@ -1,0 +1,59 @@
+import t, { type Test } from 'tap';
+import type { ComparisonReport } from '../src/suites/report/comparison.js';
+import { startStack } from './support/stack.js';
+
+/**
+ * The statistical gate through the service, against an agent whose sessions pass at random
+ * (`sim:chance:P,Q`: yes with probability P on revisions before 3, Q on 3 and later, one seeded
+ * draw per session). The rule's error rates are proven exactly in test/stats/; this holds the
+ * wiring: rounds, stops, verdicts and what the report says, on real sessions.
+ */
+const chance = (name: string, line: string) => ({ name, turns: [{ line, expect: { text_contains: 'Yes' } }] });
+const compare = async (t: Test, candidate: string, body: Record<string, unknown>) => {
+  const s = await startStack(t);
+  const answer = await s.call('POST', `/v1/agents/${candidate}/comparisons`, { body: { baseline: 'coach', ...body } });
+  t.equal(answer.status, 200, answer.text);
+  return { s, report: answer.body as ComparisonReport };
+};
+
+t.test('identical revisions: unchanged, with the drop the attempts could have caught, and the budget not spent', async (t) => {
+  const { report } = await compare(t, 'coach', {
+    max_attempts: 40,
+    conversations: [chance('ninety', 'sim:chance:0.9'), chance('seventy', 'sim:chance:0.7')],
+  });
+  t.equal(report.regressed, false);
+  t.same(report.totals, { conversations: 2, regressed: 0, fixed: 0, unchanged: 2, error: 0 });
+  for (const c of report.conversations) {
+    t.equal(c.verdict, 'unchanged', c.statistics.summary);
+    t.match(c.statistics.summary, /^no difference found/);
+    t.ok(c.statistics.stop === 'futile' || c.statistics.stop === 'cap' || c.statistics.stop === 'budget');
+    t.ok(c.statistics.p_regressed! > c.statistics.p_needed!, 'the p-value stayed above what was needed');
+    t.ok(c.baseline.pass_rate_interval.low <= c.baseline.pass_rate_interval.estimate!);
+    t.ok(c.baseline.pass_rate_interval.estimate! <= c.baseline.pass_rate_interval.high);
+  }
+  t.ok(report.sessions.spent < report.sessions.budget, `${report.sessions.spent} of ${report.sessions.budget} sessions`);
+});
+
+t.test('a candidate at 0.3 where the baseline is at 0.95: regressed long before max_attempts', async (t) => {
+  const { s, report } = await compare(t, 'coach.3', { max_attempts: 40, conversations: [chance('booking', 'sim:chance:0.95,0.3')] });
+  const [booking] = report.conversations;
+  t.equal(booking!.verdict, 'regressed', booking!.statistics.summary);
+  t.equal(report.regressed, true);
+  t.equal(booking!.statistics.stop, 'decided');
+  t.ok(booking!.statistics.rounds < 20, `decided after ${booking!.statistics.rounds} of 40 rounds`);
+  t.ok(booking!.statistics.p_regressed! <= 0.05, 'significant at 95 % confidence with one conversation');
+  t.ok(booking!.statistics.difference!.high < 0, 'the whole interval of the difference is below 0');
+  t.equal(report.sessions.spent, 2 * booking!.statistics.rounds);
+  t.ok(report.sessions.spent < report.sessions.budget);
+  t.equal(s.engine.record.connections.length, report.sessions.spent, 'one engine session per attempt');
+});
+
+t.test('repeat means exactly N attempts, tested at the end', async (t) => {
+  const { report } = await compare(t, 'coach.3', { repeat: 3, conversations: [chance('booking', 'sim:chance:1,0')] });
+  const [booking] = report.conversations;
+  t.same(report.attempts, { mode: 'repeat', min_attempts: 3, max_attempts: 3 });
+  t.equal(booking!.statistics.rounds, 3);
+  t.equal(booking!.statistics.p_regressed, 0.125, 'three discordant pairs, all the baseline’s: 1/8');
+  t.equal(booking!.verdict, 'unchanged', 'three attempts can never be sure: 1/8 > 0.05');
+  t.match(booking!.statistics.summary, /too few to catch any drop reliably|would have been caught/);
+});
