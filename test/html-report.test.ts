@@ -324,15 +324,24 @@ t.test('a comparison report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   t.equal(row.length, 1, 'one difference');
   t.match(
     row[0],
-    /turn 2.*tool lookup_order.*1\/1 passed.*tools called: lookup_order.*0\/1 passed.*tools called: none/s,
+    /turn 2.*tool lookup_order.*(\d+)\/\1 passed.*tools called: lookup_order.*0\/\d+ passed.*tools called: none/s,
     'what differs, each side’s tally and evidence',
   );
   t.equal(await order.locator('.diffs td.worse').count(), 1, 'the candidate’s side marked worse');
-  t.equal(await order.locator('.turn.diverged').count(), 2, 'the diverging turn marked on both sides');
+  const rounds = report.conversations[0]!.statistics.rounds;
+  t.equal(await order.locator('.turn.diverged').count(), 2 * rounds, 'the diverging turn marked on both sides, in every round');
   t.match(await order.locator('.turn.diverged .no').first().textContent(), /^2$/);
-  t.match(await order.locator('.flag').textContent(), /diverge from turn 2/);
-  t.equal(await order.locator('.pair .r .check.fail.differs').count(), 1, 'the differing check highlighted in the candidate’s transcript');
-  t.same(await order.locator('.side-head .side').allTextContents(), ['Baseline', 'Candidate'], 'baseline and candidate side by side');
+  t.match(await order.locator('.flag').first().textContent(), /diverge from turn 2/);
+  t.equal(
+    await order.locator('.pair .r .check.fail.differs').count(),
+    rounds,
+    'the differing check highlighted in the candidate’s transcript, in every round',
+  );
+  t.same(
+    (await order.locator('.side-head .side').allTextContents()).slice(0, 2),
+    ['Baseline', 'Candidate'],
+    'baseline and candidate side by side',
+  );
 
   await screenshot(t, opened.page, 'report-comparison.png', '#cmp-0 details.attempt');
 });
