@@ -114,6 +114,7 @@ const run = (conversations: ConversationReport[], over: Partial<RunReport> = {})
     model_usage: noUsage,
     session_ids: [],
     memory: null,
+    monitor: null,
     conversations,
     notes: [],
     ...over,

@@ -1,5 +1,6 @@
 import type { AgentRef } from '../domain/vocabulary.js';
 import { agentSchema } from '../schemas/requests.js';
+import { monitorRule } from '../suites/spec/request.js';
 import { repeatRule } from '../suites/spec/schema.js';
 import { gatewayProblem, gatewayUrl } from './connection.js';
 
@@ -15,6 +16,8 @@ export interface SuiteOptions {
   json: string | undefined;
   /** `--repeat N`: attempts of each conversation, over the suites' own `repeat` */
   repeat: number | undefined;
+  /** `--monitor NAME`: the monitor a run feeds (its pass-rate series) */
+  monitor: string | undefined;
   /** `--agent`, `--baseline`, `--candidate`: as the command lists them */
   agents: Record<string, AgentRef | undefined>;
 }
@@ -33,7 +36,7 @@ function agentOption(name: string, value: string): AgentRef {
  * command's own agent options (`agentOptions`, e.g. `--agent`); `--` ends the options.
  */
 export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentOptions: readonly string[]): SuiteOptions | 'help' {
-  const known = ['--gateway', '--repeat', ...FILE_OPTIONS, ...agentOptions];
+  const known = ['--gateway', '--repeat', '--monitor', ...FILE_OPTIONS, ...agentOptions];
   const files: string[] = [];
   const values = new Map<string, string>();
   let onlyFiles = false;
@@ -65,11 +68,17 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
     if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
     repeat = parsed.data;
   }
+  let monitor: string | undefined;
+  if (values.has('--monitor')) {
+    const parsed = monitorRule('--monitor ').safeParse(values.get('--monitor'));
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
+    monitor = parsed.data;
+  }
   const agents = Object.fromEntries(
     agentOptions.map((name) => {
       const value = values.get(name);
       return [name.slice(2), value === undefined ? undefined : agentOption(name, value)];
     }),
   );
-  return { files, gateway, junit: values.get('--junit'), html: values.get('--html'), json: values.get('--json'), repeat, agents };
+  return { files, gateway, junit: values.get('--junit'), html: values.get('--html'), json: values.get('--json'), repeat, monitor, agents };
 }

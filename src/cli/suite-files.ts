@@ -18,6 +18,8 @@ export interface PreparedSuite {
 /** What the command line sets over every suite's own fields. */
 export interface Overrides {
   repeat: number | undefined;
+  /** `--monitor`: sent as the run's `monitor` */
+  monitor: string | undefined;
   agent: AgentRef | undefined;
 }
 
@@ -36,6 +38,7 @@ async function prepare(
   if (!loaded.ok) return loaded;
   const body = structuredClone(loaded.data);
   if (overrides.repeat !== undefined) body.repeat = overrides.repeat;
+  if (overrides.monitor !== undefined) body.monitor = overrides.monitor;
   if (overrides.agent !== undefined) {
     body.agent = overrides.agent.key;
     loaded.suite.agent = overrides.agent;
