@@ -15,11 +15,21 @@ const settings = { deviceRef: 'mcp:alice', locale: 'en-US', timeZone: null, runL
 const idle: IdlePolicy = { afterMs: 60_000, close: () => undefined };
 const tick = () => new Promise((resolve) => setTimeout(resolve, 3));
 
+/** An interactive conversation of the caller's, before it asks for a place. */
+const newcomer = (callerId: string): Conversation => new Conversation({ callerId, agent: 'coach', settings });
+
 function setUp(t: Test, limits: Partial<Limits> = {}) {
   const evicted: Array<[Conversation, EvictionLimit]> = [];
   let freed = 0;
   const admission = new Admission(
-    { maxConversationsPerCaller: 2, maxConversationsPerPod: 3, engineConnectTimeoutMs: 1_000, ...limits },
+    {
+      maxConversationsPerCaller: 2,
+      maxConversationsPerPod: 3,
+      maxRunConversationsPerPod: 2,
+      maxRunConversationsPerCaller: 2,
+      engineConnectTimeoutMs: 1_000,
+      ...limits,
+    },
     (conv, limit) => {
       evicted.push([conv, limit]);
       admission.leave(conv);
@@ -30,8 +40,8 @@ function setUp(t: Test, limits: Partial<Limits> = {}) {
   t.teardown(() => made.forEach((conv) => conv.state !== 'closed' && conv.moveTo('closed', idle)));
   /** A conversation that made room, entered, and is now busy or idle. */
   const open = async (callerId: string, state: 'busy' | 'idle'): Promise<Conversation> => {
-    admission.makeRoom(callerId);
-    const conv = new Conversation({ callerId, agent: 'coach', settings });
+    const conv = newcomer(callerId);
+    admission.makeRoom(conv);
     made.push(conv);
     admission.enter(conv);
     conv.moveTo('busy', idle);
@@ -71,7 +81,7 @@ t.test("a caller at its limit: its least recently used idle conversation makes r
   const older = await open('alice', 'idle');
   const newer = await open('alice', 'idle');
   const bobs = await open('bob', 'idle');
-  admission.makeRoom('alice');
+  admission.makeRoom(newcomer('alice'));
   t.same(
     evicted.map(([conv, limit]) => [conv === older, limit]),
     [[true, 'caller']],
@@ -85,12 +95,12 @@ t.test('a caller whose conversations are all busy is refused, and nothing is evi
   await open('alice', 'busy');
   await open('alice', 'busy');
   t.equal(
-    codeOf(() => admission.makeRoom('alice')),
+    codeOf(() => admission.makeRoom(newcomer('alice'))),
     'caller_conversation_limit',
   );
   t.same(evicted, []);
   t.equal(
-    codeOf(() => admission.makeRoom('bob')),
+    codeOf(() => admission.makeRoom(newcomer('bob'))),
     undefined,
     'another caller still has room',
   );
@@ -101,7 +111,7 @@ t.test('a full pod: the least recently used idle conversation of anyone makes ro
   await open('alice', 'busy');
   const carols = await open('carol', 'idle');
   await open('bob', 'busy');
-  admission.makeRoom('dave');
+  admission.makeRoom(newcomer('dave'));
   t.same(
     evicted.map(([conv, limit]) => [conv === carols, limit]),
     [[true, 'pod']],
@@ -109,7 +119,7 @@ t.test('a full pod: the least recently used idle conversation of anyone makes ro
   await open('dave', 'busy');
   t.equal(admission.size, 3);
   t.equal(
-    codeOf(() => admission.makeRoom('erin')),
+    codeOf(() => admission.makeRoom(newcomer('erin'))),
     'pod_conversation_limit',
   );
 });

@@ -4,6 +4,7 @@
  */
 
 import t from 'tap';
+import { createGate, passRateCheck, wilson } from '../src/stats/index.js';
 import { comparisonReportOf } from '../src/suites/report/comparison.js';
 import type { AttemptReport, ConversationReport, RunReport, TurnReport } from '../src/suites/report/run-report.js';
 import { criterionLine, failureLines, renderComparison, renderReport, turnTitle } from '../src/suites/report/text.js';
@@ -62,6 +63,8 @@ const conversation = (name: string, attempts: AttemptReport[]): ConversationRepo
     passed: passed === attempts.length,
     pass_rate: passed / attempts.length,
     required_pass_rate: 1,
+    pass_rate_interval: wilson(passed, attempts.length),
+    pass_rate_check: passRateCheck(passed, attempts.length, 1),
     attempts_passed: passed,
     attempts_total: attempts.length,
     model_usage: noUsage,
@@ -184,19 +187,44 @@ t.test('a simulated user’s line is marked, and a criterion shows its verdict a
   );
 });
 
+/** The gate's decision over `rounds` rounds of one conversation, each the pair of outcomes given. */
+function decided(rounds: number, baselinePassed: boolean, candidatePassed: boolean) {
+  const gate = createGate({ conversations: 1, mode: { kind: 'repeat', attempts: rounds } });
+  const conversation = gate.conversation();
+  for (let i = 0; i < rounds; i++) conversation.record(baselinePassed, candidatePassed);
+  return { gate, confidence: 0.95, verdicts: gate.finalize([conversation]) };
+}
+
 t.test('a comparison: the verdict per conversation, what differs, and REGRESSED', async (t) => {
-  const baseline = run([conversation('order status', [attempt([turn()])])]);
-  const candidate = run([conversation('order status', [attempt([missedTool])])], {
-    agent: 'agent:coach.4',
-    revision: { ref: 'coach', revision: 4, state: 'preview' },
-  });
-  const report = comparisonReportOf('c1', { baseline, candidate }, { startedAt: 0, finishedAt: 2000 }, []);
+  const eight = <T>(make: () => T): T[] => Array.from({ length: 8 }, make);
+  const baseline = run([
+    conversation(
+      'order status',
+      eight(() => attempt([turn()])),
+    ),
+  ]);
+  const candidate = run(
+    [
+      conversation(
+        'order status',
+        eight(() => attempt([missedTool])),
+      ),
+    ],
+    {
+      agent: 'agent:coach.4',
+      revision: { ref: 'coach', revision: 4, state: 'preview' },
+    },
+  );
+  const report = comparisonReportOf('c1', { baseline, candidate }, decided(8, true, false), { startedAt: 0, finishedAt: 2000 }, []);
   const text = renderComparison(report, 'orders.yaml');
   t.match(text, /^orders\.yaml — agent:coach \(revision 3, published\) → agent:coach\.4 \(revision 4, preview\) · seed 42$/m);
-  t.match(text, /^ {2}✗ order status · REGRESSED · baseline passed 1\/1 · candidate failed 0\/1/m);
-  t.match(text, /^ {6}tool lookup_order at turn 1 — baseline 1\/1 \(tools called: lookup_order\), candidate 0\/1 \(tools called: none\)$/m);
+  t.match(text, /^ {2}✗ order status · REGRESSED · baseline passed 8\/8 · candidate failed 0\/8/m);
+  t.match(text, /^ {6}tool lookup_order at turn 1 — baseline 8\/8 \(tools called: lookup_order\), candidate 0\/8 \(tools called: none\)$/m);
   t.match(text, /^ {2}✗ REGRESSED · 1 regressed, 0 fixed, 0 unchanged · 2\.0 s$/m);
 
-  const same = renderComparison(comparisonReportOf('c2', { baseline, candidate: baseline }, { startedAt: 0, finishedAt: 300 }, []), 'x');
+  const same = renderComparison(
+    comparisonReportOf('c2', { baseline, candidate: baseline }, decided(8, true, true), { startedAt: 0, finishedAt: 300 }, []),
+    'x',
+  );
   t.match(same, /^ {2}✓ no regression · 0 regressed, 0 fixed, 1 unchanged · 300 ms$/m);
 });
