@@ -41,7 +41,7 @@ export const lineOf = (turn: Pick<TurnReport, 'line' | 'source'>): string =>
   turn.source === 'simulated_user' ? `${SIMULATED} ${turn.line}` : turn.line;
 
 /** A share as a person reads it beside its interval: `0.95`. */
-const fraction = (share: number): string => share.toFixed(2);
+export const fraction = (share: number): string => share.toFixed(2);
 
 /** A pass rate's 95 % interval: `95 % 0.76–0.99`; `no judged attempt` without an estimate. */
 export const intervalText = (i: { estimate: number | null; low: number; high: number }): string =>
