@@ -17,6 +17,7 @@ import type { ExpectationKind, RunReport } from '../src/suites/report/run-report
 import { describeExpectation } from '../src/suites/report/wording.js';
 import { LAUNCH, REFRESH_DOCS } from './support/browser.js';
 import { cli, readJunit } from './support/cli.js';
+import { comparisonFixture } from './support/report-fixtures.js';
 import { startStack, type Stack } from './support/stack.js';
 import { comparePath, runPath } from './support/http.js';
 import { needs } from './support/tools.js';
@@ -94,7 +95,10 @@ const tagsOf = (page: string): string[] => page.match(/<[^>]*>/g) ?? [];
 const ALLOWED_TAGS = new Set([
   ...['html', 'head', 'meta', 'link', 'title', 'style', 'body', 'div', 'span', 'header', 'section', 'footer', 'p', 'h1', 'h2', 'h4'],
   ...['dl', 'dt', 'dd', 'b', 'i', 'code', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'a', 'details', 'summary'],
+  // the comparison's pass-rate plot
+  ...['svg', 'g', 'rect', 'line', 'circle', 'polygon', 'text'],
 ]);
+const PLOT_OPEN = /^<svg class="plot" viewBox="0 0 \d+ \d+" role="img" aria-label="[^"<>]*">$/;
 
 /** What the HTML string must hold, whatever the report says. */
 function checkMarkup(t: Test, page: string) {
@@ -108,8 +112,11 @@ function checkMarkup(t: Test, page: string) {
   t.same(
     [...names].filter((n) => n === undefined || !ALLOWED_TAGS.has(n)),
     [],
-    'only the renderer’s own elements: no script, img, svg, iframe',
+    'only the renderer’s own elements: no script, img, iframe',
   );
+  const svgs = tags.filter((tag) => /^<svg\b/i.test(tag));
+  t.ok(svgs.length <= 1, 'at most one svg: the plot');
+  for (const svg of svgs) t.match(svg, PLOT_OPEN, 'the svg is the plot, as the renderer writes it');
   t.same(
     tags.filter((tag) => /\son[a-z]+\s*=/i.test(tag)),
     [],
@@ -210,6 +217,117 @@ t.test('"Differs" has one quoting style: words quoted, tool names not, at the tu
   t.equal(described('text_contains', ['order', 'size']), 'text_contains "order", "size"');
 });
 
+t.test('the plot a comparison report opens with, from a report built by hand', { skip: NO_CHROMIUM }, async (t) => {
+  const [T, F] = [true, false];
+  const hostile = `"><svg onload=alert(5)><script>alert(6)</script>`;
+  const report = comparisonFixture([
+    { name: 'order status', baseline: [T], candidate: [F] },
+    { name: 'refund', baseline: [F], candidate: [T] },
+    { name: hostile, baseline: [T, T, T, F], candidate: [T, T, F, T] },
+    { name: 'nothing judged', baseline: [null], candidate: [T] },
+  ]);
+  t.match(
+    report.conversations.map((c) => c.verdict),
+    ['regressed', 'fixed', 'unchanged', 'error'],
+  );
+  const markup = comparisonReportHtml(report);
+  checkMarkup(t, markup);
+  t.notOk(markup.includes('<script') || markup.includes('<svg onload'), 'the hostile name is no markup');
+  const plot = markup.slice(markup.indexOf('<svg class="plot"'), markup.indexOf('</svg>'));
+  t.ok(plot.includes(escapeHtml(hostile)), 'the hostile name escaped in the plot');
+  t.ok(markup.indexOf('<svg class="plot"') < markup.indexOf('class="card summary"'), 'the plot before the summary');
+
+  const browser = await chromium.launch(LAUNCH);
+  t.teardown(() => browser.close());
+  const opened = await open(browser, 'plot-comparison.html', markup);
+  const { page } = opened;
+  await page.waitForTimeout(100);
+  t.same(opened.requests, [opened.url], 'no request but the document itself');
+  t.same(opened.dialogs, [], 'no dialog');
+  t.same(opened.problems, [], 'no console message, no page error');
+  t.equal(await page.$$eval('script', (els) => els.length), 0, 'no script');
+  t.equal(await page.$$eval('svg', (els) => els.length), 1, 'one svg: the plot');
+
+  const rows = await page.$$eval('svg.plot g.row', (els) =>
+    els.map((el) => ({
+      name: el.querySelector('.name title')!.textContent,
+      verdict: el.querySelector('.verdict')!.textContent,
+      label: el.querySelector('.name')!.lastChild!.textContent,
+      title: el.querySelector('.name title')!.textContent,
+      link: el.querySelector('a')!.getAttribute('href'),
+      marks: [...el.querySelectorAll('.series')].map((g) => ({
+        side: g.getAttribute('class'),
+        shape: g.querySelector('circle, polygon')?.tagName ?? null,
+        cx: Number(g.querySelector('circle')?.getAttribute('cx') ?? NaN),
+        line: [
+          Number(g.querySelector('line.ci')?.getAttribute('x1') ?? NaN),
+          Number(g.querySelector('line.ci')?.getAttribute('x2') ?? NaN),
+        ],
+        text: g.textContent,
+      })),
+    })),
+  );
+  t.equal(rows.length, 4, 'one row per conversation');
+  t.same(
+    rows.map((r) => [r.name, r.verdict, r.link]),
+    [
+      ['order status', 'regressed', '#cmp-0'],
+      ['refund', 'fixed', '#cmp-1'],
+      [hostile, 'unchanged', '#cmp-2'],
+      ['nothing judged', 'could not compare', '#cmp-3'],
+    ],
+    'each row names its conversation and verdict, linked to its section',
+  );
+  t.equal(rows[2]!.title, hostile, 'the hostile name whole, as text, in the tooltip');
+  t.equal(rows[2]!.label, `${hostile.slice(0, 31)}…`, 'and cut in the label');
+  t.same(
+    rows[0]!.marks.map((m) => [m.side, m.shape]),
+    [
+      ['series baseline', 'circle'],
+      ['series candidate', 'polygon'],
+    ],
+    'baseline a circle, candidate a diamond',
+  );
+  // 7/7 and 0/7 on a 0–100 % axis: the baseline's dot at 100 %, its interval from about 65 % on; the candidate's from 0 %.
+  const [baselineMark, candidateMark] = rows[0]!.marks;
+  const axis = await page.$$eval('svg.plot .axis line.grid', (els) => els.map((el) => Number(el.getAttribute('x1'))));
+  const [zero, hundred] = [axis[0]!, axis[axis.length - 1]!];
+  t.equal(baselineMark!.cx, hundred, 'a pass rate of 1 at 100 %');
+  const share = (px: number) => (px - zero) / (hundred - zero);
+  t.ok(
+    Math.abs(share(baselineMark!.line[0]!) - report.conversations[0]!.baseline.pass_rate_interval.low) < 0.002,
+    'its interval from its low',
+  );
+  t.same(
+    candidateMark!.line.map(share).map((v) => Math.round(v * 100)),
+    [0, 35],
+    'the candidate’s 0/7: 0–35 %',
+  );
+  t.match(rows[3]!.marks[0]!.text, /baseline: no attempt could be judged/, 'a side without a judged attempt says so');
+
+  const bands = await page.$$eval('svg.plot rect.band', (els) => els.map((el) => [el.getAttribute('class'), getComputedStyle(el).fill]));
+  t.same(
+    bands.map(([c]) => c),
+    ['band regressed', 'band fixed', 'band unchanged', 'band error'],
+  );
+  t.equal(bands[0]![1], 'rgb(254, 226, 226)', 'the regressed row on red');
+  t.equal(bands[1]![1], 'rgb(220, 252, 231)', 'the fixed row on green');
+  t.equal(
+    await page.$eval('svg.plot g.row.regressed .verdict', (el) => getComputedStyle(el).fill),
+    'rgb(185, 28, 28)',
+    'its verdict in red',
+  );
+  t.match((await page.locator('.plot-caption').textContent())!.replace(/\s+/g, ' '), /95 % confidence over all 4 conversations/);
+  t.match(
+    await page.locator('svg.plot').getAttribute('aria-label'),
+    /^Pass rates with their 95 % intervals, .*: 1 regressed, 1 fixed, 1 unchanged, 1 could not be compared$/,
+  );
+  const legend = await page.$$eval('svg.plot .legend', (els) => els.map((el) => el.textContent));
+  t.same(legend, ['baseline agent:coach', 'candidate agent:coach.3'], 'a legend');
+  const marks = await page.$$eval('svg.plot .legend-row .dot', (els) => els.map((el) => getComputedStyle(el).fill));
+  t.not(marks[0], marks[1], 'the sides in two colours');
+});
+
 t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   const s = await startStack(t, { model: true });
   const report = await post<RunReport>(s, runPath(), showcaseRun);
@@ -284,6 +402,22 @@ t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   t.match(await slow.locator('.skip-why').first().textContent(), /skipped: turn 1 did not end/);
   t.match(await slow.locator('.attempt summary').first().textContent(), /stop:\s*turn_failed/, 'the stop reason');
 
+  const rates = await opened.page.locator('td.rate-cell').allTextContents();
+  report.conversations.forEach((conv, i) => {
+    const { low, high } = conv.pass_rate_interval;
+    const label = { met: 'pass rate met', missed: 'pass rate missed', undecided: 'cannot be told yet' }[conv.pass_rate_check];
+    t.match(
+      rates[i]!.replace(/\s+/g, ' ').trim(),
+      `${Math.round(low * 100)}–${Math.round(high * 100)} % ${label}`,
+      `${conv.name}: its pass rate's interval and check`,
+    );
+  });
+  t.match(
+    await opened.page.locator('#conv-0 summary .stats').textContent(),
+    /pass rate 95 % interval \d+–\d+ %\s*(cannot be told yet|pass rate missed|pass rate met)/,
+    'and in its section',
+  );
+
   await screenshot(t, opened.page, 'report-run.png', '#conv-0 details.attempt');
 });
 
@@ -318,32 +452,67 @@ t.test('a comparison report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   }
   t.ok(summary.includes('agent:coach.3 · revision 3 (Preview)'), 'the candidate revision that ran');
 
+  t.ok(summary.includes(`${report.sessions.spent} of ${report.sessions.budget} spent`), 'the sessions spent of the budget');
+  t.ok(summary.includes('sequential, 5–20 attempts per side · 95 % confidence'), 'how attempts were spent, how sure');
+
+  // The plot comes first, one row per conversation, the regressions marked.
+  t.same(
+    await opened.page.$$eval('.page > *', (els) => els.slice(0, 2).map((el) => el.className)),
+    ['card head failed', 'card plot-card'],
+    'the page opens with the plot',
+  );
+  const plotRows = await opened.page.$$eval('svg.plot g.row', (els) =>
+    els.map((el) => [
+      el.querySelector('.name title')!.textContent,
+      el.getAttribute('class'),
+      el.querySelectorAll('circle, polygon').length,
+    ]),
+  );
+  t.same(
+    plotRows,
+    report.conversations.map((c) => [c.name, `row ${c.verdict}`, 2]),
+    'a row per conversation, both sides marked',
+  );
+  t.same(await opened.page.$$eval('svg.plot rect.band.regressed', (els) => els.length), 2, 'the regressed rows on red');
+
   const order = opened.page.locator('#cmp-0');
+  const [lookup] = report.conversations;
   t.match(await order.locator('summary .badge').first().textContent(), /regressed/, 'the verdict badge');
+  t.equal(await order.locator('.verdict-stats .sentence').textContent(), lookup!.statistics.summary, 'the verdict in a sentence');
+  const figures = (await order.locator('.verdict-stats').textContent())!.replace(/\s+/g, ' ');
+  t.match(figures, /Difference −\d+ points \(95 % interval −\d+ to [−+]?\d+\)/, 'the difference with its interval');
+  t.match(figures, /p-value [\d.]+ for a drop \(needed ≤ [\d.]+\)/, 'the p-value against the needed');
+  t.match(
+    figures,
+    `Rounds ${lookup!.statistics.rounds} of 20 · decided Sessions ${lookup!.statistics.sessions} of 40`,
+    'rounds and sessions of the budget',
+  );
+  t.match(
+    (await order.locator('.pair.sides .l').textContent())!.replace(/\s+/g, ' '),
+    /95 % interval \d+–100 % pass\^k k=1 1\.00 k=2 1\.00 /,
+    'the baseline’s interval and pass^k',
+  );
+  const [difference] = lookup!.differences;
   const row = await order.locator('.diffs tbody tr').allTextContents();
   t.equal(row.length, 1, 'one difference');
   t.match(
     row[0],
-    /turn 2.*tool lookup_order.*(\d+)\/\1 passed.*tools called: lookup_order.*0\/\d+ passed.*tools called: none/s,
+    new RegExp(
+      `turn 2.*tool lookup_order.*${difference!.baseline.passed}/${difference!.baseline.evaluated} passed.*tools called: lookup_order.*` +
+        `0/${difference!.candidate.evaluated} passed.*tools called: none`,
+      's',
+    ),
     'what differs, each side’s tally and evidence',
   );
   t.equal(await order.locator('.diffs td.worse').count(), 1, 'the candidate’s side marked worse');
-  const rounds = report.conversations[0]!.statistics.rounds;
-  t.equal(await order.locator('.turn.diverged').count(), 2 * rounds, 'the diverging turn marked on both sides, in every round');
-  t.match(await order.locator('.turn.diverged .no').first().textContent(), /^2$/);
-  t.match(await order.locator('.flag').first().textContent(), /diverge from turn 2/);
-  t.equal(
-    await order.locator('.pair .r .check.fail.differs').count(),
-    rounds,
-    'the differing check highlighted in the candidate’s transcript, in every round',
-  );
-  t.same(
-    (await order.locator('.side-head .side').allTextContents()).slice(0, 2),
-    ['Baseline', 'Candidate'],
-    'baseline and candidate side by side',
-  );
+  const first = order.locator('details.attempt').first();
+  t.equal(await first.locator('.turn.diverged').count(), 2, 'the diverging turn marked on both sides');
+  t.match(await first.locator('.turn.diverged .no').first().textContent(), /^2$/);
+  t.match(await first.locator('.flag').textContent(), /diverge from turn 2/);
+  t.equal(await first.locator('.pair .r .check.fail.differs').count(), 1, 'the differing check highlighted in the candidate’s transcript');
+  t.same(await first.locator('.side-head .side').allTextContents(), ['Baseline', 'Candidate'], 'baseline and candidate side by side');
 
-  await screenshot(t, opened.page, 'report-comparison.png', '#cmp-0 details.attempt');
+  await screenshot(t, opened.page, 'report-comparison.png', '#cmp-0 .diffs');
 });
 
 t.test('hostile text stays text, with the policy and without it', { skip: NO_CHROMIUM }, async (t) => {
@@ -406,10 +575,22 @@ t.test('hostile text stays text, with the policy and without it', { skip: NO_CHR
           `${how}: the title as text`,
         );
         const elements = await page.$$eval(
-          'img, script, svg, iframe, object, embed, a[href^="http"], meta[http-equiv="refresh"]',
+          'img, script, svg:not(.plot), svg svg, iframe, object, embed, a[href^="http"], meta[http-equiv="refresh"]',
           (els) => els.length,
         );
         t.equal(elements, 0, `${how}: no element from the report`);
+        t.equal(
+          await page.$$eval('svg.plot', (els) => els.length),
+          kind === 'comparison' ? 1 : 0,
+          `${how}: the plot, only in a comparison`,
+        );
+        if (kind === 'comparison') {
+          t.same(
+            await page.$$eval('svg.plot g.row .name title', (els) => els.map((el) => el.textContent)),
+            conversations.map((c) => c.name),
+            `${how}: the hostile names are the plot's rows, as text`,
+          );
+        }
         t.equal(await page.$$eval('style', (els) => els.length), 1, `${how}: only the page's own style`);
         t.equal(await page.$$eval('link', (els) => els.map((l) => l.getAttribute('href')).join()), 'data:,', `${how}: only the empty icon`);
         t.ok(

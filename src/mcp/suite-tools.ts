@@ -9,7 +9,7 @@ import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
 import { monitorRule, withOverrides } from '../suites/spec/request.js';
 import { admitComparison, admitRun, startComparison, startRun } from '../suites/run/start.js';
 import { attemptsRule, concurrencyRule, repeatRule } from '../suites/spec/schema.js';
-import { criterionLine, renderComparison } from '../suites/report/text.js';
+import { criterionLine, passRateText, renderComparison } from '../suites/report/text.js';
 import { confirmRestore } from './memory-tools.js';
 import { comparisonReportOutput, runReportOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
@@ -73,9 +73,12 @@ function progressOf(extra: Extra): ((event: TurnEvent & { side?: Side }) => void
 const COMPARE_REVISIONS =
   'Answer "may the candidate revision replace the baseline?" (e.g. is coach.3 safe to publish over coach, the Published ' +
   'revision): run a test suite against both revisions fairly (the same scripted lines, simulated users, seed and memory ' +
-  'fixture; attempts interleaved) and answer, per conversation, the verdict (regressed: the baseline passed and the ' +
-  "candidate did not; fixed; unchanged), the expectations and criteria whose outcome differs with each side's evidence, " +
-  'the first turn where the replies diverged, pass rates, latency and model usage per side, and both runs in full. ' +
+  'fixture; attempts interleaved) and answer, per conversation, the verdict of a statistical test (regressed: the ' +
+  "candidate passes less often with the suite's confidence, default 0.95, the false-alarm rate held over all conversations; " +
+  'fixed; unchanged, with the drop the attempts could have caught) in one sentence, the difference of pass rates with its ' +
+  "interval and p-value, each side's pass rate with its 95 % interval and pass^k, the rounds and sessions spent against " +
+  "the budget, the expectations and criteria whose outcome differs with each side's evidence, " +
+  'the first turn where the replies diverged, latency and model usage per side, and both runs in full. ' +
   "The suite is as run_suite takes it (its own agent is ignored). Needs Viewer on both agents' projects; every " +
   'conversation on both sides is a real engine session.';
 
@@ -188,6 +191,8 @@ function renderReport(report: RunReport): string {
     `conversations ${conversations.passed}/${conversations.total} passed (${conversations.flaky} flaky, ${conversations.error} ` +
       `could not run); turns ${turns.passed}/${turns.total}; expectations ${expectations.passed}/${expectations.total} ` +
       `(${expectations.failed} failed, ${expectations.skipped} skipped); criteria ${criteria.passed}/${criteria.total}`,
+    // With several attempts, what they say about each conversation's pass rate: met, missed, or cannot be told yet.
+    ...(report.repeat > 1 ? report.conversations.map((conv) => `${conv.name}: ${passRateText(conv)}`) : []),
     ...failed,
     `session ids: ${report.session_ids.join(', ') || 'none'}`,
   ].join('\n');

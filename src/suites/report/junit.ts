@@ -1,6 +1,6 @@
 import type { ComparisonReport, ConversationComparison } from './comparison.js';
 import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
-import { differenceLine, failureLines, turnTitle } from './text.js';
+import { differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';
 import { describeExpectation, lineOf } from './wording.js';
 
 /**
@@ -10,7 +10,8 @@ import { describeExpectation, lineOf } from './wording.js';
  * could not run or an attempt that could not go on, <skipped> for a turn never sent. A comparison
  * adds, before the candidate's cases, one <testcase> per conversation ("conversation / compared
  * with the baseline"): a <failure> when it regressed, an <error> when the sides could not be
- * compared; the candidate's own cases follow as a run's do.
+ * compared, the verdict's sentence and each side's pass rate with its interval in the detail; the
+ * candidate's own cases follow as a run's do.
  */
 export interface JUnitSuite {
   name: string;
@@ -123,17 +124,21 @@ function attemptCases(classname: string, conv: string, attempt: AttemptReport, r
   return cases;
 }
 
-/** A conversation's comparison: <failure> when it regressed, with what differs; <error> when the sides could not be compared. */
+/**
+ * A conversation's comparison: <failure> when it regressed, with what differs; <error> when the sides
+ * could not be compared. The verdict's sentence (how sure, at what p-value) leads the detail.
+ */
 function comparisonCase(classname: string, c: ConversationComparison, baseline: string): Case {
   const name = `${c.name} / compared with ${baseline}`;
   const detail = [
-    `baseline ${c.baseline.status} ${c.baseline.attempts_passed}/${c.baseline.attempts_total}, ` +
-      `candidate ${c.candidate.status} ${c.candidate.attempts_passed}/${c.candidate.attempts_total}: ${c.verdict}`,
+    `${c.verdict}: ${c.statistics.summary}`,
+    ...statisticsLines(c),
     ...c.differences.map(differenceLine),
     ...(c.diverged_at_turn === null ? [] : [`the agent's replies diverged at turn ${c.diverged_at_turn}`]),
   ].join('\n');
   if (c.verdict === 'regressed') {
-    const message = `regressed: ${c.differences.map((d) => d.description).join('; ') || 'the pass rate fell under the required one'}`;
+    const differs = c.differences.map((d) => d.description).join('; ');
+    const message = `regressed: ${differs === '' ? c.statistics.summary : `${differs} — ${c.statistics.summary}`}`;
     return {
       xml: testcase(classname, name, null, [`      <failure${attrs({ message, type: 'regression' })}>${xmlText(detail)}</failure>`]),
       kind: 'failure',
@@ -176,7 +181,13 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
           agent: report.agent,
           revision: String(report.revision.revision),
           ...(suite.comparison
-            ? { baseline: suite.comparison.baseline.agent, baseline_revision: String(suite.comparison.baseline.revision.revision) }
+            ? {
+                baseline: suite.comparison.baseline.agent,
+                baseline_revision: String(suite.comparison.baseline.revision.revision),
+                confidence: String(suite.comparison.confidence),
+                sessions_spent: String(suite.comparison.sessions.spent),
+                sessions_budget: String(suite.comparison.sessions.budget),
+              }
             : {}),
           seed: String(report.seed),
           run_label: report.run_label,

@@ -1,6 +1,18 @@
 import type { ComparedRevision, ComparisonReport, ConversationComparison, Difference, Latency, SideResult } from './comparison.js';
 import type { AttemptReport, ConversationReport, CriterionResult, ModelUsage, RunReport, TurnReport } from './run-report.js';
-import { describeExpectation, FAIL, lineOf, PASS, SKIP } from './wording.js';
+import {
+  attemptsModeText,
+  CHECK_WORDS,
+  confidenceText,
+  describeExpectation,
+  FAIL,
+  intervalText,
+  lineOf,
+  PASS,
+  passHatLine,
+  SKIP,
+  STOP_WORDS,
+} from './wording.js';
 
 // A run report as a person reads it in a terminal or a CI log: each conversation's attempts,
 // their turns with the line sent (a simulated user's marked as such), what the agent said, a ✓
@@ -102,11 +114,14 @@ function renderAttempt(attempt: AttemptReport, repeat: number): string[] {
   return out;
 }
 
+/** `3/4 attempts passed (95 % 0.30–0.95) · pass_rate 75%: cannot be told yet`: what the attempts say about the agent's pass rate. */
+export const passRateText = (conv: ConversationReport): string =>
+  `${conv.attempts_passed}/${conv.attempts_total} attempts passed (${intervalText(conv.pass_rate_interval)}) · ` +
+  `pass_rate ${Math.round(conv.required_pass_rate * 100)}%: ${CHECK_WORDS[conv.pass_rate_check]}`;
+
 function conversationHead(conv: ConversationReport): string {
-  const rate =
-    conv.attempts_total > 1
-      ? ` · ${conv.attempts_passed}/${conv.attempts_total} attempts passed (needs ${Math.round(conv.required_pass_rate * 100)}%)`
-      : '';
+  // One attempt tells nothing about a rate: its interval would only be noise on every line of a plain run.
+  const rate = conv.attempts_total > 1 ? ` · ${passRateText(conv)}` : '';
   return `  ${conv.passed ? PASS : FAIL} ${conv.name} · ${conv.status}${rate}`;
 }
 
@@ -152,6 +167,31 @@ export const differenceLine = (d: Difference): string =>
   `${d.kind === 'criterion' ? `criterion ${d.name}: ${d.description}` : d.description}` +
   `${d.turn === null ? '' : ` at turn ${d.turn}`} — baseline ${tallyText(d.baseline)}, candidate ${tallyText(d.candidate)}`;
 
+/** `baseline 19/20 (95 % 0.76–0.99)`: the judged attempts that passed, and the attempts in error, left out of the test. */
+function sideStatisticsText(name: string, s: SideResult): string {
+  const judged = s.attempts_total - s.attempts_error;
+  return (
+    `${name} ${s.attempts_passed}/${judged} (${intervalText(s.pass_rate_interval)})` +
+    `${s.attempts_error > 0 ? ` + ${s.attempts_error} in error` : ''}`
+  );
+}
+
+/** The lines of a conversation's statistics: the sides' pass rates, rounds and sessions; pass^k. */
+export function statisticsLines(c: ConversationComparison): string[] {
+  const passHat = passHatLine(c.baseline.pass_hat_k, c.candidate.pass_hat_k);
+  return [
+    `${sideStatisticsText('baseline', c.baseline)} · ${sideStatisticsText('candidate', c.candidate)} · ${roundsText(c)}`,
+    ...(passHat === null ? [] : [passHat]),
+  ];
+}
+
+/** `7 rounds, decided · 14 of 40 sessions` */
+function roundsText(c: ConversationComparison): string {
+  const { rounds, stop, sessions, sessions_budget } = c.statistics;
+  const stopped = stop === null ? '' : `, ${STOP_WORDS[stop]}`;
+  return `${rounds} round${rounds === 1 ? '' : 's'}${stopped} · ${sessions} of ${sessions_budget} sessions`;
+}
+
 function renderConversationComparison(c: ConversationComparison): string[] {
   const mark = c.verdict === 'regressed' || c.verdict === 'error' ? FAIL : PASS;
   const verdict = c.verdict === 'regressed' ? 'REGRESSED' : c.verdict === 'error' ? 'could not compare' : c.verdict;
@@ -159,6 +199,8 @@ function renderConversationComparison(c: ConversationComparison): string[] {
     `  ${mark} ${c.name} · ${verdict} · baseline ${sideText(c.baseline)} · candidate ${sideText(c.candidate)}` +
       `${c.diverged_at_turn === null ? '' : ` · replies diverged at turn ${c.diverged_at_turn}`}`,
   ];
+  out.push(`      ${c.statistics.summary}`);
+  for (const line of statisticsLines(c)) out.push(`      ${line}`);
   for (const d of c.differences) out.push(`      ${differenceLine(d)}`);
   out.push(`      latency: baseline ${latencyText(c.baseline.latency)} · candidate ${latencyText(c.candidate.latency)}`);
   return out;
@@ -167,8 +209,8 @@ function renderConversationComparison(c: ConversationComparison): string[] {
 /** A comparison as a person reads it in a terminal: each conversation's verdict and what differs; transcripts are in --html and --json. */
 export function renderComparison(report: ComparisonReport, title: string): string {
   const out = [
-    `${title} — ${revisionText(report.baseline)} → ${revisionText(report.candidate)} · seed ${report.seed}` +
-      `${report.repeat > 1 ? ` · ${report.repeat} attempts per side` : ''}`,
+    `${title} — ${revisionText(report.baseline)} → ${revisionText(report.candidate)} · seed ${report.seed} · ` +
+      `${confidenceText(report.confidence)} · ${attemptsModeText(report.attempts)}`,
   ];
   for (const c of report.conversations) out.push(...renderConversationComparison(c));
   const { regressed, fixed, unchanged, error } = report.totals;
@@ -176,7 +218,8 @@ export function renderComparison(report: ComparisonReport, title: string): strin
   const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
   out.push(
     `  ${report.regressed ? `${FAIL} REGRESSED` : `${PASS} no regression`} · ${regressed} regressed, ${fixed} fixed, ` +
-      `${unchanged} unchanged${error > 0 ? `, ${error} could not compare` : ''}${usage} · ${took}`,
+      `${unchanged} unchanged${error > 0 ? `, ${error} could not compare` : ''} · ` +
+      `${report.sessions.spent} of ${report.sessions.budget} sessions spent${usage} · ${took}`,
   );
   return `${out.join('\n')}\n`;
 }

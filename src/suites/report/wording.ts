@@ -45,3 +45,41 @@ const SIMULATED = '[simulated]';
 
 export const lineOf = (turn: Pick<TurnReport, 'line' | 'source'>): string =>
   turn.source === 'simulated_user' ? `${SIMULATED} ${turn.line}` : turn.line;
+
+/** A share as a person reads it beside its interval: `0.95`. */
+export const fraction = (share: number): string => share.toFixed(2);
+
+/** A pass rate's 95 % interval: `95 % 0.76–0.99`; `no judged attempt` without an estimate. */
+export const intervalText = (i: { estimate: number | null; low: number; high: number }): string =>
+  i.estimate === null ? 'no judged attempt' : `95 % ${fraction(i.low)}–${fraction(i.high)}`;
+
+/** What the attempts of a run say about its `pass_rate`, in words. */
+export const CHECK_WORDS = { met: 'met', missed: 'missed', undecided: 'cannot be told yet' } as const;
+
+/** Why a conversation of a comparison stopped, in words. */
+export const STOP_WORDS = {
+  decided: 'decided',
+  futile: 'stopped: no verdict within reach of the budget',
+  cap: 'stopped: its informative pairs used up',
+  budget: 'the budget used up',
+} as const;
+
+/** How a comparison spent its attempts: `sequential, 5–20 attempts per side`, `3 attempts per side`. */
+export const attemptsModeText = (a: { mode: 'repeat' | 'sequential'; min_attempts: number; max_attempts: number }): string =>
+  a.mode === 'repeat'
+    ? `${a.max_attempts} attempt${a.max_attempts === 1 ? '' : 's'} per side`
+    : `sequential, ${a.min_attempts}–${a.max_attempts} attempts per side`;
+
+/** A confidence as a person reads it: `95 % confidence`. */
+export const confidenceText = (confidence: number): string => `${Number((confidence * 100).toFixed(1))} % confidence`;
+
+/**
+ * pass^k, k = 1…8, as one line for both sides: `pass^k, k = 1…5: baseline 0.80 0.60 0.40 0.20
+ * 0.00 · candidate …`; null with fewer than 2 attempts on either side.
+ */
+export function passHatLine(baseline: readonly number[], candidate: readonly number[]): string | null {
+  const k = Math.max(baseline.length, candidate.length);
+  if (k < 2) return null;
+  const values = (v: readonly number[]) => (v.length === 0 ? 'none' : v.map(fraction).join(' '));
+  return `pass^k, k = 1…${k}: baseline ${values(baseline)} · candidate ${values(candidate)}`;
+}

@@ -1,5 +1,8 @@
-import type { ComparisonReport, ConversationComparison, Difference, Side, SideResult, Tally } from '../comparison.js';
-import { duration, html, join, percent, plural, usage, type Fragment, type Html } from './kit.js';
+import { formatP } from '../../../stats/index.js';
+import type { ComparisonReport, ConversationComparison, Difference, RateInterval, Side, SideResult, Tally } from '../comparison.js';
+import { attemptsModeText, confidenceText, fraction, STOP_WORDS } from '../wording.js';
+import { duration, html, join, plural, usage, type Fragment, type Html } from './kit.js';
+import { passRatePlot } from './plot.js';
 import {
   attemptMeta,
   badge,
@@ -19,9 +22,9 @@ import {
 import type { AttemptReport } from '../run-report.js';
 
 /**
- * The body of the comparison's HTML page: the summary (verdict counts, each side's revision,
+ * The body of the comparison's HTML page: the pass-rate plot first, then the summary (verdict counts, each side's revision,
  * pass rates, latency and model usage), the overview, then each conversation with baseline and
- * candidate side by side — the differing expectations and criteria in a table, the attempts turn
+ * candidate side by side — the verdict's sentence and its figures, the differing expectations and criteria in a table, the attempts turn
  * by turn in two columns, the turn where the replies diverge marked, the differing checks outlined.
  */
 
@@ -92,15 +95,30 @@ function comparisonSummary(report: ComparisonReport): Html {
     </table>
     <dl class="facts">
       ${fact('Seed · prompt version', html`<code>${report.seed}</code> · <code>${report.prompt_version}</code>`)}
-      ${fact('Repeat', html`×${report.repeat}, each side needs ${percent(report.pass_rate)}`)}
+      ${fact('Attempts', html`${attemptsModeText(report.attempts)} <span class="sep">·</span> ${confidenceText(report.confidence)}`)}
+      ${fact('Sessions', html`${report.sessions.spent} of ${report.sessions.budget} spent`)}
       ${fact('Model usage, both sides', usage(report.model_usage.total))}
       ${report.runs.candidate.memory === null ? '' : fact('Memory', memoryText(report.runs.candidate.memory), true)}
     </dl>
   </section>`;
 }
 
-const sideCell = (s: SideResult): Html =>
-  html`${badge(s.status, conversationLabel(s.status))} <span class="muted">${s.attempts_passed}/${s.attempts_total}</span>`;
+/** `76–99 %`: an interval in percent. */
+const range = (i: RateInterval): string => `${Math.round(i.low * 100)}–${Math.round(i.high * 100)} %`;
+
+/** A difference of pass rates in points, with its sign: `−30`, `+8`, `0`. */
+const points = (share: number): string => {
+  const n = Math.round(share * 100);
+  return n === 0 ? '0' : n < 0 ? `−${-n}` : `+${n}`;
+};
+
+/** `7/7 (65–100 %)`: the judged attempts that passed, and the 95 % interval of the pass rate. */
+const judgedRate = (s: SideResult): Html =>
+  s.pass_rate_interval.estimate === null
+    ? html`<span class="muted">no attempt could be judged</span>`
+    : html`${s.attempts_passed}/${s.attempts_total - s.attempts_error} <span class="muted">(${range(s.pass_rate_interval)})</span>`;
+
+const sideCell = (s: SideResult): Html => html`${badge(s.status, conversationLabel(s.status))} ${judgedRate(s)}`;
 
 const differsLine = (d: Difference): Html => html`<div>${d.description}</div>`;
 
@@ -160,14 +178,70 @@ function differencesTable(c: ConversationComparison): Html {
   </div>`;
 }
 
+/** pass^k, k = 1…8: the chance that k attempts in a row all pass. */
+const passHat = (values: number[]): Html | '' =>
+  values.length < 2
+    ? ''
+    : html`<span class="passk" title="the chance that k attempts in a row all pass"
+        >pass^k ${values.map((v, i) => html`<span><i>${`k=${i + 1}`}</i> ${fraction(v)}</span> `)}</span
+      >`;
+
+/** The verdict's sentence, then the figures it rests on: the difference, the p-value against the needed, rounds and sessions. */
+function verdictStatistics(c: ConversationComparison): Html {
+  const st = c.statistics;
+  const p =
+    st.p_regressed === null || st.p_fixed === null
+      ? null
+      : c.verdict === 'fixed' || (c.verdict !== 'regressed' && st.p_fixed < st.p_regressed)
+        ? { value: st.p_fixed, of: 'for a gain' }
+        : { value: st.p_regressed, of: 'for a drop' };
+  const figures: Fragment[] = [
+    st.difference === null || st.difference.estimate === null
+      ? null
+      : fact(
+          'Difference',
+          html`<b>${points(st.difference.estimate)} points</b>
+            <span class="muted">(95 % interval ${points(st.difference.low)} to ${points(st.difference.high)})</span>`,
+        ),
+    p === null
+      ? null
+      : fact(
+          'p-value',
+          html`<b>${formatP(p.value)}</b> ${p.of}${
+              st.p_needed === null ? '' : html` <span class="muted">(needed ≤ ${formatP(st.p_needed)})</span>`
+            }`,
+        ),
+    c.verdict === 'unchanged'
+      ? fact(
+          'Detectable drop',
+          st.detectable_drop === null
+            ? html`<span class="muted">none: too few attempts to catch a drop reliably</span>`
+            : html`<b>${Math.round(st.detectable_drop * 100)} points</b> or more, caught 80 % of the time`,
+        )
+      : null,
+    fact(
+      'Rounds',
+      html`<b>${st.rounds}</b> of
+        ${st.sessions_budget / 2}${st.stop === null ? '' : html` <span class="muted">· ${STOP_WORDS[st.stop]}</span>`}`,
+    ),
+    fact('Sessions', html`<b>${st.sessions}</b> of ${st.sessions_budget}`),
+  ];
+  return html`<div class="${`verdict-stats ${c.verdict}`}">
+    <p class="sentence">${st.summary}</p>
+    <dl class="facts">${figures}</dl>
+  </div>`;
+}
+
 /** Each side's status, pass rate, latency and model usage for one conversation, in the columns the transcripts use. */
 function sidesStats(c: ConversationComparison): Html {
   const cell = (side: Side) => {
     const s = c[side];
     return html`<div class="${side === 'baseline' ? 'cell l' : 'cell r'}">
       <span class="side">${sideName(side)}</span> ${badge(s.status, conversationLabel(s.status))}<span
-        >${rate(s.attempts_passed, s.attempts_total)}</span
+        >${rate(s.attempts_passed, s.attempts_total - s.attempts_error)}</span
       >
+      <span class="interval">95 % interval <b>${s.pass_rate_interval.estimate === null ? 'none' : range(s.pass_rate_interval)}</b></span>
+      ${s.attempts_error === 0 ? '' : html`<span class="problem">${s.attempts_error} in error, left out</span>`} ${passHat(s.pass_hat_k)}
       <span>latency p50 <b>${duration(s.latency.p50_ms)}</b> · p95 <b>${duration(s.latency.p95_ms)}</b></span>
       <span class="muted">model ${usage(s.model_usage)}</span>
     </div>`;
@@ -242,6 +316,7 @@ function comparedConversation(report: ComparisonReport, c: ConversationCompariso
       >baseline ${c.baseline.status} ${c.baseline.attempts_passed}/${c.baseline.attempts_total} → candidate ${c.candidate.status}
       ${c.candidate.attempts_passed}/${c.candidate.attempts_total}</span
     >`,
+    html`<span>${plural(c.statistics.sessions, 'session')}</span>`,
     c.diverged_at_turn === null ? html`<span>same replies</span>` : html`<span>diverged at turn ${c.diverged_at_turn}</span>`,
     html`<span>${plural(c.differences.length, 'difference')}</span>`,
   ];
@@ -250,12 +325,12 @@ function comparedConversation(report: ComparisonReport, c: ConversationCompariso
       ${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}<span class="name">${c.name}</span>
       <span class="stats">${stats}</span>
     </summary>
-    <div class="conv-body">${sidesStats(c)}${differencesTable(c)}${pairs}</div>
+    <div class="conv-body">${verdictStatistics(c)}${sidesStats(c)}${differencesTable(c)}${pairs}</div>
   </details>`;
 }
 
 /** The summary, the overview and every conversation side by side; `key` keeps element ids apart when a page holds several reports. */
 export const comparisonSections = (report: ComparisonReport, key: string): Html =>
-  html`${comparisonSummary(report)} ${comparisonOverview(report, key)}
+  html`${passRatePlot(report, key)} ${comparisonSummary(report)} ${comparisonOverview(report, key)}
     <h2>Side by side</h2>
     ${report.conversations.map((c) => comparedConversation(report, c, key))}`;

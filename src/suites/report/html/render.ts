@@ -26,7 +26,9 @@ import type { AttemptReport, ConversationReport, RunReport } from '../run-report
 /**
  * A run report and a comparison report as one self-contained HTML file, for a person to open from
  * a CI artifact: the summary first, then each conversation — passing ones collapsed, the others
- * open — with its attempts as chat transcripts and a ✓ or ✗ per expectation and criterion. A
+ * open — with its pass rate's 95 % interval, whether the attempts show `pass_rate` met, and its
+ * attempts as chat transcripts and a ✓ or ✗ per expectation and criterion. A comparison opens
+ * with a plot of each side's pass rate and interval per conversation (inline SVG). A
  * comparison puts baseline and candidate side by side, turn by turn, with the differing checks
  * in a table and the turn where the replies diverge marked. No script, no request: inline CSS
  * under a Content-Security-Policy that forbids everything else; every value from a report escaped.
@@ -62,6 +64,19 @@ function runSummary(report: RunReport): Html {
   </section>`;
 }
 
+const CHECK_LABEL: Record<ConversationReport['pass_rate_check'], string> = {
+  met: 'pass rate met',
+  missed: 'pass rate missed',
+  undecided: 'cannot be told yet',
+};
+
+/** What the attempts say about a conversation's pass rate: its 95 % interval and whether `pass_rate` is met. */
+const passRateCheck = (conv: ConversationReport, label: string): Html => {
+  const i = conv.pass_rate_interval;
+  const range = i.estimate === null ? 'no judged attempt' : `${label}${Math.round(i.low * 100)}–${Math.round(i.high * 100)} %`;
+  return html`<span class="interval">${range}</span> ${badge(`rate-${conv.pass_rate_check}`, CHECK_LABEL[conv.pass_rate_check])}`;
+};
+
 function runOverview(report: RunReport, key: string): Html {
   const rows = report.conversations.map(
     (conv) =>
@@ -69,10 +84,14 @@ function runOverview(report: RunReport, key: string): Html {
         <td>${badge(conv.status, conversationLabel(conv.status))}</td>
         <td><a href="${`#${convId(`${key}conv`, conv.index)}`}">${conv.name}</a></td>
         <td class="num">${rate(conv.attempts_passed, conv.attempts_total)}</td>
+        <td class="rate-cell">${passRateCheck(conv, '')}</td>
         <td class="muted">${firstProblem(conv)}</td>
       </tr>`,
   );
-  return overviewTable([['Status', '120px'], ['Conversation', '24%'], ['Attempts passed', '170px'], ['First problem']], rows);
+  return overviewTable(
+    [['Status', '120px'], ['Conversation', '22%'], ['Attempts passed', '150px'], ['Pass rate, 95 % interval', '290px'], ['First problem']],
+    rows,
+  );
 }
 
 function attemptHtml(attempt: AttemptReport, open: boolean): Html {
@@ -93,6 +112,7 @@ function runConversation(conv: ConversationReport, key: string): Html {
       ${badge(conv.status, conversationLabel(conv.status))}<span class="name">${conv.name}</span>
       <span class="stats"
         ><span>${attemptsText(conv)} · needs ${percent(conv.required_pass_rate)}</span>
+        <span>${passRateCheck(conv, 'pass rate 95 % interval ')}</span>
         ${conv.model_usage.calls === 0 ? '' : html`<span>model ${usage(conv.model_usage)}</span>`}</span
       >
     </summary>

@@ -1,0 +1,167 @@
+/**
+ * The gate's statistics as the text report (terminal, CI log, MCP) and JUnit show them, from
+ * reports built by hand and decided by the real gate (test/support/report-fixtures.ts): the
+ * verdict's sentence, each side's pass rate with its 95 % interval, pass^k, rounds and sessions;
+ * a run's pass-rate interval and its pass_rate check.
+ */
+
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import t from 'tap';
+import { junitXml } from '../src/suites/report/junit.js';
+import { renderComparison, renderReport } from '../src/suites/report/text.js';
+import type { Json } from './support/http.js';
+import { comparisonFixture, runFixture, type Plan } from './support/report-fixtures.js';
+
+const [T, F] = [true, false];
+const PLANS: Plan[] = [
+  { name: 'order status', baseline: [T], candidate: [F] },
+  { name: 'refund', baseline: [F], candidate: [T] },
+  { name: 'size help', baseline: [T, T, T, F], candidate: [T, T, F, T] },
+  { name: 'greeting', baseline: [T, null], candidate: [T] },
+  { name: 'nothing judged', baseline: [null], candidate: [T] },
+];
+
+const linesAfter = (text: string, head: RegExp, n: number): string[] => {
+  const lines = text.split('\n');
+  const at = lines.findIndex((line) => head.test(line));
+  return at < 0 ? [] : lines.slice(at + 1, at + 1 + n).map((line) => line.trim());
+};
+
+t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and sessions', async (t) => {
+  const report = comparisonFixture(PLANS);
+  t.match(report.totals, { regressed: 1, fixed: 1, unchanged: 2, error: 1 }, 'the gate decided as planned');
+  const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
+  const text = renderComparison(report, 'gate');
+
+  t.match(
+    text.split('\n')[0],
+    /^gate — agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\) · seed 42 · 95 % confidence · sequential, 5–20 attempts per side$/,
+    'the header says the confidence and the mode',
+  );
+  t.match(text, /✗ order status · REGRESSED · baseline passed 7\/7 · candidate failed 0\/7 · replies diverged at turn 1\n/);
+  t.same(
+    linesAfter(text, /✗ order status · REGRESSED/, 3),
+    [
+      byName['order status']!.statistics.summary,
+      'baseline 7/7 (95 % 0.65–1.00) · candidate 0/7 (95 % 0.00–0.35) · 7 rounds, decided · 14 of 40 sessions',
+      'pass^k, k = 1…7: baseline 1.00 1.00 1.00 1.00 1.00 1.00 1.00 · candidate 0.00 0.00 0.00 0.00 0.00 0.00 0.00',
+    ],
+    'the verdict in a sentence, each side with its interval, rounds and sessions, pass^k',
+  );
+  t.match(byName['order status']!.statistics.summary, /^the candidate passes 100 points less often \(95 % interval −100 to −\d+\); p = /);
+  t.match(linesAfter(text, /✓ refund · fixed/, 1)[0], /^the candidate passes 100 points more often/);
+  t.match(
+    linesAfter(text, /✓ size help · unchanged/, 3),
+    [
+      /^no difference found: the candidate passed 4 of 5 against 4 of 5/,
+      'baseline 4/5 (95 % 0.38–0.96) · candidate 4/5 (95 % 0.38–0.96) · ' +
+        '5 rounds, stopped: no verdict within reach of the budget · 10 of 40 sessions',
+      'pass^k, k = 1…5: baseline 0.80 0.60 0.40 0.20 0.00 · candidate 0.80 0.60 0.40 0.20 0.00',
+    ],
+    'an unchanged conversation stopped as futile',
+  );
+  const greeting = byName.greeting!;
+  t.match(
+    linesAfter(text, /✓ greeting · unchanged/, 2)[1],
+    new RegExp(
+      `^baseline ${greeting.baseline.attempts_passed}/${greeting.baseline.attempts_passed} \\(95 % 0\\.\\d\\d–1\\.00\\) ` +
+        `\\+ ${greeting.baseline.attempts_error} in error · candidate`,
+    ),
+    'the attempts in error counted apart, outside the interval',
+  );
+  const nothing = byName['nothing judged']!;
+  const n = nothing.candidate.attempts_total;
+  t.match(
+    linesAfter(text, /✗ nothing judged · could not compare/, 2),
+    [
+      /^cannot be compared: the baseline has no attempt that could be judged$/,
+      new RegExp(
+        `^baseline 0/0 \\(no judged attempt\\) \\+ ${n} in error · ` +
+          `candidate ${n}/${n} \\(95 % 0\\.\\d\\d–1\\.00\\) · ${nothing.statistics.rounds} rounds`,
+      ),
+    ],
+    'a side without a judged attempt',
+  );
+  t.match(
+    text,
+    new RegExp(
+      `\\n  ✗ REGRESSED · 1 regressed, 1 fixed, 2 unchanged, 1 could not compare · ` +
+        `${report.sessions.spent} of ${report.sessions.budget} sessions spent · `,
+    ),
+    'the total says the sessions spent of the budget',
+  );
+  t.equal(report.sessions.budget, 5 * 40);
+
+  const fixed = renderComparison(comparisonFixture([PLANS[0]!, PLANS[2]!], { mode: { kind: 'repeat', attempts: 3 } }), 'gate');
+  t.match(fixed.split('\n')[0], / · 95 % confidence · 3 attempts per side$/, 'repeat: exactly N attempts per side');
+  const sure = renderComparison(comparisonFixture([PLANS[0]!], { confidence: 0.99 }), 'gate');
+  t.match(sure.split('\n')[0], / · 99 % confidence · /);
+});
+
+t.test("a run's conversation line: its pass rate's interval and the pass_rate check", async (t) => {
+  const run = runFixture(
+    [
+      { name: 'greeting', outcomes: Array<boolean>(20).fill(true) },
+      { name: 'flaky', outcomes: [T, F, T, T] },
+      { name: 'bad', outcomes: Array<boolean>(8).fill(false) },
+      { name: 'once', outcomes: [T] },
+    ],
+    0.8,
+  );
+  t.match(
+    run.conversations.map((c) => c.pass_rate_check),
+    ['met', 'undecided', 'missed', 'undecided'],
+  );
+  const text = renderReport(run, 'run');
+  t.match(text, /\n {2}✓ greeting · passed · 20\/20 attempts passed \(95 % 0\.84–1\.00\) · pass_rate 80%: met\n/);
+  t.match(text, /\n {2}✗ flaky · flaky · 3\/4 attempts passed \(95 % 0\.30–0\.95\) · pass_rate 80%: cannot be told yet\n/);
+  t.match(text, /\n {2}✗ bad · failed · 0\/8 attempts passed \(95 % 0\.00–0\.32\) · pass_rate 80%: missed\n/);
+  t.match(text, /\n {2}✓ once · passed\n/, 'one attempt tells nothing of a rate: no interval');
+});
+
+t.test('JUnit: each comparison case carries the sentence and the intervals', async (t) => {
+  const report = comparisonFixture(PLANS);
+  const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
+  const xml = junitXml([{ name: 'gate', file: 'gate.yaml', report: report.runs.candidate, comparison: report }]);
+  t.equal(XMLValidator.validate(xml), true);
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name),
+  });
+  const suite = parser.parse(xml).testsuites.testsuite[0];
+  const cases = suite.testcase as Json[];
+  const caseOf = (name: string) => cases.find((c) => c.name === `${name} / compared with agent:coach`);
+
+  const regression = caseOf('order status');
+  t.equal(regression.failure.type, 'regression');
+  t.equal(regression.failure.message, `regressed: tool lookup_order — ${byName['order status']!.statistics.summary}`);
+  const detail = (regression.failure['#text'] as string).split('\n');
+  t.equal(detail[0], `regressed: ${byName['order status']!.statistics.summary}`, 'the sentence first');
+  t.equal(detail[1], 'baseline 7/7 (95 % 0.65–1.00) · candidate 0/7 (95 % 0.00–0.35) · 7 rounds, decided · 14 of 40 sessions');
+  t.match(detail[2], /^pass\^k, k = 1…7: baseline 1\.00/);
+  t.match(detail[3], /^tool lookup_order at turn 1 — baseline 7\/7/, 'then what differs, as before');
+
+  t.notOk(caseOf('refund').failure, 'a fix is no failure');
+  t.match(caseOf('refund')['system-out'], /^fixed: the candidate passes 100 points more often/);
+  t.match(caseOf('size help')['system-out'], /^unchanged: no difference found: .*\nbaseline 4\/5 \(95 % 0\.38–0\.96\)/);
+  const error = caseOf('nothing judged');
+  t.equal(error.error.type, 'not_compared');
+  t.match(
+    error.error['#text'],
+    /^error: cannot be compared: the baseline has no attempt that could be judged\nbaseline 0\/0 \(no judged attempt\)/,
+  );
+  t.same(
+    cases.filter((c) => c.name.endsWith(' / compared with agent:coach') && c.failure).map((c) => c.name),
+    ['order status / compared with agent:coach'],
+    'one comparison failure: the regression',
+  );
+
+  const properties = Object.fromEntries((suite.properties.property as Json[]).map((p) => [p.name, p.value]));
+  t.match(properties, {
+    baseline: 'agent:coach',
+    confidence: '0.95',
+    sessions_spent: String(report.sessions.spent),
+    sessions_budget: String(report.sessions.budget),
+  });
+});
