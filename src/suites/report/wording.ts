@@ -75,11 +75,15 @@ export const confidenceText = (confidence: number): string => `${Number((confide
 
 /**
  * pass^k, k = 1…8, as one line for both sides: `pass^k, k = 1…5: baseline 0.80 0.60 0.40 0.20
- * 0.00 · candidate …`; null with fewer than 2 attempts on either side.
+ * 0.00 · candidate …` (`1.00 at every k` when all are alike); null when neither side has 2 judged attempts.
  */
 export function passHatLine(baseline: readonly number[], candidate: readonly number[]): string | null {
   const k = Math.max(baseline.length, candidate.length);
   if (k < 2) return null;
-  const values = (v: readonly number[]) => (v.length === 0 ? 'none' : v.map(fraction).join(' '));
+  const values = (v: readonly number[]): string => {
+    const shown = v.map(fraction);
+    if (shown.length === 0) return 'none';
+    return shown.every((x) => x === shown[0]) ? `${shown[0]} at every k` : shown.join(' ');
+  };
   return `pass^k, k = 1…${k}: baseline ${values(baseline)} · candidate ${values(candidate)}`;
 }
