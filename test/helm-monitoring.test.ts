@@ -13,6 +13,7 @@ const chartDir = join(root, 'helm', 'agent-test-gateway');
 const read = (...path: string[]) => readFileSync(join(...path), 'utf8');
 const RULES = join(chartDir, 'files', 'prometheus-rules.yaml');
 const RULES_TEST = join(root, 'test', 'prometheus', 'rules-test.yaml');
+const MONITOR_RULES_TEST = join(root, 'test', 'prometheus', 'monitor-rules-test.yaml');
 const values = parse(read(chartDir, 'values.yaml'));
 
 interface Rule {
@@ -40,9 +41,11 @@ t.test('promtool checks the rules and runs their unit tests', async (t) => {
   t.equal(check.status, 0, check.stderr);
   t.match(check.stdout, new RegExp(`SUCCESS: ${rules.length} rules found`));
   t.notMatch(`${check.stdout}${check.stderr}`, /WARNING/i);
-  const unit = promtool('test', 'rules', RULES_TEST);
-  t.equal(unit.status, 0, `${unit.stdout}${unit.stderr}`);
-  t.match(unit.stdout, /SUCCESS/);
+  for (const file of [RULES_TEST, MONITOR_RULES_TEST]) {
+    const unit = promtool('test', 'rules', file);
+    t.equal(unit.status, 0, `${unit.stdout}${unit.stderr}`);
+    t.match(unit.stdout, /SUCCESS/);
+  }
 });
 
 t.test('every alert the issue asks for, each with a summary, a description, a runbook and a unit test', async (t) => {
@@ -63,11 +66,16 @@ t.test('every alert the issue asks for, each with a summary, a description, a ru
     'AgentTestGatewayHighServerErrors',
     'AgentTestGatewayEventLoopLag',
     'AgentTestGatewayMemoryNearLimit',
+    'AgentPassRateDropped',
+    'AgentMonitorFailing',
+    'AgentMonitorStale',
   ]) {
     t.ok(names.includes(wanted), wanted);
   }
-  const cases = (parse(read(RULES_TEST)).tests as Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts: unknown[] }> }>).flatMap(
-    (c) => c.alert_rule_test ?? [],
+  const cases = [RULES_TEST, MONITOR_RULES_TEST].flatMap((file) =>
+    (parse(readFileSync(file, 'utf8')).tests as Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts: unknown[] }> }>).flatMap(
+      (c) => c.alert_rule_test ?? [],
+    ),
   );
   const operations = read(root, 'docs', 'operations.md');
   for (const alert of alerts) {
@@ -130,13 +138,17 @@ t.test('the dashboard ConfigMap carries the sidecar label and the plain dashboar
     /^Process memory/,
     /^Event-loop lag/,
     /^Model calls by role and outcome/,
+    /^Monitors: pass rate over 6 h by monitor, conversation and revision/,
+    /^Monitors: attempts by outcome/,
+    /^Monitors: time since the last finished run/,
   ]) {
     t.ok(
       titles.some((title) => wanted.test(title)),
       `a panel ${wanted}`,
     );
   }
-  const exprs: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((x) => x.expr));
+  // Rows hold no query.
+  const exprs: string[] = dashboard.panels.flatMap((p: { targets?: Array<{ expr: string }> }) => (p.targets ?? []).map((x) => x.expr));
   for (const expr of exprs) {
     if (/\brate\(/.test(expr)) t.match(expr, /\[\$__rate_interval\]/, 'rates over $__rate_interval');
     t.match(expr, /job=~"\$job", namespace=~"\$namespace", instance=~"\$instance"/, 'every query follows the variables');

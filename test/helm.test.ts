@@ -34,6 +34,9 @@ const manifests: Record<string, { apiVersion: string; kind: string }> = {
   'peers-service.yaml': { apiVersion: 'v1', kind: 'Service' },
   'peers-secret.yaml': { apiVersion: 'v1', kind: 'Secret' },
   'networkpolicy.yaml': { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+  // test/helm-monitors.test.ts checks these two further.
+  'monitor-cronjobs.yaml': { apiVersion: 'batch/v1', kind: 'CronJob' },
+  'monitor-suites.yaml': { apiVersion: 'v1', kind: 'ConfigMap' },
 };
 
 // The service's environment: variable, values.config key, the service's documented default.

@@ -291,7 +291,7 @@ t.test('docs/operations.md describes every metric the service exports', async (t
       .map((x) => x.name.replace(/_(bucket|sum|count)$/, ''))
       .filter((n) => n.startsWith(p)),
   );
-  t.equal(names.size, 27);
+  t.equal(names.size, 28);
   for (const name of names) t.match(docs, `\`${name}\``, name);
 });
 
@@ -319,4 +319,40 @@ t.test('closing does not wait for a connection that never sent a request', async
   // Held, the close would wait for Node's 60 s headers timeout; a busy machine takes a while to close (scaled).
   const waited = new Promise((resolve) => setTimeout(() => resolve(`still waiting after ${scaled(3000)} ms`), scaled(3000)));
   t.equal(await Promise.race([closed, waited]), 'closed');
+});
+
+t.test("a run naming a monitor feeds the monitors' series, bounded by MAX_MONITOR_SERIES", async (t) => {
+  const s = await startStack(t, { env: { MAX_MONITOR_SERIES: '6' } });
+  const runs = '/v1/agents/coach/runs';
+  const conversation = (name: string, pattern: string) => ({ name, turns: [{ line: 'hello', expect: { text_matches: pattern } }] });
+  const suite = { conversations: [conversation('yes', 'You said'), conversation('no', 'Never said')], repeat: 2 };
+  const first = await s.call('POST', runs, { body: { ...suite, monitor: 'nightly' } });
+  t.equal(first.status, 200);
+  t.same(first.body.monitor, { name: 'nightly', recorded: 4, dropped: 0 }, 'the report says what it recorded');
+  let text = (await s.call('GET', '/metrics')).text;
+  const labels = (conversation: string, outcome: string) => ({ monitor: 'nightly', agent: 'coach', revision: '2', conversation, outcome });
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('yes', 'passed')), 2);
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'failed')), 2);
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'passed')), 0, 'every outcome exists from the run on, at 0');
+  t.ok(value(text, `${p}monitor_last_run_timestamp_seconds`, { monitor: 'nightly', agent: 'coach' })! > Date.now() / 1000 - 600);
+
+  // Six label sets are taken: a third conversation's would pass the bound.
+  const third = { conversations: [conversation('third', 'You said')], monitor: 'nightly' };
+  const bounded = await s.call('POST', runs, { body: third });
+  t.same(bounded.body.monitor, { name: 'nightly', recorded: 0, dropped: 1 });
+  t.match(bounded.body.notes.join(' '), /1 of this run's attempts were not recorded for monitor nightly: .*MAX_MONITOR_SERIES \(6\)/);
+  text = (await s.call('GET', '/metrics')).text;
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('third', 'passed')), undefined, 'no series past the bound');
+  t.equal(value(text, `${p}monitor_series_dropped_total`, {}), 1);
+
+  const plain = await s.call('POST', runs, { body: { conversations: [conversation('plain', 'You said')] } });
+  t.equal(plain.body.monitor, null, 'a run without a monitor records nothing');
+  text = (await s.call('GET', '/metrics')).text;
+  t.notMatch(text, /conversation="plain"/, 'a run without a monitor adds no per-conversation series');
+
+  const connections = s.engine.record.connections.length;
+  const bad = await s.call('POST', runs, { body: { ...suite, monitor: 'night ly' } });
+  t.equal(bad.status, 400);
+  t.match(bad.body.message, /monitor must be 1 to 64 letters, digits/);
+  t.equal(s.engine.record.connections.length, connections, 'the refused run reached no engine');
 });

@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const chartFiles = join(root, 'helm', 'agent-test-gateway', 'files');
 const RULES = join(chartFiles, 'prometheus-rules.yaml');
 const dashboard = JSON.parse(readFileSync(join(chartFiles, 'grafana-dashboard.json'), 'utf8')) as {
-  panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+  panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
 };
 
 /** Grafana's variables as the dashboard opens: every namespace and pod, a 1 m rate window. */
@@ -214,7 +214,9 @@ t.test(
     t.equal((await query('agent_test_gateway_evictions_total{limit="caller"}'))[0]?.value[1], '1', 'one eviction');
 
     for (const panel of dashboard.panels) {
-      for (const target of panel.targets) {
+      // The monitors' panels need monitored runs (--monitor), which this workload does not make.
+      if (panel.title.startsWith('Monitors')) continue;
+      for (const target of panel.targets ?? []) {
         const result = await query(substitute(target.expr));
         t.ok(result.length > 0, `${panel.title}: ${target.expr.slice(0, 90)}… has data`);
       }

@@ -1,5 +1,6 @@
 import type { AgentRef } from '../domain/vocabulary.js';
 import { agentSchema } from '../schemas/requests.js';
+import { monitorRule } from '../suites/spec/request.js';
 import { concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { gatewayProblem, gatewayUrl } from './connection.js';
 
@@ -17,6 +18,8 @@ export interface SuiteOptions {
   repeat: number | undefined;
   /** `--concurrency N`: the run's conversations at once, over the suites' own `concurrency` */
   concurrency: number | undefined;
+  /** `--monitor NAME`: the monitor a run feeds (its pass-rate series) */
+  monitor: string | undefined;
   /** `--agent`, `--baseline`, `--candidate`: as the command lists them */
   agents: Record<string, AgentRef | undefined>;
 }
@@ -35,7 +38,7 @@ function agentOption(name: string, value: string): AgentRef {
  * command's own agent options (`agentOptions`, e.g. `--agent`); `--` ends the options.
  */
 export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentOptions: readonly string[]): SuiteOptions | 'help' {
-  const known = ['--gateway', '--repeat', '--concurrency', ...FILE_OPTIONS, ...agentOptions];
+  const known = ['--gateway', '--repeat', '--concurrency', '--monitor', ...FILE_OPTIONS, ...agentOptions];
   const files: string[] = [];
   const values = new Map<string, string>();
   let onlyFiles = false;
@@ -63,6 +66,12 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
   if (problem !== undefined) throw new UsageError(problem);
   const repeat = numberOption(values, '--repeat', repeatRule('--repeat '));
   const concurrency = numberOption(values, '--concurrency', concurrencyRule('--concurrency '));
+  let monitor: string | undefined;
+  if (values.has('--monitor')) {
+    const parsed = monitorRule('--monitor ').safeParse(values.get('--monitor'));
+    if (!parsed.success) throw new UsageError(parsed.error.issues[0]!.message);
+    monitor = parsed.data;
+  }
   const agents = Object.fromEntries(
     agentOptions.map((name) => {
       const value = values.get(name);
@@ -77,6 +86,7 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
     json: values.get('--json'),
     repeat,
     concurrency,
+    monitor,
     agents,
   };
 }

@@ -32,6 +32,7 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
   --json FILE     also write the full reports to FILE (a JSON array, one report per suite)
   --repeat N      run each conversation N times (1-20), over the suites' own repeat
   --concurrency N conversations of a run at once (1-50, default 10), over the suites' own concurrency
+  --monitor NAME  feed the monitor NAME: the run's attempts go into the gateway's pass-rate series (docs/monitors.md)
   --agent REF     run the suites against this agent or revision (coach, coach.3), over their own agent
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
@@ -54,10 +55,18 @@ export const progressOf =
     io.stderr(`  ${mark} ${suite.name}: ${prefix}${turnTitle(event.conversation, event.turn)}\n`);
   };
 
+/** What a monitored run recorded: what a CronJob's log shows beside the report. */
+const monitorLine = (m: { name: string; recorded: number; dropped: number }): string =>
+  `monitor ${m.name}: recorded ${m.recorded} attempt${m.recorded === 1 ? '' : 's'} in its pass-rate series` +
+  `${m.dropped > 0 ? `, ${m.dropped} dropped (MAX_MONITOR_SERIES reached on the pod)` : ''}\n`;
+
 /** Parses the options, or answers the usage: the options, or the exit status. */
 export function optionsOrExit(command: string, usage: string, args: string[], io: Io, agentOptions: string[]): SuiteOptions | number {
   try {
     const options = parseSuiteOptions(args, io.env, agentOptions);
+    if (options !== 'help' && options.monitor !== undefined && command !== 'run') {
+      throw new UsageError('--monitor goes with run: a comparison feeds no monitor');
+    }
     if (options !== 'help') return options;
     io.stdout(usage);
     return 0;
@@ -90,7 +99,12 @@ export async function suitesOrExit(
     io.stderr(`agent-test-gateway ${command}: ${MISSING_TOKEN}\n`);
     return notRun(() => ({ error: 'no_token', message: `Not run: ${MISSING_TOKEN}.` }));
   }
-  const { suites, problems } = await prepareSuites(options.files, { repeat: options.repeat, concurrency: options.concurrency, agent });
+  const { suites, problems } = await prepareSuites(options.files, {
+    repeat: options.repeat,
+    concurrency: options.concurrency,
+    monitor: options.monitor,
+    agent,
+  });
   if (problems.length > 0) {
     const report = problemsReport(problems);
     io.stderr(report.text);
@@ -131,6 +145,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     const { report } = answer;
     reports.push(report);
     io.stdout(renderReport(report, `${suite.name} (${suite.file})`));
+    if (report.monitor !== null) io.stdout(monitorLine(report.monitor));
     // A conversation that failed counts over one that could not run (status error).
     outcomes.push(report.passed ? 'passed' : report.conversations.some((c) => !c.passed && c.status !== 'error') ? 'failed' : 'broken');
     junit.push({ name: suite.name, file: suite.file, report });

@@ -19,6 +19,8 @@ export interface PreparedSuite {
 export interface Overrides {
   repeat: number | undefined;
   concurrency: number | undefined;
+  /** `--monitor`: sent as the run's `monitor` */
+  monitor: string | undefined;
   agent: AgentRef | undefined;
 }
 
@@ -38,6 +40,7 @@ async function prepare(
   const body = structuredClone(loaded.data);
   if (overrides.repeat !== undefined) body.repeat = overrides.repeat;
   if (overrides.concurrency !== undefined) body.concurrency = overrides.concurrency;
+  if (overrides.monitor !== undefined) body.monitor = overrides.monitor;
   if (overrides.agent !== undefined) {
     body.agent = overrides.agent.key;
     loaded.suite.agent = overrides.agent;

@@ -6,6 +6,7 @@ import { invalidRequest } from '../errors.js';
 import { agentSchema } from '../schemas/requests.js';
 import type { Side } from '../suites/report/comparison.js';
 import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
+import { monitorRule } from '../suites/spec/request.js';
 import { admitComparison, admitRun, startComparison, startRun } from '../suites/run/start.js';
 import { concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { criterionLine, renderComparison } from '../suites/report/text.js';
@@ -98,6 +99,9 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
           .describe('The suite: YAML text, or a JSON object.'),
         agent: agentSchema.optional().describe("The agent to run it against; default: the suite's own agent."),
         concurrency: concurrencyArg(),
+        monitor: monitorRule('monitor ')
+          .optional()
+          .describe("The monitor this run feeds: its attempts are added to the monitors' pass-rate series when it finishes."),
       }),
       outputSchema: runReportOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -106,7 +110,8 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
       guarded(app.log, async () => {
         const data = suiteData(args.suite);
         const body = withOverrides(data, { concurrency: args.concurrency });
-        const admitted = await admitRun(app, { body, agent: args.agent, authenticate: async () => callerOf(extra) });
+        const authenticate = async () => callerOf(extra);
+        const admitted = await admitRun(app, { body, agent: args.agent, monitor: args.monitor, authenticate });
         const { memory } = admitted.suite;
         if (memory?.restore !== undefined) {
           await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before the run`);

@@ -69,6 +69,7 @@ const envSchema = z.object({
   ENGINE_CONNECT_TIMEOUT_MS: integer('ENGINE_CONNECT_TIMEOUT_MS', 10_000, 1),
   ENGINE_MAX_FRAME_BYTES: integer('ENGINE_MAX_FRAME_BYTES', 1_048_576, 1_024),
   REMEMBERED_CONVERSATIONS_MAX: integer('REMEMBERED_CONVERSATIONS_MAX', 10_000, 1),
+  MAX_MONITOR_SERIES: integer('MAX_MONITOR_SERIES', 2000, 1),
   REMEMBERED_CONVERSATIONS_TTL_MS: integer('REMEMBERED_CONVERSATIONS_TTL_MS', 86_400_000, 1),
   MAX_BODY_BYTES: integer('MAX_BODY_BYTES', 4_194_304, 1_024),
   DEBUG_PAGE: z
@@ -121,6 +122,8 @@ export interface Config {
   engineConnectTimeoutMs: number;
   engineMaxFrameBytes: number;
   rememberedConversationsMax: number;
+  /** Label sets of the monitors' attempt counters this pod records at most. */
+  maxMonitorSeries: number;
   rememberedConversationsTtlMs: number;
   maxBodyBytes: number;
   debugPage: boolean;
@@ -219,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engineConnectTimeoutMs: e.ENGINE_CONNECT_TIMEOUT_MS,
     engineMaxFrameBytes: e.ENGINE_MAX_FRAME_BYTES,
     rememberedConversationsMax: e.REMEMBERED_CONVERSATIONS_MAX,
+    maxMonitorSeries: e.MAX_MONITOR_SERIES,
     rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     debugPage: e.DEBUG_PAGE,

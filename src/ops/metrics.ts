@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MonitorSeries } from './monitor-series.js';
 import { CLOSE_CAUSES, CONNECT_RESULTS, EVICTION_LIMITS, TURN_OUTCOMES } from '../domain/vocabulary.js';
 import { errorStatus, type ErrorCode } from '../errors.js';
 import type { Config } from './config.js';
@@ -59,7 +60,13 @@ const packageVersion = (): string => (JSON.parse(readFileSync(PACKAGE_JSON, 'utf
 
 export type MetricsConfig = Pick<
   Config,
-  'turnBudgetMs' | 'platformTimeoutMs' | 'engineConnectTimeoutMs' | 'maxConversationsPerCaller' | 'maxConversationsPerPod' | 'revision'
+  | 'turnBudgetMs'
+  | 'platformTimeoutMs'
+  | 'engineConnectTimeoutMs'
+  | 'maxConversationsPerCaller'
+  | 'maxConversationsPerPod'
+  | 'revision'
+  | 'maxMonitorSeries'
 > & { model?: { timeoutMs: number } | undefined };
 
 /** Who calls the model and how a call ended (the model adapter's vocabulary, kept here with the other label sets). */
@@ -194,6 +201,25 @@ export function createMetrics(config: MetricsConfig) {
       labelNames: ['role', 'kind'] as const,
       registers,
     }),
+    monitorAttempts: new Counter({
+      name: `${p}monitor_attempts_total`,
+      help:
+        'Attempts of monitored runs (a run naming a monitor), by monitor, agent, revision, conversation and outcome ' +
+        '(passed, failed, error), added when the run finishes; at most MAX_MONITOR_SERIES label sets per pod.',
+      labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome'] as const,
+      registers,
+    }),
+    monitorLastRun: new Gauge({
+      name: `${p}monitor_last_run_timestamp_seconds`,
+      help: "When the monitor's last run on this pod finished (Unix seconds), by monitor and agent.",
+      labelNames: ['monitor', 'agent'] as const,
+      registers,
+    }),
+    monitorSeriesDropped: new Counter({
+      name: `${p}monitor_series_dropped_total`,
+      help: 'Monitored attempts not recorded because their label set would have passed MAX_MONITOR_SERIES.',
+      registers,
+    }),
     suiteRuns: new Counter({
       name: `${p}suite_runs_total`,
       help: 'Test suite runs and comparisons, by kind (run, comparison) and result (passed, failed, cancelled, error).',
@@ -223,7 +249,11 @@ export function createMetrics(config: MetricsConfig) {
     for (const kind of ['prompt', 'completion']) metrics.modelTokens.inc({ role, kind }, 0);
     metrics.modelRequestDuration.zero({ role });
   }
-  return metrics;
+  const monitorSeries = new MonitorSeries(
+    { attempts: metrics.monitorAttempts, lastRun: metrics.monitorLastRun, dropped: metrics.monitorSeriesDropped },
+    config.maxMonitorSeries,
+  );
+  return { ...metrics, monitorSeries };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -47,8 +47,9 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
   app.post('/v1/agents/:agent/runs', async (request, reply) => {
     const { agent } = parse(agentParams, request.params, 'path');
     requireRestoreConfirmation(request.body);
-    const { admitRun, startRun } = await loadStart();
-    const admitted = await admitRun(app, { body: request.body, agent, authenticate: () => authenticate(app, request) });
+    const { admitRun, monitorOf, startRun } = await loadStart();
+    const { monitor, suite } = monitorOf(request.body);
+    const admitted = await admitRun(app, { body: suite, agent, monitor, authenticate: () => authenticate(app, request) });
     // The caller hanging up cancels the run: running turns end, the rest are skipped, all closed.
     return answerLongCall(request, reply, {
       status: 200,

@@ -83,3 +83,109 @@ Rounded up to whole seconds.
 {{- define "agent-test-gateway.peerServiceName" -}}
 {{- printf "%s-peers" (include "agent-test-gateway.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
+
+{{/*
+Monitors (docs/monitors.md). A monitor's name: what the service takes for --monitor (letters,
+digits, ".", "_", "-", at most 64), and since it is also a label value on the CronJob, its Jobs
+and pods, what Kubernetes takes there too: at most 63, a letter or digit at both ends.
+Called with (dict "root" $ "monitor" $m); fails on a monitor the chart cannot render.
+*/}}
+{{- define "agent-test-gateway.validateMonitor" -}}
+{{- $m := .monitor }}
+{{- $name := toString ($m.name | default "") }}
+{{- if not (regexMatch "^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$" $name) }}
+{{- fail (printf "monitors: name %q must be letters, digits, \".\", \"_\" and \"-\", at most 63, beginning and ending with a letter or digit" $name) }}
+{{- end }}
+{{- if not $m.schedule }}{{ fail (printf "monitors[%s]: schedule (a cron expression) is required" $name) }}{{ end }}
+{{- if not $m.agent }}{{ fail (printf "monitors[%s]: agent (a ref, or ref.N for one revision) is required" $name) }}{{ end }}
+{{- if and $m.suites $m.suitesConfigMap }}{{ fail (printf "monitors[%s]: give suites or suitesConfigMap, not both" $name) }}{{ end }}
+{{- if not (or $m.suites $m.suitesConfigMap) }}{{ fail (printf "monitors[%s]: suites (file name: YAML text) or suitesConfigMap (an existing ConfigMap) is required" $name) }}{{ end }}
+{{- range $file, $_ := ($m.suites | default dict) }}
+{{- if not (regexMatch "^[A-Za-z0-9._-]+\\.yaml$" $file) }}{{ fail (printf "monitors[%s]: suites key %q must be a file name ending in .yaml" $name $file) }}{{ end }}
+{{- end }}
+{{- if and $m.repeat $m.maxAttempts }}{{ fail (printf "monitors[%s]: give repeat or maxAttempts, not both" $name) }}{{ end }}
+{{- if not (and $m.tokenSecret $m.tokenSecret.name $m.tokenSecret.key) }}{{ fail (printf "monitors[%s]: tokenSecret.name and tokenSecret.key (an existing Secret holding the caller's platform token) are required" $name) }}{{ end }}
+{{- if and $m.staleAfter (not (regexMatch "^[0-9]+[smhd]?$" (toString $m.staleAfter))) }}{{ fail (printf "monitors[%s]: staleAfter %q must be seconds or a number with s, m, h or d" $name (toString $m.staleAfter)) }}{{ end }}
+{{- end }}
+
+{{/* A monitor's CronJob name: the release's fullname and the monitor's, DNS-safe, within the 52 characters a CronJob name may have. */}}
+{{- define "agent-test-gateway.monitorFullname" -}}
+{{- $name := .monitor.name | toString | lower | replace "_" "-" | replace "." "-" }}
+{{- printf "%s-%s" (include "agent-test-gateway.fullname" .root) $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels of a monitor's CronJob, Jobs and pods: not the Deployment's selector, so no Service, PodDisruptionBudget or Deployment takes them for its pods. */}}
+{{- define "agent-test-gateway.monitorLabels" -}}
+helm.sh/chart: {{ include "agent-test-gateway.chart" .root }}
+app.kubernetes.io/name: {{ printf "%s-monitor" (include "agent-test-gateway.name" .root) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: monitor
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+agent-test-gateway/monitor: {{ .monitor.name | toString | quote }}
+{{- end }}
+
+{{/*
+A monitor's staleAfter in seconds: its own (seconds, or a number with s, m, h or d), else twice
+its schedule's interval where the schedule says it plainly, else 2 h. Plainly: the last three
+fields are "*" and the first two one of (a "/N" step written after a star; the two characters
+cannot stand together in a template comment)
+  minute "*" and hour "*" (every minute)   -> 2 minutes
+  minute step N and hour "*"               -> 2N minutes
+  minute M and hour "*" (hourly)           -> 2 hours
+  minute M and hour step N                 -> 2N hours
+  minute M and hour H (daily)              -> 2 days
+or @hourly, @daily, @midnight.
+*/}}
+{{- define "agent-test-gateway.monitorStaleAfterSeconds" -}}
+{{- $m := .monitor }}
+{{- if $m.staleAfter }}
+{{- $v := toString $m.staleAfter }}
+{{- $n := regexFind "^[0-9]+" $v | int64 }}
+{{- $unit := regexFind "[smhd]$" $v | default "s" }}
+{{- mul $n (get (dict "s" 1 "m" 60 "h" 3600 "d" 86400) $unit) }}
+{{- else }}
+{{- $f := regexSplit "\\s+" (trim (toString $m.schedule)) -1 }}
+{{- $interval := 0 }}
+{{- if eq (index $f 0) "@hourly" }}{{ $interval = 3600 }}
+{{- else if has (index $f 0) (list "@daily" "@midnight") }}{{ $interval = 86400 }}
+{{- else if and (eq (len $f) 5) (eq (index $f 2) "*") (eq (index $f 3) "*") (eq (index $f 4) "*") }}
+{{- $min := index $f 0 }}
+{{- $hour := index $f 1 }}
+{{- if and (eq $min "*") (eq $hour "*") }}{{ $interval = 60 }}
+{{- else if and (regexMatch "^\\*/[0-9]+$" $min) (eq $hour "*") }}{{ $interval = mul (trimPrefix "*/" $min | int64) 60 }}
+{{- else if and (regexMatch "^[0-9]+$" $min) (eq $hour "*") }}{{ $interval = 3600 }}
+{{- else if and (regexMatch "^[0-9]+$" $min) (regexMatch "^\\*/[0-9]+$" $hour) }}{{ $interval = mul (trimPrefix "*/" $hour | int64) 3600 }}
+{{- else if and (regexMatch "^[0-9]+$" $min) (regexMatch "^[0-9]+$" $hour) }}{{ $interval = 86400 }}
+{{- end }}
+{{- end }}
+{{- if gt (int64 $interval) 0 }}{{ mul $interval 2 }}{{ else }}7200{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The rule group the PrometheusRule adds to files/prometheus-rules.yaml: the monitors' alert
+thresholds (metrics.prometheusRule.monitorAlerts) and each monitor's staleAfter as recorded
+series, which the file's rules read (and replace by defaults where a plain Prometheus has none).
+*/}}
+{{- define "agent-test-gateway.monitorRuleGroup" -}}
+{{- $a := .Values.metrics.prometheusRule.monitorAlerts }}
+- name: agent-test-gateway.monitor-settings
+  rules:
+    {{- range $threshold, $value := dict "pass_rate_drop_points" $a.passRateDropPoints "min_attempts" $a.minAttempts "failing_ratio" $a.failingRatio "failing_min_attempts" $a.failingMinAttempts }}
+    - record: agent_test_gateway:monitor_alert_threshold:values
+      expr: vector({{ $value | float64 }})
+      labels:
+        namespace: {{ $.Release.Namespace | quote }}
+        job: agent-test-gateway
+        threshold: {{ $threshold }}
+    {{- end }}
+    {{- range $m := .Values.monitors }}
+    - record: agent_test_gateway:monitor_stale_after_seconds:values
+      expr: vector({{ include "agent-test-gateway.monitorStaleAfterSeconds" (dict "root" $ "monitor" $m) }})
+      labels:
+        namespace: {{ $.Release.Namespace | quote }}
+        job: agent-test-gateway
+        monitor: {{ $m.name | toString | quote }}
+        agent: {{ $m.agent | toString | quote }}
+    {{- end }}
+{{- end }}

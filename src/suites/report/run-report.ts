@@ -182,6 +182,13 @@ export interface RevisionReport {
   state: string;
 }
 
+/** What a monitored run recorded, and what the series' bound dropped. */
+export interface MonitorRecord {
+  name: string;
+  recorded: number;
+  dropped: number;
+}
+
 export interface RunReport {
   run_id: string;
   run_label: string;
@@ -204,6 +211,8 @@ export interface RunReport {
   model_usage: ModelUsage;
   session_ids: string[];
   memory: MemoryReport | null;
+  /** what a run naming a monitor recorded in the monitors' series; null without one */
+  monitor: MonitorRecord | null;
   conversations: ConversationReport[];
   notes: string[];
 }

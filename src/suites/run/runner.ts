@@ -140,6 +140,7 @@ export function runReportOf(ctx: RunContext, state: RunState, attempts: AttemptR
     model_usage: conversations.reduce((sum, c) => addUsage(sum, c.model_usage), noUsage()),
     session_ids: conversations.flatMap((c) => c.attempts.flatMap((a) => (a.session_id === null ? [] : [a.session_id]))),
     memory: state.memory,
+    monitor: null,
     conversations,
     notes,
   };

@@ -6,6 +6,8 @@ import type { ComparisonReport, Side } from '../report/comparison.js';
 import type { RunReport, TurnEvent } from '../report/run-report.js';
 import type { HttpMemory, Suite } from '../spec/format.js';
 import { suiteToRun } from '../spec/request.js';
+
+export { monitorOf } from '../spec/request.js';
 import { compareSuite } from './comparison-runner.js';
 import { runContext } from './context.js';
 import { RunRoom } from './room.js';
@@ -29,6 +31,8 @@ export interface Admitted {
   caller: Caller;
   agent: AgentRef;
   access: AgentAccess;
+  /** The monitor a run feeds (its series), if it names one. */
+  monitor?: string | undefined;
   /** A comparison's baseline: the revision the candidate (`agent`) is compared with. */
   baseline?: { agent: AgentRef; access: AgentAccess };
 }
@@ -46,11 +50,14 @@ function refuseWhileDraining(app: FastifyInstance, what: 'run' | 'comparison'): 
 }
 
 /** A run of `body` against `agent` (or the suite's own agent when the call names none). */
-export async function admitRun(app: FastifyInstance, ask: Ask & { agent: AgentRef | undefined }): Promise<Admitted> {
+export async function admitRun(
+  app: FastifyInstance,
+  ask: Ask & { agent: AgentRef | undefined; monitor: string | undefined },
+): Promise<Admitted> {
   const { suite, agent } = suiteToRun(ask.body, ask.agent, app.model !== undefined);
   refuseWhileDraining(app, 'run');
   const caller = await ask.authenticate();
-  return { suite, caller, agent, access: await app.authorizer.authorize(caller, agent) };
+  return { suite, caller, agent, access: await app.authorizer.authorize(caller, agent), monitor: ask.monitor };
 }
 
 /** A comparison of `candidate` with `baseline`: Viewer (and a runnable revision) on both agents' projects. */
@@ -112,9 +119,30 @@ export const startRun = (app: FastifyInstance, admitted: Admitted, running: Runn
     (report: RunReport) => report.passed,
     () => {
       const room = new RunRoom(admitted.suite.concurrency);
-      return runSuite(sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access), admitted.suite);
+      return monitored(app, admitted, () =>
+        runSuite(sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access), admitted.suite),
+      );
     },
   );
+
+/** A run naming a monitor adds its attempts to the monitor's series when it finishes (none when it failed as a whole). */
+async function monitored(app: FastifyInstance, admitted: Admitted, run: () => Promise<RunReport>): Promise<RunReport> {
+  const { monitor, agent, access, suite } = admitted;
+  if (monitor === undefined) return run();
+  const names = suite.conversations.map((c) => c.name);
+  const series = app.metrics.monitorSeries.start(monitor, agent.key, String(access.revision), names);
+  const report = await run();
+  const attempts = report.conversations.flatMap((c) => c.attempts.map((a) => ({ conversation: c.name, outcome: a.status })));
+  const dropped = series.finish(attempts, Date.parse(report.finished_at));
+  report.monitor = { name: monitor, recorded: attempts.length - dropped, dropped };
+  if (dropped > 0) {
+    report.notes.push(
+      `${dropped} of this run's attempts were not recorded for monitor ${monitor}: this pod already holds ` +
+        `MAX_MONITOR_SERIES (${app.config.maxMonitorSeries}) label sets of the monitors' series.`,
+    );
+  }
+  return report;
+}
 
 export const startComparison = (
   app: FastifyInstance,

@@ -1,5 +1,6 @@
 import type { AgentRef } from '../../domain/vocabulary.js';
 import { GatewayError, invalidRequest } from '../../errors.js';
+import { z } from 'zod';
 import { needsModel, type HttpMemory, type Suite } from './format.js';
 import { parseHttpSuite } from './schema.js';
 
@@ -35,4 +36,19 @@ export function suiteToRun(
     throw invalidRequest([{ field: 'agent', rule: 'agent is required: name the agent in the suite or in the call' }]);
   }
   return { suite, agent: suite.agent };
+}
+
+/** A monitor's name (`monitor` on a run, the CLI's `--monitor`): it becomes a label value of the monitors' series. */
+export const monitorRule = (named = '') =>
+  z
+    .string({ error: `${named}must be a string` })
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: `${named}must be 1 to 64 letters, digits, '.', '_' or '-'` });
+
+/** The runs body's `monitor`, checked, and the suite without it. */
+export function monitorOf(body: unknown): { monitor: string | undefined; suite: unknown } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || !('monitor' in body)) return { monitor: undefined, suite: body };
+  const { monitor, ...suite } = body as Record<string, unknown>;
+  const parsed = monitorRule().safeParse(monitor);
+  if (!parsed.success) throw invalidRequest([{ field: 'monitor', rule: `monitor ${parsed.error.issues[0]!.message}` }]);
+  return { monitor: parsed.data, suite };
 }
