@@ -20,6 +20,8 @@ t.test('defaults are the ones docs/configuration.md states', async (t) => {
     idleCloseMs: 240_000,
     maxConversationsPerCaller: 5,
     maxConversationsPerPod: 200,
+    maxRunConversationsPerPod: 100,
+    maxRunConversationsPerCaller: 50,
     rememberedConversationsMax: 10_000,
     rememberedConversationsTtlMs: 86_400_000,
     debugPage: false,
@@ -44,6 +46,16 @@ t.test('a wrong value names the variable and the rule', async (t) => {
     [{ ...base, PORT: 'eighty' }, /PORT must be a whole number from 0 to 65535/],
     [{ ...base, TURN_BUDGET_MS: '-5' }, /TURN_BUDGET_MS must be a whole number from 1/],
     [{ ...base, MAX_CONVERSATIONS_PER_POD: '1.5' }, /MAX_CONVERSATIONS_PER_POD must be a whole number/],
+    [{ ...base, MAX_RUN_CONVERSATIONS_PER_CALLER: '0' }, /MAX_RUN_CONVERSATIONS_PER_CALLER must be a whole number from 1/],
+    [{ ...base, MAX_RUN_CONVERSATIONS_PER_POD: 'many' }, /MAX_RUN_CONVERSATIONS_PER_POD must be a whole number from 1/],
+    [
+      { ...base, MAX_RUN_CONVERSATIONS_PER_POD: '200' },
+      /MAX_RUN_CONVERSATIONS_PER_POD \(200\) must be below MAX_CONVERSATIONS_PER_POD \(200\), so that conversations other than/,
+    ],
+    [
+      { ...base, MAX_CONVERSATIONS_PER_POD: '50', MAX_RUN_CONVERSATIONS_PER_POD: '60' },
+      /MAX_RUN_CONVERSATIONS_PER_POD \(60\) must be below MAX_CONVERSATIONS_PER_POD \(50\)/,
+    ],
     [{ ...base, LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     [{ ...base, DEBUG_PAGE: 'maybe' }, /DEBUG_PAGE must be true or false/],
     [{ ...base, MODEL_BASE_URL: 'ftp://model' }, /MODEL_BASE_URL must be an absolute http:\/\/ or https:\/\/ URL/],
@@ -58,6 +70,15 @@ t.test('a wrong value names the variable and the rule', async (t) => {
     t.throws(() => loadConfig(env), ConfigError);
     t.throws(() => loadConfig(env), { message }, JSON.stringify(env));
   }
+});
+
+t.test("the pod's run budget: set, below the pod's limit; unset, 100 or half the pod's limit", async (t) => {
+  t.equal(loadConfig({ ...base, MAX_RUN_CONVERSATIONS_PER_POD: '199' }).maxRunConversationsPerPod, 199);
+  t.equal(loadConfig({ ...base, MAX_CONVERSATIONS_PER_POD: '1000' }).maxRunConversationsPerPod, 100);
+  t.equal(loadConfig({ ...base, MAX_CONVERSATIONS_PER_POD: '50' }).maxRunConversationsPerPod, 25);
+  t.equal(loadConfig({ ...base, MAX_CONVERSATIONS_PER_POD: '2' }).maxRunConversationsPerPod, 1);
+  t.equal(loadConfig({ ...base, MAX_CONVERSATIONS_PER_POD: '1' }).maxRunConversationsPerPod, 1, 'a pod of one still runs suites');
+  t.equal(loadConfig({ ...base, MAX_RUN_CONVERSATIONS_PER_CALLER: '80' }).maxRunConversationsPerCaller, 80);
 });
 
 t.test('the engine identity: accepted forms, malformed values, never printed', async (t) => {

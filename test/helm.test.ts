@@ -48,6 +48,8 @@ const envTable: Array<[string, string, unknown]> = [
   ['IDLE_CLOSE_MS', 'idleCloseMs', 240000],
   ['MAX_CONVERSATIONS_PER_CALLER', 'maxConversationsPerCaller', 5],
   ['MAX_CONVERSATIONS_PER_POD', 'maxConversationsPerPod', 200],
+  ['MAX_RUN_CONVERSATIONS_PER_POD', 'maxRunConversationsPerPod', 100],
+  ['MAX_RUN_CONVERSATIONS_PER_CALLER', 'maxRunConversationsPerCaller', 50],
   ['SHUTDOWN_GRACE_MS', 'shutdownGraceMs', 95000],
   ['AUTH_CACHE_TTL_MS', 'authCacheTtlMs', 5000],
   ['PLATFORM_TIMEOUT_MS', 'platformTimeoutMs', 5000],

@@ -5,10 +5,14 @@
  * the run's sessions nor lose their places to them.
  */
 
+import { join } from 'node:path';
 import t from 'tap';
 import type { EngineConnection } from '../src/simulators/engine-record.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import type { RunReport } from '../src/suites/report/run-report.js';
+import { cli } from './support/cli.js';
+import { type Json } from './support/http.js';
+import { mcpClient, textOf } from './support/mcp.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { scaled } from './support/time.js';
 
@@ -191,3 +195,92 @@ t.test('a full pod: the run waits for a place (it evicts no one), then starts', 
   );
   t.equal((await s.call('GET', `/v1/agents/coach/conversations/${busy.sessionId}`)).body.connection, 'open', 'the idle one stayed');
 });
+
+t.test('concurrency is checked everywhere it is given: the REST body, the MCP tools, the CLI', async (t) => {
+  const s = await startStack(t);
+  const conversations = [{ turns: [intro] }];
+  const cases: Array<[unknown, string]> = [
+    [0, 'concurrency must be at least 1'],
+    [51, 'concurrency must be at most 50'],
+    [2.5, 'concurrency must be a whole number of conversations at once'],
+    ['ten', 'concurrency must be a whole number of conversations at once'],
+  ];
+  for (const [concurrency, rule] of cases) {
+    for (const [path, extra] of [
+      [runPath(), {}],
+      ['/v1/agents/coach.3/comparisons', { baseline: 'coach' }],
+    ] as const) {
+      const answer = await s.call('POST', path, { body: { ...extra, concurrency, conversations } });
+      t.equal(answer.status, 400, `${path} ${JSON.stringify(concurrency)}`);
+      t.same(answer.body.details.problems[0], { field: 'concurrency', rule });
+      t.equal(answer.body.message, `${rule}; nothing was sent to the engine`);
+    }
+  }
+
+  const client = await mcpClient(t, s);
+  for (const [name, args] of [
+    ['run_suite', { agent: 'coach' }],
+    ['compare_revisions', { baseline: 'coach', candidate: 'coach.3' }],
+  ] as const) {
+    const refused: Json = await client.callTool({ name, arguments: { ...args, suite: { conversations }, concurrency: 51 } });
+    t.equal(textOf(refused), 'invalid_request: concurrency must be at most 50; nothing was sent to the engine', name);
+    const inSuite: Json = await client.callTool({ name, arguments: { ...args, suite: { conversations, concurrency: 0 } } });
+    t.equal(textOf(inSuite), 'invalid_request: concurrency must be at least 1; nothing was sent to the engine', `${name}: the suite's own`);
+  }
+  t.same(s.engine.record.connections, [], 'nothing reached the engine');
+
+  // The tool's argument wins over the suite's own.
+  const suite = { concurrency: 10, conversations: slowConversations(3, scaled(40)) };
+  const ran: Json = await client.callTool({ name: 'run_suite', arguments: { agent: 'coach', suite, concurrency: 1 } });
+  t.equal(ran.structuredContent.parallelism, 1);
+  t.equal(mostAtOnce(await runConnections(s)), 1);
+  s.engine.reset();
+  const compared: Json = await client.callTool({
+    name: 'compare_revisions',
+    arguments: { baseline: 'coach', candidate: 'coach.3', suite, concurrency: 2 },
+  });
+  t.equal(compared.structuredContent.runs.candidate.parallelism, 2);
+  t.equal(mostAtOnce(await runConnections(s)), 2);
+
+  const dir = t.testdir({ 'slow.yaml': `agent: coach\nconcurrency: 10\n${slowYaml(3, scaled(40))}` });
+  const bad = await cli('run', [join(dir, 'slow.yaml'), '--gateway', s.url, '--concurrency', '51']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /--concurrency must be at most 50/);
+  const badCompare = await cli('compare', [
+    join(dir, 'slow.yaml'),
+    '--gateway',
+    s.url,
+    '--baseline',
+    'coach',
+    '--candidate',
+    'coach.3',
+    '--concurrency',
+    '0',
+  ]);
+  t.equal(badCompare.code, 2);
+  t.match(badCompare.stderr, /--concurrency must be at least 1/);
+  s.engine.reset();
+  const run = await cli('run', [join(dir, 'slow.yaml'), '--gateway', s.url, '--concurrency', '1']);
+  t.equal(run.code, 0, run.stderr);
+  t.equal(mostAtOnce(await runConnections(s)), 1, '--concurrency wins over the suite file');
+  s.engine.reset();
+  const compare = await cli('compare', [
+    join(dir, 'slow.yaml'),
+    '--gateway',
+    s.url,
+    '--baseline',
+    'coach',
+    '--candidate',
+    'coach.2',
+    '--concurrency',
+    '2',
+  ]);
+  t.equal(compare.code, 0, compare.stderr);
+  t.equal(mostAtOnce(await runConnections(s)), 2);
+});
+
+/** slowConversations as suite-file YAML. */
+const slowYaml = (n: number, ms: number): string => {
+  const one = (i: number) => `  - name: c${i}\n    turns:\n      - line: "#intro"\n      - line: "sim:delay:${ms}"\n`;
+  return `conversations:\n${Array.from({ length: n }, (_, i) => one(i)).join('')}`;
+};

@@ -41,8 +41,7 @@ export class Conversation {
   readonly agent: string;
   readonly settings: ConnectSettings;
   readonly createdAt: number;
-  /** The suite run holding it; undefined: an interactive conversation (a front's). */
-  readonly run: RunMembership | undefined;
+
   #sessionId: string | undefined;
   #state: ConversationState = 'connecting';
   #socket: EngineSocket | undefined;
@@ -53,6 +52,7 @@ export class Conversation {
   #closedAt: number | undefined;
   #endedByAgent = false;
   #heldElsewhere = false;
+  #run: RunMembership | undefined;
   #idleTimer: NodeJS.Timeout | undefined;
 
   constructor(init: {
@@ -64,7 +64,7 @@ export class Conversation {
     run?: RunMembership | undefined;
   }) {
     this.createdAt = init.createdAt ?? Date.now();
-    this.run = init.run;
+    this.#run = init.run;
     this.callerId = init.callerId;
     this.agent = init.agent;
     this.settings = init.settings;
@@ -85,6 +85,17 @@ export class Conversation {
     conv.#turns = init.turns;
     conv.#heldElsewhere = true;
     return conv;
+  }
+
+  /** The suite run holding it; undefined: an interactive conversation (a front's). */
+  get run(): RunMembership | undefined {
+    return this.#run;
+  }
+
+  /** A closed conversation reconnects for whoever calls now: a run's, or an interactive one. */
+  reconnectFor(run: RunMembership | undefined): void {
+    if (this.#state !== 'closed') throw new Error(`a ${this.#state} conversation keeps its run`);
+    this.#run = run;
   }
 
   /** The engine session id; unknown until the first connect's session element arrives. */

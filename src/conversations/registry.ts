@@ -207,6 +207,7 @@ export class ConversationRegistry {
         run: turn.run,
       });
     const previously = known === undefined ? 'unknown' : known.heldElsewhere ? 'elsewhere' : 'closed';
+    known?.reconnectFor(turn.run);
     this.#admit(conv);
     await this.#connect(conv, access);
     return this.#runTurn(conv, turn, true, previously);

@@ -117,11 +117,12 @@ export const startRun = (app: FastifyInstance, admitted: Admitted, running: Runn
     'run',
     running.signal,
     (report: RunReport) => report.passed,
-    () =>
-      monitored(app, admitted, () => {
-        const room = new RunRoom(admitted.suite.concurrency);
-        return runSuite(sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access), admitted.suite);
-      }),
+    () => {
+      const room = new RunRoom(admitted.suite.concurrency);
+      return monitored(app, admitted, () =>
+        runSuite(sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access), admitted.suite),
+      );
+    },
   );
 
 /** A run naming a monitor adds its attempts to the monitor's series when it finishes (none when it failed as a whole). */
