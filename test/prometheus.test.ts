@@ -1,106 +1,16 @@
 // Debian's real Prometheus scrapes a gateway on loopback every second with the chart's rules
 // loaded, while a bounded mixed workload runs; then its HTTP API must show every dashboard panel
-// with data, every rule healthy, and counts equal to what the workload did.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// with data, every rule healthy, and counts equal to what the workload did. A second one scrapes
+// a gateway through monitored runs that pass and then fail: the attempts by outcome, the pass
+// rate falling, AgentMonitorFailing pending with its labels, and the dashboard's monitors row.
+import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
-import { request } from 'undici';
 import { REFUSAL_REASONS } from '../src/ops/metrics.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
-import { freePort, type Answer } from './support/http.js';
+import { runPath, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
-import { chartDir } from './support/chart.js';
-import { needs, toolPath } from './support/tools.js';
-
-const PROMETHEUS = toolPath('prometheus') ?? '/usr/bin/prometheus';
-const chartFiles = join(chartDir, 'files');
-const RULES = join(chartFiles, 'prometheus-rules.yaml');
-const dashboard = JSON.parse(readFileSync(join(chartFiles, 'grafana-dashboard.json'), 'utf8')) as {
-  panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
-};
-
-/** Grafana's variables as the dashboard opens: every namespace and pod, a 1 m rate window. */
-const substitute = (expr: string) =>
-  expr
-    .replaceAll('$__rate_interval', '1m')
-    .replaceAll('$job', 'agent-test-gateway')
-    .replaceAll('$namespace', '.*')
-    .replaceAll('$instance', '.*');
-
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-interface RuleState {
-  name: string;
-  type: 'recording' | 'alerting';
-  health: string;
-  lastError?: string;
-  lastEvaluation: string;
-  state?: string;
-}
-
-interface Prometheus {
-  query: (promql: string) => Promise<Sample[]>;
-  rules: () => Promise<RuleState[]>;
-}
-
-async function startPrometheus(t: { teardown(fn: () => unknown): void }, target: string): Promise<Prometheus> {
-  const dir = mkdtempSync(join(tmpdir(), 'agw-prometheus-'));
-  const port = await freePort();
-  writeFileSync(
-    join(dir, 'prometheus.yml'),
-    [
-      'global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }',
-      `rule_files: [${JSON.stringify(RULES)}]`,
-      'scrape_configs:',
-      '  - job_name: agent-test-gateway',
-      `    static_configs: [{ targets: [${JSON.stringify(target)}] }]`,
-      '',
-    ].join('\n'),
-  );
-  const child = spawn(
-    PROMETHEUS,
-    [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  t.teardown(async () => {
-    child.kill('SIGTERM');
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const ready = async () =>
-    (await request(`${base}/-/ready`).then(
-      (r) => (r.body.dump(), r.statusCode),
-      () => 0,
-    )) === 200;
-  const until = Date.now() + scaled(15_000);
-  while (!(await ready())) {
-    if (Date.now() > until || child.exitCode !== null) throw new Error(`prometheus did not become ready: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  const api = async <T>(path: string): Promise<T> => {
-    const answer = (await (await request(`${base}${path}`)).body.json()) as { status: string; data: T };
-    if (answer.status !== 'success') throw new Error(`${path} failed`);
-    return answer.data;
-  };
-  return {
-    query: async (promql) => (await api<{ result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result,
-    rules: async () => (await api<{ groups: Array<{ rules: RuleState[] }> }>('/api/v1/rules')).groups.flatMap((g) => g.rules),
-  };
-}
+import { needs } from './support/tools.js';
+import { dashboard, isMonitorsPanel, startPrometheus, substitute, until, type Alert } from './support/prometheus.js';
 
 /** The workload: successes, an eviction, a timeout, every kind of refusal; what the client saw. */
 async function workload(s: Stack): Promise<{ statuses: Map<number, number>; refusals: Record<string, number> }> {
@@ -166,27 +76,18 @@ t.test('a real Prometheus scraping the gateway: panels, rules and counts', needs
       MAX_BODY_BYTES: '1024',
     },
   });
-  const { query, rules } = await startPrometheus(t, new URL(s.url).host);
-  // Prometheus applies discovered targets a few seconds after it starts: the workload waits for
-  // the first scrape, so rates over it have samples from before, during and after.
-  const scraped = Date.now() + scaled(15_000);
-  while ((await query('up{job="agent-test-gateway"} == 1')).length === 0) {
-    if (Date.now() > scraped) throw new Error(`prometheus did not scrape the gateway in ${scaled(15)} s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const { query, rules, scraped } = await startPrometheus(t, new URL(s.url).host);
+  // The workload waits for the first scrape, so rates over it have samples from before, during and after.
+  await scraped();
   const { statuses, refusals } = await workload(s);
   const finishedAt = Date.now() / 1000;
 
   // Scraped after the workload, and the rules evaluated after that scrape.
-  const until = Date.now() + scaled(15_000);
-  const settled = async () => {
+  await until('a scrape and an evaluation after the workload', async () => {
     const draining = await query('agent_test_gateway_draining');
-    return draining[0]?.value[1] === '1' && (await rules()).every((r) => Date.parse(r.lastEvaluation) / 1000 > finishedAt + 1);
-  };
-  while (!(await settled())) {
-    if (Date.now() > until) throw new Error(`prometheus did not scrape and evaluate after the workload in ${scaled(15)} s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+    const evaluated = (await rules()).every((r) => Date.parse(r.lastEvaluation) / 1000 > finishedAt + 1);
+    return draining[0]?.value[1] === '1' && evaluated ? true : undefined;
+  });
 
   const byStatus = await query('sum by (status_code) (agent_test_gateway_http_request_duration_seconds_count{route!="/metrics"})');
   const seen = Object.fromEntries(byStatus.map((x) => [x.metric.status_code, Number(x.value[1])]));
@@ -210,9 +111,8 @@ t.test('a real Prometheus scraping the gateway: panels, rules and counts', needs
   t.equal(timeouts[0]?.value[1], '2', 'two turns cut off at the budget');
   t.equal((await query('agent_test_gateway_evictions_total{limit="caller"}'))[0]?.value[1], '1', 'one eviction');
 
-  for (const panel of dashboard.panels) {
-    // The monitors' panels need monitored runs (--monitor), which this workload does not make.
-    if (panel.title.startsWith('Monitors')) continue;
+  // The monitors' row needs monitored runs: the next test checks it.
+  for (const panel of dashboard.panels.filter((panel) => !isMonitorsPanel(panel))) {
     for (const target of panel.targets ?? []) {
       const result = await query(substitute(target.expr));
       t.ok(result.length > 0, `${panel.title}: ${target.expr.slice(0, 90)}… has data`);
@@ -245,3 +145,99 @@ t.test('a real Prometheus scraping the gateway: panels, rules and counts', needs
   t.same(alerts('firing'), firing, 'without a hold time: firing');
   t.same(alerts('pending'), pending, 'what the workload provoked, waiting out its hold time');
 });
+
+// The chart's rules as they are, with no test copy: their windows are hours (6 h, 7 days), but a
+// window longer than the data simply covers all of it, and an alert is pending from the first
+// evaluation at which its condition holds (`for:` only delays firing), so AgentMonitorFailing's
+// pending state is reached in seconds; its 5 m hold keeps it pending for the rest of the test.
+t.test(
+  'a real Prometheus: monitored runs that passed, then failed; the pass rate falls, AgentMonitorFailing pending',
+  needs('prometheus'),
+  async (t) => {
+    const s = await startStack(t);
+    const { query, rules, alerts, scraped } = await startPrometheus(t, new URL(s.url).host);
+    await scraped();
+    const where = '{monitor="nightly", agent="coach", conversation="greeting"}';
+    const run = async (pattern: string, repeat: number) => {
+      const conversations = [{ name: 'greeting', turns: [{ line: 'hello', expect: { text_matches: pattern } }] }];
+      const answer = await s.call('POST', runPath(), { body: { monitor: 'nightly', repeat, conversations } });
+      t.equal(answer.status, 200, `a monitored run expecting /${pattern}/ × ${repeat}`);
+      t.same(answer.body.monitor, { name: 'nightly', recorded: repeat, dropped: 0 }, 'it recorded every attempt');
+      return answer.body as { passed: boolean };
+    };
+    // The counters by outcome as Prometheus scraped them, once they read `expected`.
+    const attempts = (expected: Record<string, number>) =>
+      until(`attempts ${JSON.stringify(expected)}`, async () => {
+        const samples = await query(`agent_test_gateway_monitor_attempts_total${where}`);
+        const seen = Object.fromEntries(samples.map((x) => [x.metric.outcome, Number(x.value[1])]));
+        return isDeepStrictEqual(seen, expected) && samples.every((x) => x.metric.revision === '2') ? seen : undefined;
+      });
+    const passRate = (rule: string, holds: (rate: number) => boolean) =>
+      until(`${rule}${where} as expected`, async () => {
+        const [sample] = await query(`${rule}${where}`);
+        return sample !== undefined && holds(Number(sample.value[1])) ? sample : undefined;
+      });
+
+    // Passing: two runs, the second after Prometheus scraped the first. A run's series start at 0
+    // as it starts, but one against the simulator may start and finish between two scrapes; the
+    // second run then still raises the counters between two samples, so increase() sees attempts.
+    t.equal((await run('You said', 2)).passed, true, 'the first run passed');
+    await attempts({ error: 0, failed: 0, passed: 2 });
+    t.equal((await run('You said', 2)).passed, true, 'the second run passed');
+    t.same(await attempts({ error: 0, failed: 0, passed: 4 }), { error: 0, failed: 0, passed: 4 }, 'attempts by outcome, passed');
+    const before = await passRate('agent_test_gateway:monitor_conversation_pass_rate:6h', (rate) => rate === 1);
+    t.equal(before.value[1], '1', 'the recorded pass rate of the conversation: 1 after the passing runs');
+    const byRevision = await passRate('agent_test_gateway:monitor_pass_rate:6h', (rate) => rate === 1);
+    t.equal(byRevision.metric.revision, '2', "the dashboard's pass rate carries the revision that ran");
+    const failing = (all: Alert[]) => all.filter((a) => a.labels.alertname === 'AgentMonitorFailing');
+    t.same(failing(await alerts()), [], 'AgentMonitorFailing inactive while the runs pass');
+
+    // Failing: more attempts than passed, the same conversation now expecting what is never said.
+    t.equal((await run('Never said', 6)).passed, false, 'the third run failed');
+    t.same(await attempts({ error: 0, failed: 6, passed: 4 }), { error: 0, failed: 6, passed: 4 }, 'attempts by outcome, failed');
+    const after = await passRate('agent_test_gateway:monitor_conversation_pass_rate:6h', (rate) => rate < 0.5);
+    const fell = Number(after.value[1]);
+    t.ok(fell > 0 && fell < 0.5, `the pass rate fell from 1 to ${fell}: under the failing threshold (0.5), the passes still counted`);
+    await passRate('agent_test_gateway:monitor_pass_rate:6h', (rate) => rate < 0.5);
+
+    const [alert] = await until('AgentMonitorFailing on /api/v1/alerts', async () => {
+      const found = failing(await alerts());
+      return found.length > 0 ? found : undefined;
+    });
+    t.equal(alert!.state, 'pending', 'pending: its 5 m hold has not run out');
+    t.match(
+      alert!.labels,
+      {
+        alertname: 'AgentMonitorFailing',
+        monitor: 'nightly',
+        agent: 'coach',
+        conversation: 'greeting',
+        revision: '2',
+        severity: 'warning',
+      },
+      'its labels name the monitor, agent, conversation and revision',
+    );
+    t.ok(Number(alert!.value) > 0.5, `its value, the failing share (${alert!.value}), is above the threshold`);
+    t.match(alert!.annotations.summary, /Agent coach \(revision 2\) fails .* of greeting in monitor nightly/, 'its summary names them');
+    t.match(alert!.annotations.runbook, /agent-test-gateway run .* --agent coach --html report\.html/, 'its runbook, what to run to look');
+
+    const evaluated = await rules();
+    for (const rule of evaluated) {
+      t.equal(rule.health, 'ok', `${rule.name} evaluates${rule.lastError ? `: ${rule.lastError}` : ''}`);
+    }
+    t.equal(evaluated.find((r) => r.name === 'AgentMonitorStale')?.state, 'inactive', 'not stale: its last run just finished');
+
+    // The dashboard's monitors row, which the test above cannot check, has data now.
+    const row = dashboard.panels.filter(isMonitorsPanel);
+    t.ok(
+      row.some((panel) => (panel.targets ?? []).length > 0),
+      'the monitors row has queries',
+    );
+    for (const panel of row) {
+      for (const target of panel.targets ?? []) {
+        const result = await query(substitute(target.expr));
+        t.ok(result.length > 0, `${panel.title}: ${target.expr.slice(0, 90)}… has data`);
+      }
+    }
+  },
+);
