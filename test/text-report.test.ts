@@ -217,14 +217,17 @@ t.test('a comparison: the verdict per conversation, what differs, and REGRESSED'
   );
   const report = comparisonReportOf('c1', { baseline, candidate }, decided(8, true, false), { startedAt: 0, finishedAt: 2000 }, []);
   const text = renderComparison(report, 'orders.yaml');
-  t.match(text, /^orders\.yaml — agent:coach \(revision 3, published\) → agent:coach\.4 \(revision 4, preview\) · seed 42$/m);
+  t.match(
+    text,
+    /^orders\.yaml — agent:coach \(revision 3, published\) → agent:coach\.4 \(revision 4, preview\) · seed 42 · 95 % confidence · 8 attempts per side$/m,
+  );
   t.match(text, /^ {2}✗ order status · REGRESSED · baseline passed 8\/8 · candidate failed 0\/8/m);
   t.match(text, /^ {6}tool lookup_order at turn 1 — baseline 8\/8 \(tools called: lookup_order\), candidate 0\/8 \(tools called: none\)$/m);
-  t.match(text, /^ {2}✗ REGRESSED · 1 regressed, 0 fixed, 0 unchanged · 2\.0 s$/m);
+  t.match(text, /^ {2}✗ REGRESSED · 1 regressed, 0 fixed, 0 unchanged · 16 of 16 sessions spent · 2\.0 s$/m);
 
   const same = renderComparison(
     comparisonReportOf('c2', { baseline, candidate: baseline }, decided(8, true, true), { startedAt: 0, finishedAt: 300 }, []),
     'x',
   );
-  t.match(same, /^ {2}✓ no regression · 0 regressed, 0 fixed, 1 unchanged · 300 ms$/m);
+  t.match(same, /^ {2}✓ no regression · 0 regressed, 0 fixed, 1 unchanged · 16 of 16 sessions spent · 300 ms$/m);
 });
