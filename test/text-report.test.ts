@@ -80,7 +80,7 @@ const run = (conversations: ConversationReport[], over: Partial<RunReport> = {})
     run_id: 'r1',
     run_label: 'run-0000abcd',
     agent: 'agent:coach',
-    revision: { ref: 'coach', revision: 3, state: 'published' },
+    revision: { ref: 'coach', revision: 3, state: 'Published' },
     name: 'orders',
     passed,
     started_at: '2025-01-01T00:00:00.000Z',
@@ -136,7 +136,7 @@ t.test('a passing run: the head, each turn, a ✓ per expectation and the summar
   t.equal(
     text,
     [
-      'orders.yaml — agent:coach · revision 3 (published) · run label run-0000abcd · seed 42',
+      'orders.yaml — agent:coach · revision 3 (Published) · run label run-0000abcd · seed 42',
       '  ✓ order status · passed',
       '    session 11111111-2222-3333-4444-555555555555 · mcp:alice',
       '    1 > Where is my order 1234?',
@@ -212,14 +212,14 @@ t.test('a comparison: the verdict per conversation, what differs, and REGRESSED'
     ],
     {
       agent: 'agent:coach.4',
-      revision: { ref: 'coach', revision: 4, state: 'preview' },
+      revision: { ref: 'coach', revision: 4, state: 'Preview' },
     },
   );
   const report = comparisonReportOf('c1', { baseline, candidate }, decided(8, true, false), { startedAt: 0, finishedAt: 2000 }, []);
   const text = renderComparison(report, 'orders.yaml');
   t.match(
     text,
-    /^orders\.yaml — agent:coach \(revision 3, published\) → agent:coach\.4 \(revision 4, preview\) · seed 42 · 95 % confidence · 8 attempts per side$/m,
+    /^orders\.yaml — agent:coach \(revision 3, Published\) → agent:coach\.4 \(revision 4, Preview\) · seed 42 · 95 % confidence · 8 attempts per side$/m,
   );
   t.match(text, /^ {2}✗ order status · REGRESSED · baseline passed 8\/8 · candidate failed 0\/8/m);
   t.match(text, /^ {6}tool lookup_order at turn 1 — baseline 8\/8 \(tools called: lookup_order\), candidate 0\/8 \(tools called: none\)$/m);

@@ -51,8 +51,8 @@ export interface AgentAccess {
   agentKey: string;
   /** The revision the engine runs for the key: a plain ref resolves to its Published one. */
   revision: number;
-  /** That revision's state (Published or Preview). */
-  revisionState: string;
+  /** That revision's state: only these two run. */
+  revisionState: 'Published' | 'Preview';
   projectId: string;
   /** The project is closed to anonymous sessions: the engine test identity signs in. */
   signIn: boolean;

@@ -35,7 +35,7 @@ export interface Authorizer {
 interface Resolution {
   projectId: string;
   signIn: boolean;
-  runnable: Revision | GatewayError;
+  runnable: RunnableRevision | GatewayError;
 }
 
 const RANK: Record<NonNullable<Role>, number> = { Viewer: 1, Editor: 2, Owner: 3 };
@@ -125,9 +125,14 @@ function accessOf(agent: AgentRef, { projectId, signIn, runnable }: Resolution):
   return { agentKey: agent.key, revision: runnable.revision, revisionState: runnable.state, projectId, signIn };
 }
 
-function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisions: Revision[]): Revision | GatewayError {
+/** A revision the engine runs for an anonymous session. */
+type RunnableRevision = Revision & { state: 'Published' | 'Preview' };
+const isRunnable = (revision: Revision): revision is RunnableRevision => revision.state === 'Preview' || revision.state === 'Published';
+
+function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisions: Revision[]): RunnableRevision | GatewayError {
   if (agent.revision === null) {
-    if (wanted) return wanted;
+    // wanted is the Published one, if any
+    if (wanted && isRunnable(wanted)) return wanted;
     const preview = revisions.find((r) => r.state === 'Preview');
     const draft = revisions.find((r) => r.state === 'Draft');
     if (!preview && draft) {
@@ -149,7 +154,7 @@ function runnableRevision(agent: AgentRef, wanted: Revision | undefined, revisio
   if (wanted === undefined) {
     return new GatewayError('revision_not_found', `The agent ${agent.ref} has no revision ${agent.revision}.`);
   }
-  if (wanted.state === 'Preview' || wanted.state === 'Published') return wanted;
+  if (isRunnable(wanted)) return wanted;
   if (wanted.state === 'Draft') {
     return new GatewayError(
       'revision_not_runnable',

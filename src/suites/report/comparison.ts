@@ -1,23 +1,7 @@
-import {
-  describeVerdict,
-  type ConversationVerdict,
-  type Gate,
-  type SideSummary,
-  type StopReason,
-  type Verdict,
-} from '../../stats/index.js';
+import type { components } from '../../api/report-shapes.js';
+import { describeVerdict, type ConversationVerdict, type Gate, type SideSummary } from '../../stats/index.js';
 import { describeExpectation } from './wording.js';
-import {
-  addUsage,
-  noUsage,
-  type AttemptReport,
-  type ConversationReport,
-  type ConversationStatus,
-  type ModelUsage,
-  type RevisionReport,
-  type RunReport,
-  type TurnReport,
-} from './run-report.js';
+import { addUsage, noUsage, type AttemptReport, type ConversationReport, type RunReport, type TurnReport } from './run-report.js';
 
 /**
  * A baseline-versus-candidate comparison: the same suite run against two revisions, attempt by
@@ -28,144 +12,27 @@ import {
 
 export type Side = 'baseline' | 'candidate';
 
-/**
- * From the gate's test (src/stats): `regressed`, the candidate passes less often with the
- * comparison's confidence; `fixed`, more often; `unchanged`, no difference found; `error`, a
- * side has no attempt that could be judged, so the two cannot be compared.
- */
-export type ComparisonVerdict = Verdict;
+type Schemas = components['schemas'];
 
 /** Turn latency from the durations of the turns that ran; null when none did. */
-export interface Latency {
-  p50_ms: number | null;
-  p95_ms: number | null;
-}
-
-/** One side of a conversation's comparison. */
-export interface SideResult {
-  status: ConversationStatus;
-  passed: boolean;
-  pass_rate: number;
-  attempts_passed: number;
-  attempts_total: number;
-  /** attempts in error: left out of the test, counted apart */
-  attempts_error: number;
-  /** the pass rate of the judged attempts, with its 95 % Wilson interval */
-  pass_rate_interval: RateInterval;
-  /** pass^k, k = 1…min(judged attempts, 8): the chance that k attempts in a row all pass */
-  pass_hat_k: number[];
-  latency: Latency;
-  model_usage: ModelUsage;
-}
-
+export type Latency = Schemas['Latency'];
+/** One side of a conversation's comparison; attempts in error are left out of the test, counted apart. */
+export type SideResult = Schemas['ComparedSide'];
 /** How one expectation or criterion came out on one side, over its attempts. */
-export interface Tally {
-  /** attempts in which it held */
-  passed: number;
-  /** attempts in which it was evaluated (a skipped turn's are not) */
-  evaluated: number;
-  /** the evidence or reasoning of the first attempt that failed it, else of the first that passed it */
-  evidence: string | null;
-}
-
+export type Tally = Schemas['ComparisonTally'];
 /** An expectation or a criterion whose outcome differs between the sides. */
-export interface Difference {
-  kind: 'expectation' | 'criterion';
-  /** the scripted turn it belongs to (1-based); null: the conversation as a whole */
-  turn: number | null;
-  /** the expectation's kind (`tool`, `text_matches`, …) or the criterion's id */
-  name: string;
-  /** as a person reads it: `tool lookup_order`, or the criterion's text */
-  description: string;
-  baseline: Tally;
-  candidate: Tally;
-}
-
+export type Difference = Schemas['ComparisonDifference'];
 /** A pass rate's estimate (null without a judged attempt) and its 95 % interval. */
-export interface RateInterval {
-  estimate: number | null;
-  low: number;
-  high: number;
-}
-
-/** How sure the verdict is, and what it cost. */
-export interface ComparisonStatistics {
-  /** the verdict in one sentence a person can act on */
-  summary: string;
-  /** candidate − baseline pass rate with Newcombe's 95 % interval; null when the sides cannot be compared */
-  difference: RateInterval | null;
-  /** one-sided p-values: the candidate passes less often / more often (sequential p-values in sequential mode) */
-  p_regressed: number | null;
-  p_fixed: number | null;
-  /** what the p-value had to be at or below for a verdict (Holm's threshold at its rank) */
-  p_needed: number | null;
-  /** for `unchanged`: the smallest drop of the pass rate these rounds would have caught 80 % of the time; null: none */
-  detectable_drop: number | null;
-  /** rounds run, each one attempt per side */
-  rounds: number;
-  /** why the conversation stopped: decided, futile, cap (its discordant pairs used up), budget; null: repeat mode or cut short */
-  stop: StopReason | null;
-  /** engine sessions spent on both sides, and what the budget allowed */
-  sessions: number;
-  sessions_budget: number;
-}
-
-export interface ConversationComparison {
-  name: string;
-  /** 0-based, the conversation's place in the suite */
-  index: number;
-  verdict: ComparisonVerdict;
-  statistics: ComparisonStatistics;
-  baseline: SideResult;
-  candidate: SideResult;
-  differences: Difference[];
-  /** the first turn (1-based) where the agent's replies differ in any pair of attempts (text, tools, shown, ending); null: never */
-  diverged_at_turn: number | null;
-}
-
-export interface ComparedRevision {
-  /** the engine key as called: `agent:coach`, `agent:coach.3` */
-  agent: string;
-  revision: RevisionReport;
-}
-
-export interface ComparisonTotals {
-  conversations: number;
-  regressed: number;
-  fixed: number;
-  unchanged: number;
-  error: number;
-}
-
-export interface ComparisonReport {
-  comparison_id: string;
-  name: string | null;
-  baseline: ComparedRevision;
-  candidate: ComparedRevision;
-  /** some conversation regressed: a release gate stops here */
-  regressed: boolean;
-  /** 1 − the comparison's false-alarm rate: the chance that any conversation is flagged when nothing changed is at most 1 − confidence */
-  confidence: number;
-  /** how attempts were spent: exactly `repeat` per side, or sequential rounds from `min_attempts` to `max_attempts` */
-  attempts: { mode: 'repeat' | 'sequential'; min_attempts: number; max_attempts: number };
-  /** engine sessions spent on both sides, and what the budget allowed */
-  sessions: { spent: number; budget: number };
-  started_at: string;
-  finished_at: string;
-  duration_ms: number;
-  /** both sides ran with it */
-  seed: number;
-  prompt_version: string;
-  repeat: number;
-  pass_rate: number;
-  totals: ComparisonTotals;
-  latency: Record<Side, Latency>;
-  model_usage: Record<Side | 'total', ModelUsage>;
-  conversations: ConversationComparison[];
-  /** each side's full run report: transcripts, evidence, reasoning, session ids */
-  runs: Record<Side, RunReport>;
-  notes: string[];
-}
+export type RateInterval = Schemas['RateInterval'];
+/**
+ * Its verdict comes from the gate's test (src/stats): `regressed`, the candidate passes less often with
+ * the comparison's confidence; `fixed`, more often; `unchanged`, no difference found; `error`, a side
+ * has no attempt that could be judged, so the two cannot be compared.
+ */
+export type ConversationComparison = Schemas['ComparedConversation'];
+export type ComparedRevision = Schemas['ComparedRevision'];
+export type ComparisonTotals = ComparisonReport['totals'];
+export type ComparisonReport = Schemas['ComparisonReport'];
 
 /** The nearest-rank percentile of sorted values. */
 function percentile(sorted: number[], p: number): number | null {

@@ -1,240 +1,39 @@
-import { passRateCheck, wilson, type PassRateCheck } from '../../stats/index.js';
+import type { components } from '../../api/report-shapes.js';
+import { passRateCheck, wilson } from '../../stats/index.js';
 // The report of a suite run (openapi: RunReport): per conversation its attempts, per attempt
 // every turn's transcript, every expectation with its evidence and every criterion with the
 // judge's reasoning; totals, model usage, the seed, the revision that ran and one `passed`.
+// Its shapes are declared once, in openapi.yaml; src/api/report-shapes.ts is generated from it.
 
-export type ExpectationKind =
-  | 'text_matches'
-  | 'text_contains'
-  | 'tool'
-  | 'not_tool'
-  | 'shown'
-  | 'not_shown'
-  | 'ended_by_agent'
-  | 'exit_within_ms'
-  /** conversation level: each called at some turn / none called at any turn */
-  | 'tools'
-  | 'not_tools'
-  /** implicit: every turn must end with its own exit */
-  | 'turn_completed'
-  /** implicit: the agent must not end the conversation while the suite has turns left */
-  | 'conversation_continues';
+type Schemas = components['schemas'];
 
-export interface ExpectationResult {
-  kind: ExpectationKind;
-  expected: unknown;
-  /** null when the turn was skipped and the expectation never evaluated */
-  passed: boolean | null;
-  /** one plain sentence: what was seen */
-  evidence: string;
-  /** the observed value the expectation was checked against */
-  actual: unknown;
-}
-
-export type Verdict = 'passed' | 'failed' | 'inconclusive';
-
+/** What one expectation checks; `turn_completed` and `conversation_continues` are implicit, never written in a suite. */
+export type ExpectationKind = ExpectationResult['kind'];
+/** `passed` is null when the turn was skipped and the expectation never evaluated. */
+export type ExpectationResult = Schemas['RunExpectation'];
+export type Verdict = CriterionResult['verdict'];
 /** A judge's ruling on one criterion; `inconclusive` fails. */
-export interface CriterionResult {
-  id: string;
-  text: string;
-  verdict: Verdict;
-  /** verdict === 'passed' */
-  passed: boolean;
-  /** the judge's one sentence; null when there was no ruling */
-  reasoning: string | null;
-}
-
-export interface ModelUsage {
-  calls: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  duration_ms: number;
-}
-
-export type TurnStatus = 'passed' | 'failed' | 'skipped';
-export type TurnSource = 'script' | 'simulated_user';
-
-export interface TurnReport {
-  /** 1-based, as people count turns */
-  index: number;
-  line: string;
-  /** who said the line: the suite's script, or the simulated user */
-  source: TurnSource;
-  status: TurnStatus;
-  /** the turn's outcome; `error` when the gateway could not run it; null when skipped */
-  outcome: 'exit' | 'timeout' | 'engine_closed' | 'engine_error' | 'cancelled' | 'error' | null;
-  text: string | null;
-  tools: string[];
-  shown: string[];
-  ended_by_agent: boolean;
-  duration_ms: number | null;
-  /** this turn opened a new socket to the engine session (its planning was lost) */
-  reconnected: boolean;
-  expectations: ExpectationResult[];
-  /** the turn's `expect.judge`, ruled on over the conversation up to this turn */
-  criteria: CriterionResult[];
-  notes: string[];
-  /** why the turn could not run at all (`{ error, message }` as the API answers errors) */
-  error: { error: string; message: string } | null;
-  skipped_reason: string | null;
-}
-
-export type AttemptStatus = 'passed' | 'failed' | 'error';
-export type StopReason = 'script_end' | 'user_done' | 'agent_ended' | 'max_turns' | 'turn_failed' | 'error';
-
-export interface AttemptReport {
-  /** 1-based */
-  attempt: number;
-  /** `error`: the attempt could not be judged or could not go on (a model failure, the gateway could not run it) */
-  status: AttemptStatus;
-  session_id: string | null;
-  device_ref: string | null;
-  locale: string | null;
-  time_zone: string | null;
-  time_offset: string | null;
-  started_at: string | null;
-  duration_ms: number;
-  ended_by_agent: boolean;
-  stop_reason: StopReason;
-  turns: TurnReport[];
-  /** the conversation-level deterministic checks over all turns */
-  expectations: ExpectationResult[];
-  /** the conversation-level criteria */
-  criteria: CriterionResult[];
-  model_usage: ModelUsage;
-  error: { error: string; message: string } | null;
-  notes: string[];
-}
-
-export type ConversationStatus = 'passed' | 'flaky' | 'failed' | 'error';
-
-export interface ConversationReport {
-  name: string;
-  /** 0-based, the conversation's place in the suite */
-  index: number;
-  status: ConversationStatus;
-  /** status passed, or flaky with the achieved rate at least the required one */
-  passed: boolean;
-  /** the achieved share of attempts that passed (0–1) */
-  pass_rate: number;
-  required_pass_rate: number;
-  /** the pass rate of the judged attempts (errors left out) with its 95 % Wilson interval */
-  pass_rate_interval: { estimate: number | null; low: number; high: number };
-  /**
-   * Whether the agent's pass rate meets `required_pass_rate`, as far as the attempts tell: `met`
-   * when the interval lies at or above it, `missed` when it lies below, else `undecided` (a
-   * required rate of 1 is never `met`: no finite number of attempts proves it).
-   */
-  pass_rate_check: PassRateCheck;
-  attempts_passed: number;
-  attempts_total: number;
-  model_usage: ModelUsage;
-  attempts: AttemptReport[];
-}
-
-export interface MemorySnapshot {
-  device_ref: string;
-  user_id: string;
-  units: Array<Record<string, unknown>>;
-  unit_count: number;
-  taken_at: string;
-  notes: string[];
-}
-
-export interface MemoryReport {
-  device_ref: string;
-  /** units the engine loaded before each attempt on the device (the last restore); null when nothing was restored */
-  restored: number | null;
-  /** how many times the fixture was restored: once before each attempt of a conversation on its device */
-  restores: number;
-  /** the snapshot taken after the run, when `memory.save` asked for one */
-  snapshot: MemorySnapshot | null;
-  /** why a restore or the snapshot after the run could not be done */
-  error: { error: string; message: string } | null;
-  notes: string[];
-}
-
-export interface Count {
-  total: number;
-  passed: number;
-  failed: number;
-  skipped: number;
-}
-
-export interface AttemptCount {
-  total: number;
-  passed: number;
-  failed: number;
-  error: number;
-}
-
-export interface ConversationCount {
-  total: number;
-  passed: number;
-  flaky: number;
-  failed: number;
-  error: number;
-}
-
-export interface RunTotals {
-  conversations: ConversationCount;
-  attempts: AttemptCount;
-  turns: Count;
-  expectations: Count;
-  criteria: Count;
-}
-
+export type CriterionResult = Schemas['RunCriterion'];
+export type ModelUsage = Schemas['ModelUsage'];
+export type TurnSource = TurnReport['source'];
+export type TurnReport = Schemas['RunTurn'];
+export type AttemptStatus = AttemptReport['status'];
+export type StopReason = AttemptReport['stop_reason'];
+export type AttemptReport = Schemas['RunAttempt'];
+export type ConversationStatus = ConversationReport['status'];
+/**
+ * `pass_rate_check`: whether the agent's pass rate meets `required_pass_rate`, as far as the attempts tell
+ * (a required rate of 1 is never `met`: no finite number of attempts proves it).
+ */
+export type ConversationReport = Schemas['RunConversation'];
+export type MemoryReport = Schemas['RunMemory'];
+export type Count = Schemas['RunCount'];
+export type RunTotals = Schemas['RunTotals'];
 /** The revision that actually ran, as the platform resolved the agent ref. */
-export interface RevisionReport {
-  ref: string;
-  revision: number;
-  state: string;
-}
-
-/** What a monitored run recorded, and what the series' bound dropped. */
-export interface MonitorRecord {
-  name: string;
-  recorded: number;
-  dropped: number;
-}
-
-export interface RunReport {
-  run_id: string;
-  run_label: string;
-  /** the engine key as called: `agent:coach`, `agent:coach.3` */
-  agent: string;
-  revision: RevisionReport;
-  name: string | null;
-  passed: boolean;
-  started_at: string;
-  finished_at: string;
-  duration_ms: number;
-  /** how many conversations ran at once at most */
-  parallelism: number;
-  seed: number;
-  /** the version of the simulated-user and judge prompts (docs/simulated-users.md) */
-  prompt_version: string;
-  repeat: number;
-  pass_rate: number;
-  totals: RunTotals;
-  model_usage: ModelUsage;
-  session_ids: string[];
-  memory: MemoryReport | null;
-  /** what a run naming a monitor recorded in the monitors' series; null without one */
-  monitor: MonitorRecord | null;
-  conversations: ConversationReport[];
-  notes: string[];
-}
-
+export type RevisionReport = Schemas['RunRevision'];
+export type RunReport = Schemas['RunReport'];
 /** One NDJSON progress line of a streamed run: a turn as soon as it has been evaluated. */
-export interface TurnEvent {
-  conversation: string;
-  conversation_index: number;
-  /** 1-based */
-  attempt: number;
-  session_id: string | null;
-  turn: TurnReport;
-}
+export type TurnEvent = Schemas['RunStreamTurnLine']['turn'];
 
 export const noUsage = (): ModelUsage => ({ calls: 0, prompt_tokens: 0, completion_tokens: 0, duration_ms: 0 });
 

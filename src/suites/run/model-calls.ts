@@ -1,9 +1,10 @@
 import { ModelFailure, type ModelClient, type ModelRequest } from '../../model/client.js';
+import type { ErrorCode } from '../../errors.js';
 import { addUsage, type ModelUsage } from '../report/run-report.js';
 
 /** Why an attempt could not go on, as its report's `error` says it. */
 export interface AttemptError {
-  error: string;
+  error: ErrorCode;
   message: string;
 }
 

@@ -1,0 +1,551 @@
+// Generated from openapi.yaml's report components by scripts/generate-report-shapes.ts (openapi-typescript):
+// do not edit. Change openapi.yaml, then run `npm run generate:types`.
+export type components = {
+  schemas: {
+    /**
+     * Format: uuid
+     * @description The engine session id, in lower case.
+     */
+    SessionId: string;
+    /** @description The engine key of the agent as called, `agent:coach` or `agent:coach.7`. */
+    AgentKey: string;
+    /** @description The simulated user, always under `mcp:`. */
+    DeviceKey: string;
+    /**
+     * @description Plain sentences: why the connection closed, that the engine runs its end-of-conversation work
+     *     about 30 s after a plain close, what a reconnect lost, frames that were skipped, …
+     */
+    Notes: string[];
+    /** @description One memory unit, an opaque JSON object as the engine holds it. */
+    MemoryUnit: {
+      [key: string]: unknown;
+    };
+    MemorySnapshot: {
+      device_ref: components['schemas']['DeviceKey'];
+      /** @description The engine user behind the device. */
+      user_id: string;
+      units: components['schemas']['MemoryUnit'][];
+      unit_count: number;
+      /** Format: date-time */
+      taken_at: string;
+      /**
+       * @description Empty when there are units. Without units, says why it may be: a session is aggregated
+       *     about 30 s after its connection closes, so a snapshot straight after the last turn can
+       *     hold nothing yet.
+       */
+      notes: string[];
+    };
+    /**
+     * @description The error code; it decides the status. 400 `invalid_request`, `confirmation_required`;
+     *     401 `unauthenticated`; 403 `forbidden`, `conversation_not_yours`; 404 `not_found`,
+     *     `agent_not_found`, `revision_not_found`, `session_not_found`, `device_not_found`; 409
+     *     `no_published_revision`, `revision_not_runnable`, `turn_in_progress`,
+     *     `conversation_settings_fixed`, `model_not_configured`; 413 `body_too_large`; 415 `unsupported_media_type`; 429
+     *     `caller_conversation_limit`; 500 `internal`; 502 `engine_unavailable`, `engine_refused`,
+     *     `identity_unrecognised`, `identity_not_enabled`, `model_failed` (only inside a run's report); 503
+     *     `pod_conversation_limit`, `platform_unavailable`, `identity_not_configured`,
+     *     `identity_malformed`, `shutting_down`.
+     * @enum {string}
+     */
+    ErrorCode:
+      | 'invalid_request'
+      | 'confirmation_required'
+      | 'unauthenticated'
+      | 'forbidden'
+      | 'conversation_not_yours'
+      | 'not_found'
+      | 'agent_not_found'
+      | 'revision_not_found'
+      | 'session_not_found'
+      | 'device_not_found'
+      | 'no_published_revision'
+      | 'revision_not_runnable'
+      | 'turn_in_progress'
+      | 'conversation_settings_fixed'
+      | 'model_not_configured'
+      | 'body_too_large'
+      | 'unsupported_media_type'
+      | 'caller_conversation_limit'
+      | 'pod_conversation_limit'
+      | 'platform_unavailable'
+      | 'identity_not_configured'
+      | 'identity_malformed'
+      | 'shutting_down'
+      | 'engine_unavailable'
+      | 'engine_refused'
+      | 'model_failed'
+      | 'identity_unrecognised'
+      | 'identity_not_enabled'
+      | 'internal';
+    /** @description Every error answer, and the last line of a stream whose turn failed. */
+    Error: {
+      error: components['schemas']['ErrorCode'];
+      /** @description One plain sentence a person can act on. */
+      message: string;
+      /**
+       * @description Present for `invalid_request` from the input rules (`problems`) and for
+       *     `conversation_settings_fixed` (`fields`, `fixed`).
+       */
+      details?: components['schemas']['InvalidRequestDetails'] | components['schemas']['SettingsFixedDetails'];
+    };
+    InvalidRequestDetails: {
+      /** @description Every problem found; the first is the message. */
+      problems: {
+        /** @description The field (`line`, `snapshot.units`, `agent`, …), or `body` / `path` for the whole part. */
+        field: string;
+        rule: string;
+      }[];
+    };
+    SettingsFixedDetails: {
+      /** @description The connect fields that differ from the conversation's own. */
+      fields: ('locale' | 'device_ref' | 'time_zone' | 'run_label' | 'time_offset')[];
+      /** @description The conversation's own connect settings. */
+      fixed: {
+        device_ref: string;
+        locale: string;
+        time_zone: string | null;
+        run_label: string | null;
+        time_offset: string | null;
+      };
+    };
+    /** @description What a run naming a monitor recorded in the monitors' series. */
+    MonitorRecord: {
+      name: components['schemas']['MonitorName'];
+      /** @description Attempts added to the monitor's counters. */
+      recorded: number;
+      /** @description Attempts not recorded because their label set would have passed MAX_MONITOR_SERIES on this pod. */
+      dropped: number;
+    };
+    /**
+     * @description The monitor this run feeds (a scheduled suite): when the run finishes, its attempts are added to
+     *     `agent_test_gateway_monitor_attempts_total` by monitor, agent, revision, conversation and outcome, and the
+     *     monitor's last-run time is set. At most `MAX_MONITOR_SERIES` label sets per pod; the report says what was dropped.
+     */
+    MonitorName: string;
+    /** @description The report of a run. */
+    RunReport: {
+      /** Format: uuid */
+      run_id: string;
+      /** @description The run label every engine session of the run carried. */
+      run_label: string;
+      agent: components['schemas']['AgentKey'];
+      revision: components['schemas']['RunRevision'];
+      /** @description The suite's name, if it has one. */
+      name: string | null;
+      /** @description Every conversation passed (all its attempts passed, or it is flaky with its pass rate at least `pass_rate`). */
+      passed: boolean;
+      /** Format: date-time */
+      started_at: string;
+      /** Format: date-time */
+      finished_at: string;
+      duration_ms: number;
+      /** @description The most conversation attempts the run held at once. */
+      parallelism: number;
+      /** @description The seed every model call of the run carried (the suite's `seed`, or one drawn for the run). */
+      seed: number;
+      /** @description The version of the simulated-user and judge prompts (docs/simulated-users.md); it changes whenever their wording does. */
+      prompt_version: string;
+      /** @description Attempts of each conversation, as run (a comparison side: its budget per conversation). */
+      repeat: number;
+      /** @description The share of a conversation's attempts that must pass, as run. */
+      pass_rate: number;
+      totals: components['schemas']['RunTotals'];
+      model_usage: components['schemas']['ModelUsage'];
+      /** @description The engine session of every attempt that started, in suite order. */
+      session_ids: components['schemas']['SessionId'][];
+      memory: components['schemas']['RunMemory'] | null;
+      monitor: components['schemas']['MonitorRecord'] | null;
+      /** @description In suite order. */
+      conversations: components['schemas']['RunConversation'][];
+      notes: components['schemas']['Notes'];
+    };
+    /** @description The revision that actually ran, as the platform resolved the agent ref (a plain ref runs its Published revision). */
+    RunRevision: {
+      ref: string;
+      revision: number;
+      /** @enum {string} */
+      state: 'Published' | 'Preview';
+    };
+    /** @description Model calls (simulated lines and judge rulings), their tokens as the model reported them, and their time. */
+    ModelUsage: {
+      calls: number;
+      prompt_tokens: number;
+      completion_tokens: number;
+      duration_ms: number;
+    };
+    RunCount: {
+      total: number;
+      passed: number;
+      failed: number;
+      /** @description Turns never sent and their expectations (never evaluated); criteria never ruled on. */
+      skipped: number;
+    };
+    RunAttemptCount: {
+      total: number;
+      passed: number;
+      failed: number;
+      error: number;
+    };
+    RunConversationCount: {
+      total: number;
+      passed: number;
+      flaky: number;
+      failed: number;
+      error: number;
+    };
+    RunTotals: {
+      conversations: components['schemas']['RunConversationCount'];
+      attempts: components['schemas']['RunAttemptCount'];
+      turns: components['schemas']['RunCount'];
+      expectations: components['schemas']['RunCount'];
+      criteria: components['schemas']['RunCount'];
+    };
+    RunMemory: {
+      device_ref: components['schemas']['DeviceKey'];
+      /** @description Units the engine loaded at the last restore; `null` when nothing was restored. */
+      restored: number | null;
+      /** @description How many times the fixture was restored (before each attempt of a conversation on its device). */
+      restores: number;
+      /** @description The snapshot taken after the run, when `memory.save` asked for one. */
+      snapshot: components['schemas']['MemorySnapshot'] | null;
+      /** @description Why a restore or the snapshot after the run could not be done. */
+      error: components['schemas']['RunProblem'] | null;
+      notes: components['schemas']['Notes'];
+    };
+    /** @description An error as the API answers it, inside a report (`error` is an ErrorCode, or `internal`). */
+    RunProblem: {
+      error: components['schemas']['ErrorCode'];
+      message: string;
+    };
+    /** @description A conversation of the suite, over its attempts. */
+    RunConversation: {
+      name: string;
+      /** @description Its place in the suite, from 0. */
+      index: number;
+      /**
+       * @description `passed`: every attempt passed; `flaky`: some did; `failed`: none did; `error`: no attempt could
+       *     be judged or go on (a model failure, the gateway could not run it).
+       * @enum {string}
+       */
+      status: 'passed' | 'flaky' | 'failed' | 'error';
+      /** @description `status` is `passed`, or `flaky` with `pass_rate` at least `required_pass_rate`. */
+      passed: boolean;
+      /** @description The share of attempts that passed. */
+      pass_rate: number;
+      required_pass_rate: number;
+      /** @description The pass rate of the judged attempts (errors left out) with its 95 % Wilson interval. */
+      pass_rate_interval: components['schemas']['RateInterval'];
+      /**
+       * @description Whether the agent's pass rate meets `required_pass_rate` as far as the attempts tell: `met` when the interval
+       *     lies at or above it, `missed` when below, else `undecided` (a required rate of 1 is never `met`).
+       * @enum {string}
+       */
+      pass_rate_check: 'met' | 'missed' | 'undecided';
+      attempts_passed: number;
+      attempts_total: number;
+      model_usage: components['schemas']['ModelUsage'];
+      attempts: components['schemas']['RunAttempt'][];
+    };
+    /** @description One attempt of a conversation, on its own engine session. */
+    RunAttempt: {
+      attempt: number;
+      /**
+       * @description `error`: the attempt could not be judged or could not go on (see `error`); not a failure.
+       * @enum {string}
+       */
+      status: 'passed' | 'failed' | 'error';
+      /** @description The engine session; `null` when its first turn could not run. */
+      session_id: components['schemas']['SessionId'] | null;
+      /** @description The simulated user (under `mcp:`); `null` for a fresh one that never connected. */
+      device_ref: string | null;
+      locale: string | null;
+      time_zone: string | null;
+      time_offset: string | null;
+      /** Format: date-time */
+      started_at: string | null;
+      duration_ms: number;
+      ended_by_agent: boolean;
+      /**
+       * @description Why the conversation ended: the script's last line ran (`script_end`), the simulated user said
+       *     it was done, the agent ended it, the simulated user's `max_turns` was reached, a turn did not end
+       *     with its own exit, or the attempt could not go on (`error`).
+       * @enum {string}
+       */
+      stop_reason: 'script_end' | 'user_done' | 'agent_ended' | 'max_turns' | 'turn_failed' | 'error';
+      turns: components['schemas']['RunTurn'][];
+      /** @description The conversation-level checks over all turns (`expect.tools`, `not_tools`, `shown`, `not_shown`, `ended_by_agent`). */
+      expectations: components['schemas']['RunExpectation'][];
+      /** @description The conversation-level criteria (`expect.criteria`), ruled on once over the whole transcript. */
+      criteria: components['schemas']['RunCriterion'][];
+      model_usage: components['schemas']['ModelUsage'];
+      /** @description Why the attempt could not go on or be judged. */
+      error: components['schemas']['RunProblem'] | null;
+      notes: components['schemas']['Notes'];
+    };
+    /** @description A judge's ruling on one criterion; the gateway computes `passed`, and `inconclusive` fails. */
+    RunCriterion: {
+      id: string;
+      text: string;
+      /** @enum {string} */
+      verdict: 'passed' | 'failed' | 'inconclusive';
+      /** @description `verdict` is `passed`. */
+      passed: boolean;
+      /** @description The judge's one-sentence reasoning (its evidence); `not judged: …` when there was no ruling. */
+      reasoning: string | null;
+    };
+    /** @description One turn's transcript and its expectations. */
+    RunTurn: {
+      /** @description The turn's number in its conversation, from 1. */
+      index: number;
+      line: string;
+      /**
+       * @description Who said the line: the suite's script (or the gateway's `#intro` opening a simulated user's conversation), or the simulated user.
+       * @enum {string}
+       */
+      source: 'script' | 'simulated_user';
+      /** @enum {string} */
+      status: 'passed' | 'failed' | 'skipped';
+      /**
+       * @description How the turn ended (as a conversation turn's `outcome`); `error` when the gateway could
+       *     not run it (see `error`); `null` when it was skipped.
+       * @enum {string|null}
+       */
+      outcome: 'exit' | 'timeout' | 'engine_closed' | 'engine_error' | 'cancelled' | 'error' | null;
+      /** @description The spoken text of the turn, joined; `null` when it did not run. */
+      text: string | null;
+      tools: string[];
+      shown: string[];
+      ended_by_agent: boolean;
+      duration_ms: number | null;
+      /** @description This turn opened a new socket to the engine session, which lost the earlier turns' planning. */
+      reconnected: boolean;
+      expectations: components['schemas']['RunExpectation'][];
+      /** @description The turn's `expect.judge` (id `turn_N`), ruled on over the conversation up to this turn. */
+      criteria: components['schemas']['RunCriterion'][];
+      notes: components['schemas']['Notes'];
+      /** @description Why the turn did not run at all. */
+      error: components['schemas']['RunProblem'] | null;
+      /** @description Why the turn was not sent (an earlier turn failed, the agent ended the conversation, the caller hung up). */
+      skipped_reason: string | null;
+    };
+    RunExpectation: {
+      /**
+       * @description An expectation of the suite, or an implicit one: `turn_completed` (the turn ended with its
+       *     own exit; listed only when it did not) and `conversation_continues` (the agent ended the
+       *     conversation while the suite had turns left). `tools`, `not_tools` and the attempt-level
+       *     `shown`, `not_shown`, `ended_by_agent` are checked over all turns.
+       * @enum {string}
+       */
+      kind:
+        | 'text_matches'
+        | 'text_contains'
+        | 'tool'
+        | 'not_tool'
+        | 'shown'
+        | 'not_shown'
+        | 'ended_by_agent'
+        | 'exit_within_ms'
+        | 'tools'
+        | 'not_tools'
+        | 'turn_completed'
+        | 'conversation_continues';
+      /** @description The expectation's value as the suite gave it (a list for `text_contains`, `tools`, …). */
+      expected: unknown;
+      /** @description `null`: not evaluated, the turn was skipped. */
+      passed: boolean | null;
+      /** @description One sentence on what was seen, e.g. `tools called: lookup_order`. */
+      evidence: string;
+      /** @description The observed value the expectation was checked against (text, tools, shown, …). */
+      actual: unknown;
+    };
+    /**
+     * @description One line of a streamed run, the media type's `itemSchema`: validate each line on its own (one
+     *     JSON object per line), never the whole body. A `{"turn": …}` line per turn as it is evaluated,
+     *     then either one `{"report": …}` line or, when the run failed after streaming began, one error
+     *     line.
+     */
+    RunStreamLine:
+      components['schemas']['RunStreamTurnLine'] | components['schemas']['RunStreamReportLine'] | components['schemas']['Error'];
+    RunStreamTurnLine: {
+      turn: {
+        /** @description The conversation's name. */
+        conversation: string;
+        /** @description Its place in the suite, from 0. */
+        conversation_index: number;
+        /** @description The attempt of the conversation, from 1. */
+        attempt: number;
+        session_id: components['schemas']['SessionId'] | null;
+        turn: components['schemas']['RunTurn'];
+      };
+    };
+    RunStreamReportLine: {
+      report: components['schemas']['RunReport'];
+    };
+    /** @description What differs between a baseline and a candidate revision over the same suite. */
+    ComparisonReport: {
+      /** Format: uuid */
+      comparison_id: string;
+      /** @description The suite's name, if it has one. */
+      name: string | null;
+      baseline: components['schemas']['ComparedRevision'];
+      candidate: components['schemas']['ComparedRevision'];
+      /** @description Some conversation regressed; a release gate stops here (the CLI exits 1). */
+      regressed: boolean;
+      /** @description The chance that any conversation is flagged `regressed` when no revision differs is at most 1 − confidence. */
+      confidence: number;
+      /** @description How attempts were spent per side and conversation. */
+      attempts: {
+        /**
+         * @description `repeat`: exactly `max_attempts`, tested at the end; `sequential`: rounds until decided.
+         * @enum {string}
+         */
+        mode: 'repeat' | 'sequential';
+        min_attempts: number;
+        max_attempts: number;
+      };
+      sessions: components['schemas']['SessionsSpent'];
+      /** Format: date-time */
+      started_at: string;
+      /** Format: date-time */
+      finished_at: string;
+      duration_ms: number;
+      /** @description The seed of every model call on both sides. */
+      seed: number;
+      prompt_version: string;
+      /** @description Attempts of each conversation on each side at most (`attempts.max_attempts`). */
+      repeat: number;
+      pass_rate: number;
+      totals: {
+        conversations: number;
+        regressed: number;
+        fixed: number;
+        unchanged: number;
+        error: number;
+      };
+      /** @description Turn latency of each side over all its turns. */
+      latency: {
+        baseline: components['schemas']['Latency'];
+        candidate: components['schemas']['Latency'];
+      };
+      model_usage: {
+        baseline: components['schemas']['ModelUsage'];
+        candidate: components['schemas']['ModelUsage'];
+        total: components['schemas']['ModelUsage'];
+      };
+      /** @description In suite order. */
+      conversations: components['schemas']['ComparedConversation'][];
+      /** @description Each side's full run report (transcripts, evidence, reasoning, session ids). */
+      runs: {
+        baseline: components['schemas']['RunReport'];
+        candidate: components['schemas']['RunReport'];
+      };
+      notes: components['schemas']['Notes'];
+    };
+    /** @description Engine sessions spent on both sides, and what the budget would have allowed. */
+    SessionsSpent: {
+      spent: number;
+      budget: number;
+    };
+    /** @description A rate's estimate (null without anything to estimate from) and its 95 % interval. */
+    RateInterval: {
+      estimate: number | null;
+      low: number;
+      high: number;
+    };
+    /** @description How sure a conversation's verdict is, and what it cost. */
+    ComparisonStatistics: {
+      /** @description The verdict in one sentence a person can act on. */
+      summary: string;
+      /** @description Candidate − baseline pass rate with Newcombe's 95 % interval; null when the sides cannot be compared. */
+      difference: components['schemas']['RateInterval'] | null;
+      /** @description The one-sided p-value for "the candidate passes less often" (a sequential p-value when sequential). */
+      p_regressed: number | null;
+      /** @description The same for "the candidate passes more often". */
+      p_fixed: number | null;
+      /** @description What the p-value had to be at or below for a verdict (Holm's threshold at its rank). */
+      p_needed: number | null;
+      /** @description For `unchanged`, the smallest drop of the pass rate these rounds would have caught 80 % of the time; null otherwise or when none. */
+      detectable_drop: number | null;
+      /** @description Rounds run, each one attempt per side. */
+      rounds: number;
+      /**
+       * @description Why the conversation stopped: `decided` (significant), `futile` (too unlikely to become significant within the
+       *     budget), `cap` (the test's discordant pairs used up), `budget` (max_attempts reached); null: repeat, or cut short.
+       * @enum {string|null}
+       */
+      stop: 'decided' | 'futile' | 'cap' | 'budget' | null;
+      /** @description Engine sessions spent on both sides. */
+      sessions: number;
+      /** @description Engine sessions the budget would have allowed on both sides. */
+      sessions_budget: number;
+    };
+    ComparedRevision: {
+      agent: components['schemas']['AgentKey'];
+      revision: components['schemas']['RunRevision'];
+    };
+    ComparedConversation: {
+      name: string;
+      index: number;
+      /**
+       * @description From a statistical test over the two sides' attempts (attempts in error left out): `regressed`, the candidate's
+       *     pass rate is lower with the comparison's confidence; `fixed`, higher; `unchanged`, no difference found (see
+       *     `statistics.detectable_drop`); `error`, a side has no attempt that could be judged.
+       * @enum {string}
+       */
+      verdict: 'regressed' | 'fixed' | 'unchanged' | 'error';
+      statistics: components['schemas']['ComparisonStatistics'];
+      baseline: components['schemas']['ComparedSide'];
+      candidate: components['schemas']['ComparedSide'];
+      /** @description The expectations and criteria whose share of passing attempts differs, in suite order. */
+      differences: components['schemas']['ComparisonDifference'][];
+      /** @description The first turn where the agent's replies (text, tools, shown, ending) differ in any pair of attempts; null when they never do. */
+      diverged_at_turn: number | null;
+    };
+    ComparedSide: {
+      /** @enum {string} */
+      status: 'passed' | 'flaky' | 'failed' | 'error';
+      passed: boolean;
+      pass_rate: number;
+      attempts_passed: number;
+      attempts_total: number;
+      /** @description Attempts in error, left out of the test and counted apart. */
+      attempts_error: number;
+      /** @description The pass rate of the judged attempts with its 95 % Wilson interval. */
+      pass_rate_interval: components['schemas']['RateInterval'];
+      /** @description pass^k for k = 1…min(judged attempts, 8), the chance that k attempts in a row all pass (unbiased estimate). */
+      pass_hat_k: number[];
+      latency: components['schemas']['Latency'];
+      model_usage: components['schemas']['ModelUsage'];
+    };
+    /** @description Nearest-rank percentiles of the durations of the turns that ran; null when none did. */
+    Latency: {
+      p50_ms: number | null;
+      p95_ms: number | null;
+    };
+    ComparisonDifference: {
+      /** @enum {string} */
+      kind: 'expectation' | 'criterion';
+      /** @description The scripted turn it belongs to; null for the conversation as a whole. */
+      turn: number | null;
+      /** @description The expectation's kind (`tool`, `text_matches`, …) or the criterion's id. */
+      name: string;
+      /** @description As a person reads it (`tool lookup_order`), or the criterion's text. */
+      description: string;
+      baseline: components['schemas']['ComparisonTally'];
+      candidate: components['schemas']['ComparisonTally'];
+    };
+    ComparisonTally: {
+      /** @description Attempts in which it held. */
+      passed: number;
+      /** @description Attempts in which it was evaluated (a skipped turn's are not). */
+      evaluated: number;
+      /** @description The evidence (or the judge's reasoning) of the first attempt that failed it, else of the first that passed it. */
+      evidence: string | null;
+    };
+  };
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
+};
