@@ -8,7 +8,7 @@
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { childEnv } from './support/stack.js';
@@ -16,13 +16,17 @@ import { INSTALL_TOOLS } from './support/tools.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** tap as `npm test` runs it (its reporter, test/support/tap-reporter.mjs), in a process of its own, on these files. */
-function tap(files: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+/**
+ * tap as `npm test` runs it (its reporter, test/support/tap-reporter.mjs), in a process of its own,
+ * on these files. Its project is a directory of its own: a tap run clears its project's .tap/coverage
+ * when it starts, which in the repository's would drop the outer run's coverage of every file before this one.
+ */
+function tap(project: string, files: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   const base = childEnv(env);
   // A tap inside a tap: none of the outer run's settings.
   for (const key of Object.keys(base)) if (/^_?TAP/.test(key)) delete base[key];
-  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), ['--disable-coverage', ...files], {
-    cwd: ROOT,
+  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), ['--disable-coverage', ...files.map((f) => resolve(ROOT, f))], {
+    cwd: project,
     env: base,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -31,6 +35,11 @@ function tap(files: string[], env: Record<string, string>): Promise<{ code: numb
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, out })));
 }
+
+/** The nested run's own project: its package.json says what `npm test` says of the reporter. */
+const PROJECT = {
+  'package.json': JSON.stringify({ type: 'module', tap: { reporter: join(ROOT, 'test/support/tap-reporter.mjs'), timeout: 120 } }),
+};
 
 const FILES = {
   nginx: 'test/peers-cluster.test.ts',
@@ -41,13 +50,14 @@ const FILES = {
 
 t.test('without nginx, Prometheus, Chromium and tini: skips that name the tool, and one closing line', async (t) => {
   const none = t.testdir({
+    ...PROJECT,
     // tini: the image's init; test/package.test.ts asks for it the same way, in a run far too long to repeat here.
     'tini.test.ts':
       `import t from 'tap';\nimport { needs } from ${JSON.stringify(join(ROOT, 'test/support/tools.js'))};\n` +
       `t.test('the command line under tini, as in the image', needs('tini'), () => {});\n`,
     empty: {},
   });
-  const ran = await tap([...Object.values(FILES), join(none, 'tini.test.ts')], {
+  const ran = await tap(none, [...Object.values(FILES), join(none, 'tini.test.ts')], {
     TEST_TOOL_DIRS: join(none, 'empty'),
     REQUIRE_TEST_TOOLS: '',
   });
@@ -73,8 +83,8 @@ t.test('without nginx, Prometheus, Chromium and tini: skips that name the tool, 
 });
 
 t.test('with REQUIRE_TEST_TOOLS=1 (.ci/run) a missing tool is a failure, not a skip', async (t) => {
-  const none = t.testdir({ empty: {} });
-  const ran = await tap([FILES.promtool], { TEST_TOOL_DIRS: none, REQUIRE_TEST_TOOLS: '1' });
+  const none = t.testdir({ ...PROJECT, empty: {} });
+  const ran = await tap(none, [FILES.promtool], { TEST_TOOL_DIRS: join(none, 'empty'), REQUIRE_TEST_TOOLS: '1' });
   t.not(ran.code, 0, 'the run fails');
   t.match(ran.out, /REQUIRE_TEST_TOOLS=1 turns this skip into a failure/);
   t.match(ran.out, /^# \{ total: \d+, pass: \d+, fail: 1/m, 'one failure in the summary .ci/run reads');
