@@ -12,7 +12,7 @@ import { loadConfig } from '../src/ops/config.js';
 import { createMetrics } from '../src/ops/metrics.js';
 import { createAuthorizer } from '../src/platform/authorizer.js';
 import { createPlatformClient } from '../src/platform/client.js';
-import { installErrorHandling } from '../src/routes/errors.js';
+import { installErrorHandling } from '../src/routes/error-handler.js';
 import { INTRO } from '../src/schemas/connect.js';
 import { agentParams, parse, parseTurn, startBody } from '../src/schemas/requests.js';
 import { exitWhenParentGoes } from './child.js';

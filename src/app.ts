@@ -11,7 +11,7 @@ import { PEER_HEADER } from './peers/secret.js';
 import { createAuthorizer, type Authorizer } from './platform/authorizer.js';
 import { createPlatformClient, type PlatformClient } from './platform/client.js';
 import { mcpRoutes } from './mcp/plugin.js';
-import { installErrorHandling, pathErrorHandler } from './routes/errors.js';
+import { installErrorHandling, pathErrorHandler } from './routes/error-handler.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { debugRoutes } from './routes/debug.js';
 import { memoryRoutes } from './routes/memory.js';
@@ -96,7 +96,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     );
   }
 
-  // Closing the app closes every engine socket; service.ts drains with a grace period first.
+  // Closing the app closes every engine socket; serve.ts drains with a grace period first.
   app.addHook('preClose', async () => {
     await app.conversationRegistry.drain(0);
   });

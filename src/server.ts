@@ -8,5 +8,5 @@ import { NODE_MAJOR_NEEDED, requireNode } from './node-version.js';
 requireNode(NODE_MAJOR_NEEDED);
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  await (await import('./service.js')).serveFromEnvironment();
+  await (await import('./serve.js')).serveFromEnvironment();
 }

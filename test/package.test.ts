@@ -14,7 +14,7 @@ import { delimiter, dirname, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { request } from 'undici';
-import { expandSuitePatterns } from '../src/cli/patterns.js';
+import { expandSuitePatterns } from '../src/cli/globs.js';
 import { waitUntilReady } from './support/server.js';
 import { childEnv, eventually, startStack } from './support/stack.js';
 import { freePort } from './support/http.js';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorStatus, type ErrorCode } from '../errors.js';
 import { CLOSE_CAUSES, TURN_OUTCOMES } from '../domain/vocabulary.js';
+import { collapseNullable } from './nullable.js';
 
 /**
  * The API's response shapes, declared once. The routes serialize with them (Fastify's compiled
@@ -150,28 +151,6 @@ export const Health = named('Health', z.object({ status: z.literal('ok') }));
 export const Readiness = named('Readiness', z.object({ ready: z.boolean(), open: count(0), busy: count(0) }));
 
 type JsonSchema = Record<string, unknown>;
-
-/**
- * A nullable value as openapi.yaml and Fastify's serializer write it, `type: [T, 'null']`, where
- * zod writes `anyOf: [{…T}, {type: 'null'}]` (the form MCP clients read best, kept for them).
- */
-function collapseNullable(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(collapseNullable);
-  if (typeof node !== 'object' || node === null) return node;
-  const out: JsonSchema = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, collapseNullable(v)]));
-  const branches = out.anyOf;
-  if (!Array.isArray(branches) || branches.length !== 2) return out;
-  const nullAt = branches.findIndex((b: JsonSchema) => b.type === 'null' && Object.keys(b).length === 1);
-  const other = branches[1 - nullAt] as JsonSchema | undefined;
-  if (nullAt === -1 || other === undefined || typeof other.type !== 'string') return out;
-  const { anyOf: _, ...rest } = out;
-  return {
-    ...rest,
-    ...other,
-    type: [other.type, 'null'],
-    ...(Array.isArray(other.enum) ? { enum: [...(other.enum as unknown[]), null] } : {}),
-  };
-}
 
 const isEmpty = (value: unknown): boolean => typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 

@@ -20,7 +20,7 @@ Type a line and Enter to send it; Ctrl-C or Ctrl-D closes the conversation.
 `;
 
 /** A usage problem; an empty message asks for the usage alone (--help). */
-export class Usage extends Error {}
+export class UsageError extends Error {}
 
 export interface Options {
   agent: string;
@@ -47,18 +47,18 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
       },
     });
   } catch (err) {
-    throw new Usage((err as Error).message);
+    throw new UsageError((err as Error).message);
   }
   const { values, positionals } = parsed;
-  if (values.help) throw new Usage('');
+  if (values.help) throw new UsageError('');
   if (positionals.length !== 1) {
-    throw new Usage(positionals.length === 0 ? 'name the agent, e.g. coach' : `one agent only, not ${positionals.join(' ')}`);
+    throw new UsageError(positionals.length === 0 ? 'name the agent, e.g. coach' : `one agent only, not ${positionals.join(' ')}`);
   }
   const gateway = gatewayUrl(values.gateway, env);
   const problem = gatewayProblem(gateway);
-  if (problem !== undefined) throw new Usage(problem);
+  if (problem !== undefined) throw new UsageError(problem);
   const token = tokenFrom(env);
-  if (!token) throw new Usage(MISSING_TOKEN);
+  if (!token) throw new UsageError(MISSING_TOKEN);
   return {
     agent: positionals[0]!,
     gateway,

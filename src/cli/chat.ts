@@ -11,7 +11,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { request } from 'undici';
-import { parseOptions, reconnectCommand, Usage, USAGE, type Options } from './chat-options.js';
+import { parseOptions, reconnectCommand, UsageError, USAGE, type Options } from './chat-options.js';
 import { NDJSON, ndjsonLines } from '../http/ndjson.js';
 
 export interface ChatIO {
@@ -48,7 +48,7 @@ export async function main(args: string[], io: ChatIO = processIO()): Promise<nu
   try {
     opts = parseOptions(args, io.env);
   } catch (err) {
-    if (!(err instanceof Usage)) throw err;
+    if (!(err instanceof UsageError)) throw err;
     if (err.message !== '') io.errors.write(`agent-test-gateway chat: ${err.message}\n\n`);
     io.errors.write(USAGE);
     return err.message === '' ? 0 : 2;

@@ -33,7 +33,7 @@ else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
 else if (command === 'serve' && args.length === 0) {
   requireNode(NODE_MAJOR_NEEDED, 'agent-test-gateway serve (the gateway)');
-  await (await import('../service.js')).serveFromEnvironment();
+  await (await import('../serve.js')).serveFromEnvironment();
 } else {
   // Help asked for goes to stdout; help after a wrong command goes to stderr with status 2.
   const asked = command === undefined || command === 'help' || command === '--help' || command === '-h';

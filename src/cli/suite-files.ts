@@ -5,7 +5,7 @@ import { parseFieldPath } from '../suites/spec/problems.js';
 import { withOverrides } from '../suites/spec/request.js';
 import { formatProblem, loadSuite, type LoadedSuite, type SourceProblem } from '../suites/spec/yaml.js';
 import type { Io } from './io.js';
-import { expandSuitePatterns } from './patterns.js';
+import { expandSuitePatterns } from './globs.js';
 import type { HttpFailure } from './post.js';
 
 /** A suite file read, checked and turned into the body the gateway's routes take. */

@@ -6,7 +6,8 @@
  * then `{"report": …}`; errors before the first turn are ordinary JSON errors.
  */
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { serializedComponent } from '../api/openapi.js';
 import type { AgentRef } from '../domain/vocabulary.js';
 import { GatewayError, invalidRequest } from '../errors.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
@@ -39,6 +40,16 @@ function baselineOf(body: unknown): { baseline: AgentRef; suite: unknown } {
   return { baseline: parsed.data, suite: isObject(body) ? suite : body };
 }
 
+/**
+ * A report is written by a serializer compiled from its one declaration, openapi.yaml's component,
+ * as every other answer is from its shape; compiled with the first run, as the runners load.
+ */
+export const reportSerializer = async (
+  reply: FastifyReply,
+  component: 'RunReport' | 'ComparisonReport',
+): Promise<(report: object) => string> =>
+  reply.compileSerializationSchema(await serializedComponent(component), '200') as (report: object) => string;
+
 const HANG_UP_NOTE = 'The turn was cancelled: the caller hung up before the run ended.';
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
@@ -55,6 +66,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       status: 200,
       finalKey: 'report',
       hangUpNote: HANG_UP_NOTE,
+      serialize: await reportSerializer(reply, 'RunReport'),
       run: ({ signal, emit }) => startRun(app, admitted, { signal, log: request.log, onTurn: emit && ((turn) => emit({ turn })) }),
     });
   });
@@ -69,6 +81,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
       status: 200,
       finalKey: 'report',
       hangUpNote: HANG_UP_NOTE,
+      serialize: await reportSerializer(reply, 'ComparisonReport'),
       run: ({ signal, emit }) => startComparison(app, admitted, { signal, log: request.log, onTurn: emit && ((turn) => emit({ turn })) }),
     });
   });

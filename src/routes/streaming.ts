@@ -37,6 +37,11 @@ export interface LongCallOptions<T extends object> {
   hangUpNote: string;
   /** Headers known once the first line is out (a stream) or the body is ready (JSON). */
   headersFor?: (firstLineOrBody: object) => Record<string, string>;
+  /**
+   * Writes the final body, as JSON or as the last line: a serializer compiled from its shape. Without
+   * one, the route's own response schema for `status` serializes it.
+   */
+  serialize?: (body: T) => string;
   run: (call: LongCall) => Promise<T>;
 }
 
@@ -72,9 +77,12 @@ export async function answerLongCall<T extends object>(
   try {
     const body = await o.run({ signal: hangUp.signal, emit, relay });
     if (stream !== undefined) {
-      stream.end(`${JSON.stringify({ [o.finalKey]: body })}\n`);
+      const serialize =
+        o.serialize ?? (reply.getSerializationFunction(String(o.status)) as ((body: T) => string) | undefined) ?? JSON.stringify;
+      stream.end(`{${JSON.stringify(o.finalKey)}:${serialize(body)}}\n`);
       return reply;
     }
+    if (o.serialize !== undefined) reply.type('application/json; charset=utf-8').serializer(o.serialize);
     reply.code(o.status);
     if (o.headersFor !== undefined) reply.headers(o.headersFor(body));
     return reply.send(body);

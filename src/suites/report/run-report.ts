@@ -11,7 +11,7 @@ type Schemas = components['schemas'];
 export type ExpectationKind = ExpectationResult['kind'];
 /** `passed` is null when the turn was skipped and the expectation never evaluated. */
 export type ExpectationResult = Schemas['RunExpectation'];
-export type Verdict = CriterionResult['verdict'];
+export type CriterionVerdict = CriterionResult['verdict'];
 /** A judge's ruling on one criterion; `inconclusive` fails. */
 export type CriterionResult = Schemas['RunCriterion'];
 export type ModelUsage = Schemas['ModelUsage'];

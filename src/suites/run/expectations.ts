@@ -1,5 +1,5 @@
 import type { ConversationExpect, Expectations } from '../spec/format.js';
-import { compilePattern } from '../spec/patterns.js';
+import { compilePattern } from '../spec/text-matches.js';
 import type { ExpectationKind, ExpectationResult, TurnReport } from '../report/run-report.js';
 
 /** What a turn showed, as the expectations read it. */

@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../model/client.js';
 import type { Criterion, SimulatedUser } from '../spec/format.js';
-import type { TurnReport, Verdict } from '../report/run-report.js';
+import type { TurnReport, CriterionVerdict } from '../report/run-report.js';
 
 /**
  * The prompts of simulated users and judges, and the JSON schemas their answers must follow.
@@ -130,7 +130,7 @@ export const judgeSchema = (ids: string[]) => ({
   },
 });
 
-type Ruling = { id: string; verdict: Verdict; reasoning: string };
+type Ruling = { id: string; verdict: CriterionVerdict; reasoning: string };
 
 /** The judge's rulings, exactly one per criterion asked about, or what is wrong with them. */
 export function checkVerdicts(answer: unknown, ids: string[]): Map<string, Ruling> | string {
@@ -141,9 +141,9 @@ export function checkVerdicts(answer: unknown, ids: string[]): Map<string, Rulin
     const { id, verdict, reasoning } = item ?? {};
     if (typeof id !== 'string' || !ids.includes(id)) return `the judge named an unknown criterion ${JSON.stringify(id)}`;
     if (rulings.has(id)) return `the judge ruled twice on ${id}`;
-    if (!VERDICTS.includes(verdict as Verdict) || typeof reasoning !== 'string')
+    if (!VERDICTS.includes(verdict as CriterionVerdict) || typeof reasoning !== 'string')
       return `the judge's ruling on ${id} is not {verdict, reasoning}`;
-    rulings.set(id, { id, verdict: verdict as Verdict, reasoning });
+    rulings.set(id, { id, verdict: verdict as CriterionVerdict, reasoning });
   }
   const missing = ids.filter((id) => !rulings.has(id));
   return missing.length > 0 ? `the judge did not rule on ${missing.join(', ')}` : rulings;

@@ -21,7 +21,7 @@ import {
   type SuiteConversation,
   type SuiteForm,
 } from './format.js';
-import { compilePattern } from './patterns.js';
+import { compilePattern } from './text-matches.js';
 import { fallbackRule, notAnObject, problemsOf, type SuiteProblem } from './problems.js';
 
 // The suite's schema, one for both forms (format.ts); every rule phrased to follow its field's path.

@@ -190,7 +190,7 @@ const turnNotes = (turn: TurnReport): string[] => {
   return turn.notes.filter((note) => !said.includes(note) && !/end-of-conversation work/.test(note));
 };
 
-export interface TurnOptions {
+export interface TurnHtmlOptions {
   differs: DifferingKeys;
   /** the comparison's first diverging turn is this one */
   diverged: boolean;
@@ -199,7 +199,7 @@ export interface TurnOptions {
 }
 
 /** One turn as a chat exchange, its chips and checks. */
-export function turnHtml(turn: TurnReport, opts: TurnOptions): Html {
+export function turnHtml(turn: TurnReport, opts: TurnHtmlOptions): Html {
   const simulated = turn.source === 'simulated_user';
   const skipped = turn.status === 'skipped';
   const at: CheckContext = {
