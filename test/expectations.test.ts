@@ -4,7 +4,7 @@
  */
 
 import t from 'tap';
-import type { TurnReport } from '../src/suites/report/run-report.js';
+import { turnReport, type TurnReport } from '../src/suites/report/run-report.js';
 import {
   conversationEndedEarly,
   evaluate,
@@ -110,25 +110,9 @@ t.test('the agent ending the conversation with turns left', async (t) => {
   t.match(conversationEndedEarly(3), { expected: /the 3 turns after this one$/ });
 });
 
-const turn = (over: Partial<TurnReport>): TurnReport => ({
-  index: 1,
-  line: 'hi',
-  source: 'script',
-  status: 'passed',
-  outcome: 'exit',
-  text: 'hello',
-  tools: [],
-  shown: [],
-  ended_by_agent: false,
-  duration_ms: 10,
-  reconnected: false,
-  expectations: [],
-  criteria: [],
-  notes: [],
-  error: null,
-  skipped_reason: null,
-  ...over,
-});
+/** A turn that ran and passed (exit, 'hello'), as the runner reports it, with `over` on top. */
+const turn = ({ index = 1, ...over }: Partial<TurnReport>): TurnReport =>
+  turnReport({ index, line: 'hi', source: 'script' }, { status: 'passed', outcome: 'exit', text: 'hello', duration_ms: 10, ...over });
 
 t.test('conversation checks read every turn that ran, and none that was skipped', async (t) => {
   const turns = [

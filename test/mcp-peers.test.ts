@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import t from 'tap';
 import { PEER_HEADER } from '../src/peers/secret.js';
-import { textOf } from './support/mcp.js';
+import { textOf, threeTurns } from './support/mcp.js';
 import { PEER_SECRET, startHangingPeer, startPods, type Pods } from './support/peers.js';
 import { eventually, UUID } from './support/stack.js';
 import { freePort, type Json } from './support/http.js';
@@ -61,23 +61,7 @@ t.test('one MCP session over three pods behind round-robin: tools, a conversatio
     'tools/list answered through any pod',
   );
 
-  const first: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', device_ref: 'alice' } });
-  t.notOk(first.isError, textOf(first));
-  const conversation = first.structuredContent.session_id;
-  const second: Json = await client.callTool({
-    name: 'test_agent',
-    arguments: { agent: 'coach', session_id: conversation, line: 'Where is my order?' },
-  });
-  t.same(second.structuredContent.turn.tools, ['lookup_order']);
-  const third: Json = await client.callTool({
-    name: 'test_agent',
-    arguments: { agent: 'coach', session_id: conversation, line: 'planning?' },
-  });
-  t.match(
-    third.structuredContent.turn.text,
-    /This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning\./,
-  );
-  t.equal(third.structuredContent.conversation.turns, 3);
+  await threeTurns(t, client);
   t.equal(pods.engine.record.connections.length, 1, 'one engine socket for the whole conversation');
   t.ok(
     hits.every((n) => n > 0),

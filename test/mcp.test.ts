@@ -6,7 +6,7 @@
 
 import t from 'tap';
 import { eventually, startStack, UUID } from './support/stack.js';
-import { mcpClient, textOf, TOOL_NAMES } from './support/mcp.js';
+import { mcpClient, textOf, threeTurns, TOOL_NAMES } from './support/mcp.js';
 import { type Json } from './support/http.js';
 
 const testAgentSchema = ({ tools }: { tools: Json[] }) => tools.find((tool) => tool.name === 'test_agent').inputSchema;
@@ -36,29 +36,12 @@ t.test('the tool list: names, schemas from the input rules, annotations', async 
 t.test('three turns of one conversation over one engine socket', async (t) => {
   const s = await startStack(t);
   const client = await mcpClient(t, s);
-  const first: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', device_ref: 'alice' } });
-  t.notOk(first.isError, textOf(first));
-  const sessionId = first.structuredContent.session_id;
+  const { first, third, sessionId } = await threeTurns(t, client);
   t.match(sessionId, UUID);
   t.equal(first.structuredContent.turn.line, '#intro', 'a new conversation opens with #intro');
   t.match(first.structuredContent.turn.text, /Hi, I'm coach/);
   t.match(textOf(first), /coach said: Hi, I'm coach/);
   t.match(textOf(first), new RegExp(`session_id: ${sessionId}`));
-
-  const second: Json = await client.callTool({
-    name: 'test_agent',
-    arguments: { agent: 'coach', session_id: sessionId, line: 'Where is my order?' },
-  });
-  t.same(second.structuredContent.turn.tools, ['lookup_order']);
-  const third: Json = await client.callTool({
-    name: 'test_agent',
-    arguments: { agent: 'coach', session_id: sessionId, line: 'planning?' },
-  });
-  t.match(
-    third.structuredContent.turn.text,
-    /This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning\./,
-  );
-  t.equal(third.structuredContent.conversation.turns, 3);
   t.equal(third.structuredContent.conversation.reconnected, false);
   t.equal(third.structuredContent.conversation.device_ref, 'mcp:alice');
   t.equal(s.engine.record.connections.length, 1, 'one engine socket for the whole conversation');

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { bucketsUpTo, REFUSAL_REASONS } from '../src/ops/metrics.js';
-import { eventually, startStack, STACK_TURN_BUDGET_MS } from './support/stack.js';
+import { eventually, REFUSAL_WORKLOAD_ENV, startStack, STACK_TURN_BUDGET_MS } from './support/stack.js';
 import { comparePath, memoryPath, runPath, turnPath, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
 import { needs, toolPath } from './support/tools.js';
@@ -99,15 +99,7 @@ const sum = (text: string, name: string, match: (labels: Record<string, string>)
     .reduce((total, x) => total + x.value, 0);
 
 t.test('every answer is counted by route template and status, every refusal once by reason', async (t) => {
-  // Scaled by TEST_TIME_SCALE: the refusals below are asked while the two hanging turns run.
-  const s = await startStack(t, {
-    env: {
-      TURN_BUDGET_MS: String(scaled(1000)),
-      MAX_CONVERSATIONS_PER_CALLER: '1',
-      MAX_CONVERSATIONS_PER_POD: '2',
-      MAX_BODY_BYTES: '1024',
-    },
-  });
+  const s = await startStack(t, { env: REFUSAL_WORKLOAD_ENV });
   const before = (await s.call('GET', '/metrics')).text;
   for (const reason of REFUSAL_REASONS) t.equal(value(before, `${p}refusals_total`, { reason }), 0, `${reason} starts at 0`);
   t.equal(value(before, `${p}engine_connects_total`, { result: 'not_enabled', kind: 'new' }), 0);

@@ -20,7 +20,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import t from 'tap';
-import { doc, escapePointer, OPENAPI_FILE, validatorAt } from './support/openapi.js';
+import { doc, escapePointer, FULL_START_BODY, OPENAPI_FILE, validatorAt } from './support/openapi.js';
 import { ROOT } from './support/root.js';
 import { childEnv, eventually, startStack, UUID } from './support/stack.js';
 import {
@@ -208,22 +208,7 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     t.comment('conversations: start, turns, streams, views, close');
     const intro = await valid('post', '/v1/agents/coach/conversations', START, { status: 201 });
     const sessionId: string = intro.body.session_id;
-    await valid(
-      'post',
-      '/v1/agents/coach.3/conversations',
-      START,
-      { status: 201 },
-      {
-        body: {
-          line: 'Hello',
-          locale: 'de_DE',
-          device_ref: 'alice',
-          time_zone: 'Europe/Prague',
-          run_label: 'nightly-42',
-          time_offset: '-P10D',
-        },
-      },
-    );
+    await valid('post', '/v1/agents/coach.3/conversations', START, { status: 201 }, { body: FULL_START_BODY });
     const streamed = await valid('post', '/v1/agents/coach/conversations', START, { status: 201 }, ndjson);
     const streamedId = String(streamed.headers.location).split('/').at(-1)!;
     // A stream that fails after its first line ends with an error line (the status stays 201).

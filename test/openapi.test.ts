@@ -7,7 +7,7 @@
 
 import { execFile } from 'node:child_process';
 import t, { type Test } from 'tap';
-import { doc, escapePointer, resolveRef, validatorAt } from './support/openapi.js';
+import { doc, escapePointer, FULL_START_BODY, resolveRef, validatorAt } from './support/openapi.js';
 import { ROOT } from './support/root.js';
 import { childEnv, eventually, startStack, type Stack } from './support/stack.js';
 import { conversationPath, memoryPath, turnPath, type Answer, type Json } from './support/http.js';
@@ -263,16 +263,8 @@ t.test('contract conformance on the real stack', async (t) => {
     t.notOk(validatorAt('/components/schemas/Error')({ error: 'internal', message: 'x', statusCode: 500 }), 'Error is closed');
     t.notOk(validatorAt('/components/schemas/Error')({ error: 'Service Unavailable', message: 'x' }), 'Error codes are an enum');
 
-    const full = {
-      line: 'Hello',
-      locale: 'de_DE',
-      device_ref: 'alice',
-      time_zone: 'Europe/Prague',
-      run_label: 'nightly-42',
-      time_offset: '-P10D',
-    };
-    requestSchemaSays(t, START, 'post', full, true);
-    const started = await s.call('POST', '/v1/agents/coach.3/conversations', { body: full });
+    requestSchemaSays(t, START, 'post', FULL_START_BODY, true);
+    const started = await s.call('POST', '/v1/agents/coach.3/conversations', { body: FULL_START_BODY });
     conform(t, started, START, 'post', { status: 201 });
     t.match(started.body.conversation, { locale: 'de-DE', device_ref: 'mcp:alice', time_offset: '-P10D' });
 

@@ -2,6 +2,7 @@
 // on one engine and platform simulator, talking real HTTP on loopback.
 import t from 'tap';
 import { request } from 'undici';
+import type { Ownership } from '../src/conversations/remembered.js';
 import { ConfigError, loadConfig } from '../src/ops/config.js';
 import { BoundedQueue } from '../src/peers/notices.js';
 import { PeerList } from '../src/peers/peer-list.js';
@@ -14,6 +15,24 @@ import { scaled } from './support/time.js';
 const base = { PROMETHIST_MCP_ENGINE_URL: 'http://engine.example', PROMETHIST_PLATFORM_URL: 'http://platform.example' };
 const planning = (answer: { body: { turn: { text: string } } }) => answer.body.turn.text;
 const silentLog = { info() {}, warn() {} } as never;
+
+/** POSTs `notice` to a pod's peer notices route with the secret, as a sibling pod does. */
+const postNotice = (url: string, notice: object) =>
+  request(`${url}/internal/peer/notices`, {
+    method: 'POST',
+    headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
+    body: JSON.stringify(notice),
+  });
+
+/** A sibling's ownership notice for conversation `id` (its owner as a pod knows it), written out in the wire's words. */
+const heldNotice = (id: string, owner: Ownership, turns: number) => ({
+  session_id: id,
+  caller_id: owner.callerId,
+  agent: owner.agent,
+  settings: { device_ref: owner.settings.deviceRef, locale: owner.settings.locale, time_zone: null, run_label: null, time_offset: null },
+  turns,
+  created_at: owner.createdAt,
+});
 
 t.test('configuration: PEERS, PEER_DNS, PEER_SECRET, PEER_TIMEOUT_MS', async (t) => {
   t.equal(loadConfig(base).peers, undefined, 'no peers: a single pod');
@@ -126,11 +145,7 @@ t.test('three pods act as one', async (t) => {
     }
     const res = await request(`${pods.urls[0]}/internal/peer/sessions/${id}`, { headers: { [PEER_HEADER]: PEER_SECRET } });
     t.same(await res.body.json(), { state: 'unknown' });
-    const notice = await request(`${pods.urls[0]}/internal/peer/notices`, {
-      method: 'POST',
-      headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
-      body: JSON.stringify({ session_id: id }),
-    });
+    const notice = await postNotice(pods.urls[0]!, { session_id: id });
     t.equal(notice.statusCode, 400, 'a malformed notice is refused');
     await notice.body.text();
   });
@@ -247,25 +262,7 @@ t.test('three pods act as one', async (t) => {
     await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${new URL(pods.urls[2]!).port}`);
     // Pod 1's notice of its own connect arrives late (notices are fire-and-forget): pod 0 now believes pod 1 holds it.
     const owner = pods.apps[0]!.conversationRegistry.ownership(id)!.owner;
-    const late = await request(`${pods.urls[0]}/internal/peer/notices`, {
-      method: 'POST',
-      headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        session_id: id,
-        caller_id: owner.callerId,
-        agent: owner.agent,
-        settings: {
-          device_ref: owner.settings.deviceRef,
-          locale: owner.settings.locale,
-          time_zone: null,
-          run_label: null,
-          time_offset: null,
-        },
-        turns: 0,
-        created_at: owner.createdAt,
-        holder_port: Number(new URL(pods.urls[1]!).port),
-      }),
-    });
+    const late = await postNotice(pods.urls[0]!, { ...heldNotice(id, owner, 0), holder_port: Number(new URL(pods.urls[1]!).port) });
     t.equal(late.statusCode, 204);
     t.equal(pods.apps[0]!.peers!.rememberedHolder(id)?.address, `127.0.0.1:${new URL(pods.urls[1]!).port}`, 'pod 0 remembers pod 1');
     const connections = pods.engine.record.connections.length;
@@ -290,24 +287,7 @@ t.test('three pods act as one', async (t) => {
     const line = `sim:delay:${scaled(300)}`;
     const running = pods.call(0, 'POST', turnPath(id), { body: { line } });
     await eventually(() => conn.frames.includes(line));
-    const notice = await request(`${pods.urls[0]}/internal/peer/notices`, {
-      method: 'POST',
-      headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        session_id: id,
-        caller_id: owner.callerId,
-        agent: owner.agent,
-        settings: {
-          device_ref: owner.settings.deviceRef,
-          locale: owner.settings.locale,
-          time_zone: null,
-          run_label: null,
-          time_offset: null,
-        },
-        turns: 1,
-        created_at: owner.createdAt,
-      }),
-    });
+    const notice = await postNotice(pods.urls[0]!, heldNotice(id, owner, 1));
     t.equal(notice.statusCode, 204);
     t.equal(conn.closeCode, undefined, 'not while its turn runs');
     const finished = await running;

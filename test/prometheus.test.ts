@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
 import { REFUSAL_REASONS } from '../src/ops/metrics.js';
-import { eventually, startStack, type Stack } from './support/stack.js';
+import { eventually, REFUSAL_WORKLOAD_ENV, startStack, type Stack } from './support/stack.js';
 import { runPath, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
 import { needs } from './support/tools.js';
@@ -67,15 +67,7 @@ async function workload(s: Stack): Promise<{ statuses: Map<number, number>; refu
 }
 
 t.test('a real Prometheus scraping the gateway: panels, rules and counts', needs('prometheus'), async (t) => {
-  const s = await startStack(t, {
-    // Scaled by TEST_TIME_SCALE: the refusals of the workload are asked while its two hanging turns run.
-    env: {
-      TURN_BUDGET_MS: String(scaled(1000)),
-      MAX_CONVERSATIONS_PER_CALLER: '1',
-      MAX_CONVERSATIONS_PER_POD: '2',
-      MAX_BODY_BYTES: '1024',
-    },
-  });
+  const s = await startStack(t, { env: REFUSAL_WORKLOAD_ENV });
   const { query, rules, scraped } = await startPrometheus(t, new URL(s.url).host);
   // The workload waits for the first scrape, so rates over it have samples from before, during and after.
   await scraped();

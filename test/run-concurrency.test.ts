@@ -243,38 +243,20 @@ t.test('concurrency is checked everywhere it is given: the REST body, the MCP to
   t.equal(mostAtOnce(await runConnections(s)), 2);
 
   const dir = t.testdir({ 'slow.yaml': `agent: coach\nconcurrency: 10\n${slowYaml(3, scaled(40))}` });
-  const bad = await cli('run', [join(dir, 'slow.yaml'), '--gateway', s.url, '--concurrency', '51']);
+  /** The CLI's `command` on slow.yaml against the stack, with `flags`. */
+  const onSlow = (command: 'run' | 'compare', ...flags: string[]) => cli(command, [join(dir, 'slow.yaml'), '--gateway', s.url, ...flags]);
+  const bad = await onSlow('run', '--concurrency', '51');
   t.equal(bad.code, 2);
   t.match(bad.stderr, /--concurrency must be at most 50/);
-  const badCompare = await cli('compare', [
-    join(dir, 'slow.yaml'),
-    '--gateway',
-    s.url,
-    '--baseline',
-    'coach',
-    '--candidate',
-    'coach.3',
-    '--concurrency',
-    '0',
-  ]);
+  const badCompare = await onSlow('compare', '--baseline', 'coach', '--candidate', 'coach.3', '--concurrency', '0');
   t.equal(badCompare.code, 2);
   t.match(badCompare.stderr, /--concurrency must be at least 1/);
   s.engine.reset();
-  const run = await cli('run', [join(dir, 'slow.yaml'), '--gateway', s.url, '--concurrency', '1']);
+  const run = await onSlow('run', '--concurrency', '1');
   t.equal(run.code, 0, run.stderr);
   t.equal(mostAtOnce(await runConnections(s)), 1, '--concurrency wins over the suite file');
   s.engine.reset();
-  const compare = await cli('compare', [
-    join(dir, 'slow.yaml'),
-    '--gateway',
-    s.url,
-    '--baseline',
-    'coach',
-    '--candidate',
-    'coach.2',
-    '--concurrency',
-    '2',
-  ]);
+  const compare = await onSlow('compare', '--baseline', 'coach', '--candidate', 'coach.2', '--concurrency', '2');
   t.equal(compare.code, 0, compare.stderr);
   t.equal(mostAtOnce(await runConnections(s)), 2);
 });

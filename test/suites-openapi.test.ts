@@ -38,6 +38,20 @@ t.test('the request schema agrees with the service', async (t) => {
   const s = await startStack(t, { model: true });
   const ok = { conversations: [{ turns: [{ line: '#intro' }] }] };
   const user = { persona: 'p', goal: 'Find out when my order will be delivered.', facts: { order_number: '12345' } };
+  const checks = { tools: 'lookup_order', not_tools: ['x'], ended_by_agent: false, criteria: ['a', { id: 'b', text: 'c' }] };
+  /** A suite with repeats, a judged turn and a simulated user, whose conversation has the checks `expect`. */
+  const everything = (expect: Json) => ({
+    repeat: 2,
+    pass_rate: 0.5,
+    seed: 3,
+    conversations: [
+      {
+        turns: [{ line: '#intro', expect: { judge: 'The agent said "help"', not_tool: 'x' } }],
+        simulated_user: { ...user, max_turns: 3, min_turns: 1, model: 'm', temperature: 0.2 },
+        expect,
+      },
+    ],
+  });
   const cases: Array<[unknown, boolean]> = [
     [ok, true],
     [
@@ -81,36 +95,8 @@ t.test('the request schema agrees with the service', async (t) => {
       true,
     ],
     [{ conversations: [{ turns: [{ line: 'hi', expect: null }] }] }, true],
-    [
-      {
-        repeat: 2,
-        pass_rate: 0.5,
-        seed: 3,
-        conversations: [
-          {
-            turns: [{ line: '#intro', expect: { judge: 'The agent said "help"', not_tool: 'x' } }],
-            simulated_user: { ...user, max_turns: 3, min_turns: 1, model: 'm', temperature: 0.2 },
-            expect: { tools: 'lookup_order', not_tools: ['x'], shown: [], ended_by_agent: false, criteria: ['a', { id: 'b', text: 'c' }] },
-          },
-        ],
-      },
-      false,
-    ],
-    [
-      {
-        repeat: 2,
-        pass_rate: 0.5,
-        seed: 3,
-        conversations: [
-          {
-            turns: [{ line: '#intro', expect: { judge: 'The agent said "help"', not_tool: 'x' } }],
-            simulated_user: { ...user, max_turns: 3, min_turns: 1, model: 'm', temperature: 0.2 },
-            expect: { tools: 'lookup_order', not_tools: ['x'], ended_by_agent: false, criteria: ['a', { id: 'b', text: 'c' }] },
-          },
-        ],
-      },
-      true,
-    ],
+    [everything({ ...checks, shown: [] }), false],
+    [everything(checks), true],
     [{ conversations: [{ simulated_user: user }] }, true],
     [{ conversations: [{ name: 'neither' }] }, false],
     [{ conversations: [{ simulated_user: { ...user, api_key: 'k' } }] }, false],

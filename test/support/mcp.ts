@@ -1,6 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { Test } from 'tap';
+import type { Json } from './http.js';
 import type { Stack } from './stack.js';
 
 /** The SDK's own client, connected to the stack's /mcp with a platform token. */
@@ -23,6 +25,31 @@ export const textOf = (result: { content?: unknown }): string =>
     .filter((c) => c.type === 'text')
     .map((c) => c.text)
     .join('\n');
+
+/**
+ * Three turns of one coach conversation over test_agent (the intro for device alice, an order
+ * question, "planning?"), asserting the engine kept its planning; answers the first and last results.
+ */
+export async function threeTurns(t: Test, client: Client): Promise<{ first: Json; third: Json; sessionId: string }> {
+  const first: Json = await client.callTool({ name: 'test_agent', arguments: { agent: 'coach', device_ref: 'alice' } });
+  t.notOk(first.isError, textOf(first));
+  const sessionId: string = first.structuredContent.session_id;
+  const second: Json = await client.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', session_id: sessionId, line: 'Where is my order?' },
+  });
+  t.same(second.structuredContent.turn.tools, ['lookup_order']);
+  const third: Json = await client.callTool({
+    name: 'test_agent',
+    arguments: { agent: 'coach', session_id: sessionId, line: 'planning?' },
+  });
+  t.match(
+    third.structuredContent.turn.text,
+    /This socket has carried 2 of my turns; the session has 2 lines, so I still have my planning\./,
+  );
+  t.equal(third.structuredContent.conversation.turns, 3);
+  return { first, third, sessionId };
+}
 
 /** Every tool the gateway's MCP server lists, sorted. */
 export const TOOL_NAMES = [

@@ -22,6 +22,16 @@ addFormatsModule.default(ajv);
 ajv.addVocabulary(Object.keys(doc));
 ajv.addSchema({ ...doc, $id: DOC_ID });
 
+/** A conversation start with every field the start request takes set, as a client in Prague would send it. */
+export const FULL_START_BODY = {
+  line: 'Hello',
+  locale: 'de_DE',
+  device_ref: 'alice',
+  time_zone: 'Europe/Prague',
+  run_label: 'nightly-42',
+  time_offset: '-P10D',
+};
+
 export const escapePointer = (part: string): string => part.replaceAll('~', '~0').replaceAll('/', '~1');
 
 const validators = new Map<string, ValidateFunction>();

@@ -35,6 +35,17 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 /** The stack's turn budget unless a test sets TURN_BUDGET_MS: 1.5 s on an idle machine, scaled. */
 export const STACK_TURN_BUDGET_MS = scaled(1500);
 
+/**
+ * The limits for a workload that provokes every refusal: one conversation a caller, two a pod, a
+ * 1 KiB body, and a 1 s turn budget (scaled) so its two hanging turns run while the refusals are asked.
+ */
+export const REFUSAL_WORKLOAD_ENV: Record<string, string> = {
+  TURN_BUDGET_MS: String(scaled(1000)),
+  MAX_CONVERSATIONS_PER_CALLER: '1',
+  MAX_CONVERSATIONS_PER_POD: '2',
+  MAX_BODY_BYTES: '1024',
+};
+
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
