@@ -253,7 +253,7 @@ t.test('three pods act as one', async (t) => {
       body: JSON.stringify({
         session_id: id,
         caller_id: owner.callerId,
-        agent: owner.agent,
+        agent: owner.agentKey,
         settings: {
           device_ref: owner.settings.deviceRef,
           locale: owner.settings.locale,
@@ -296,7 +296,7 @@ t.test('three pods act as one', async (t) => {
       body: JSON.stringify({
         session_id: id,
         caller_id: owner.callerId,
-        agent: owner.agent,
+        agent: owner.agentKey,
         settings: {
           device_ref: owner.settings.deviceRef,
           locale: owner.settings.locale,

@@ -140,7 +140,7 @@ export class ConversationRegistry {
    */
   async warmUp(caller: Caller, access: AgentAccess, input: ConnectInput, run?: RunMembership): Promise<void> {
     const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
-    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings, run });
+    const conv = new Conversation({ callerId: caller.id, agentKey: access.agentKey, settings, run });
     this.#admit(conv);
     await this.#connect(conv, access);
     this.#close(conv, 'caller', false);
@@ -174,7 +174,7 @@ export class ConversationRegistry {
   /** Opens a new conversation and runs its first turn. */
   async start(caller: Caller, access: AgentAccess, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
     const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
-    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings, run: turn.run });
+    const conv = new Conversation({ callerId: caller.id, agentKey: access.agentKey, settings, run: turn.run });
     this.#admit(conv);
     await this.#connect(conv, access);
     return this.#runTurn(conv, turn, false);
@@ -201,7 +201,7 @@ export class ConversationRegistry {
       known ??
       new Conversation({
         callerId: caller.id,
-        agent: access.agentKey,
+        agentKey: access.agentKey,
         settings: settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`),
         sessionId,
         run: turn.run,
@@ -298,7 +298,7 @@ export class ConversationRegistry {
     this.#remembered.delete(socket.sessionId);
     socket.onClose(() => this.#close(conv, conv.endedByAgent ? 'agent_ended' : 'engine_closed'));
     this.#log.info(
-      { event: reconnect ? 'conversation_reconnected' : 'conversation_opened', session_id: socket.sessionId, agent: conv.agent },
+      { event: reconnect ? 'conversation_reconnected' : 'conversation_opened', session_id: socket.sessionId, agent: conv.agentKey },
       reconnect ? 'conversation reconnected' : 'conversation opened',
     );
     for (const listener of this.#connected) listener(conv);

@@ -6,7 +6,7 @@ import type { Conversation } from './conversation.js';
 
 /** Refuses a conversation of another caller or another agent (the caller may not see or drive it). */
 export function checkOwner(conv: Conversation, caller: Caller, agentKey: string): void {
-  if (conv.callerId !== caller.id || conv.agent !== agentKey) {
+  if (conv.callerId !== caller.id || conv.agentKey !== agentKey) {
     throw new GatewayError(
       'conversation_not_yours',
       'This conversation belongs to another caller or another agent; start a conversation of your own.',

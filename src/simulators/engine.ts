@@ -169,9 +169,9 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
   }
 
   /** The revision the key runs, if any: the Published one for a plain ref; never Archived; Draft only signed in. */
-  function runnable(key: string, identity: EngineIdentity | undefined): { agent: Agent; revision: number } | undefined {
-    const m = /^(.+)\.(\d+)$/.exec(key);
-    const agent = world.agents[m?.[1] ?? key];
+  function runnable(agentKey: string, identity: EngineIdentity | undefined): { agent: Agent; revision: number } | undefined {
+    const m = /^(.+)\.(\d+)$/.exec(agentKey);
+    const agent = world.agents[m?.[1] ?? agentKey];
     if (!agent) return undefined;
     const revision = m
       ? agent.revisions.find((r) => r.revision === Number(m[2]))
@@ -191,7 +191,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     const conn: EngineConnection = {
       id: ++connectionSeq,
       path: q < 0 ? url : url.slice(0, q),
-      key: req.params.target.replace(/^agent:/, ''),
+      agentKey: req.params.target.replace(/^agent:/, ''),
       rawQuery,
       params,
       query,
@@ -221,8 +221,8 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     const found = basicIdentity(req.headers.authorization);
     if (found === 'unknown' && rejectUnknownIdentity) return refuse(401, 'Unknown credentials.');
     const identity = found === 'unknown' ? undefined : found;
-    const run = runnable(conn.key, identity);
-    if (!run) return refuse(404, `No runnable revision for agent:${conn.key}.`);
+    const run = runnable(conn.agentKey, identity);
+    if (!run) return refuse(404, `No runnable revision for agent:${conn.agentKey}.`);
     conn.revision = run.revision;
     admitted.set(req.raw, { conn, identity, agent: run.agent });
   }
@@ -299,7 +299,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         session: s.ordinal,
         facts,
         revision: conn.revision,
-        draw: (stream) => chance(s, conn.key, stream),
+        draw: (stream) => chance(s, conn.agentKey, stream),
       });
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
