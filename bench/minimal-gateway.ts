@@ -21,9 +21,9 @@ const engineUrl = process.env.PROMETHIST_MCP_ENGINE_URL!;
 const held = new Map<string, Held>();
 const PATH = /^\/v1\/agents\/([^/]+)\/conversations(?:\/([^/]+)\/turns)?$/;
 
-function open(agent: string): Promise<Held> {
+function open(agentKey: string): Promise<Held> {
   const settings = settingsFrom({}, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
-  const ws = new WebSocket(socketUrl(engineUrl, agent, settings), { perMessageDeflate: false });
+  const ws = new WebSocket(socketUrl(engineUrl, agentKey, settings), { perMessageDeflate: false });
   return new Promise((resolve, reject) => {
     ws.once('error', reject);
     ws.once('message', (data) => {
@@ -61,10 +61,10 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     void (async () => {
       if (req.url === '/readyz') return res.end('{"ready":true}');
-      const [, agent, sessionId] = (req.method === 'POST' && PATH.exec(req.url ?? '')) || [];
-      if (agent === undefined) return res.writeHead(404).end();
+      const [, agentKey, sessionId] = (req.method === 'POST' && PATH.exec(req.url ?? '')) || [];
+      if (agentKey === undefined) return res.writeHead(404).end();
       const known = sessionId === undefined ? undefined : held.get(sessionId);
-      const conv = known ?? (await open(agent));
+      const conv = known ?? (await open(agentKey));
       held.set(conv.sessionId, conv);
       const line = (JSON.parse(body || '{}') as { line?: string }).line ?? '#intro';
       const elements = await turn(conv, line);

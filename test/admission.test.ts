@@ -16,7 +16,7 @@ const idle: IdlePolicy = { afterMs: 60_000, close: () => undefined };
 const tick = () => new Promise((resolve) => setTimeout(resolve, 3));
 
 /** An interactive conversation of the caller's, before it asks for a place. */
-const newcomer = (callerId: string): Conversation => new Conversation({ callerId, agent: 'coach', settings });
+const newcomer = (callerId: string): Conversation => new Conversation({ callerId, agentKey: 'coach', settings });
 
 function setUp(t: Test, limits: Partial<Limits> = {}) {
   const evicted: Array<[Conversation, EvictionLimit]> = [];

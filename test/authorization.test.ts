@@ -60,7 +60,7 @@ t.test('which revision runs', async (t) => {
     if (key) t.equal(answer.body.agent, `agent:${key}`);
   }
   t.same(
-    s.engine.record.connections.map((c) => c.key),
+    s.engine.record.connections.map((c) => c.agentKey),
     ['coach', 'coach.2', 'coach.3', 'preview-only.1'],
     'refused revisions never reached the engine',
   );

@@ -19,7 +19,7 @@ const POD_C: Sibling = { address: 'http://10.0.0.3:8080' };
 const OWNER: Ownership = {
   sessionId: SESSION,
   callerId: 'user-1',
-  agent: 'coach',
+  agentKey: 'coach',
   settings: { deviceRef: 'device-1', locale: 'en', timeZone: null, runLabel: null, timeOffset: null },
   turns: 2,
   createdAt: 1,
@@ -28,7 +28,7 @@ const OWNER: Ownership = {
 /** A conversation as the registry's turn answers it, enough for the API's view. */
 const conversation = (sessionId: string) => ({
   sessionId,
-  agent: 'coach',
+  agentKey: 'coach',
   settings: OWNER.settings,
   turns: 3,
   state: 'idle',

@@ -118,7 +118,7 @@ t.test('connect settings reach the engine exactly, with testMode=true', async (t
     time_offset: '-P10D',
   });
   const conn = s.engine.record.connections[0]!;
-  t.equal(conn.key, 'coach.3');
+  t.equal(conn.agentKey, 'coach.3');
   t.same(conn.query, {
     inputFormat: 'TEXT',
     outputFormat: 'JSON',

@@ -28,7 +28,7 @@ const postNotice = (url: string, notice: object) =>
 const heldNotice = (id: string, owner: Ownership, turns: number) => ({
   session_id: id,
   caller_id: owner.callerId,
-  agent: owner.agent,
+  agent: owner.agentKey,
   settings: { device_ref: owner.settings.deviceRef, locale: owner.settings.locale, time_zone: null, run_label: null, time_offset: null },
   turns,
   created_at: owner.createdAt,

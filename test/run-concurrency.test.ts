@@ -78,7 +78,7 @@ t.test('a comparison holds its concurrency with both sides together', async (t) 
   const report = answer.body as ComparisonReport;
   const connections = await runConnections(s);
   t.equal(connections.length, 12, 'three conversations, two attempts, two sides');
-  t.same(new Set(connections.map((c) => c.key)), new Set(['coach', 'coach.2']));
+  t.same(new Set(connections.map((c) => c.agentKey)), new Set(['coach', 'coach.2']));
   t.equal(mostAtOnce(connections), 2, 'both sides together never above 2');
   t.equal(report.runs.candidate.parallelism, 2);
 });

@@ -408,7 +408,7 @@ conversations:
   t.equal(await main([join(dir, 'listens.yaml'), '--gateway', s.url, '--repeat', '2', '--agent', 'coach.3'], io), 0);
   t.match(stdout, /— agent:coach\.3 · revision 3 \(Preview\)/, 'the report names the revision that ran');
   t.match(stdout, /1\/1 attempts passed|2\/2 attempts passed/);
-  t.same(new Set(s.engine.record.connections.map((c) => c.key)), new Set(['coach.3']));
+  t.same(new Set(s.engine.record.connections.map((c) => c.agentKey)), new Set(['coach.3']));
   t.equal(s.engine.record.connections.length, 2, 'two attempts');
   t.equal(await main([join(dir, 'listens.yaml'), '--gateway', s.url, '--repeat', '21'], io), 2, '--repeat is checked');
 });

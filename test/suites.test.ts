@@ -554,7 +554,7 @@ t.test('authorization is as for conversations', async (t) => {
   t.equal(draining.body.error, 'shutting_down');
   t.equal(preview.status, 200);
   t.equal(preview.body.agent, 'agent:coach.3');
-  t.equal(s.engine.record.connections[0]!.key, 'coach.3');
+  t.equal(s.engine.record.connections[0]!.agentKey, 'coach.3');
 });
 
 t.test('a turn the gateway cannot run is an error in the report', async (t) => {

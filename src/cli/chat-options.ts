@@ -23,7 +23,8 @@ Type a line and Enter to send it; Ctrl-C or Ctrl-D closes the conversation.
 export class UsageError extends Error {}
 
 export interface Options {
-  agent: string;
+  /** The agent as typed: `coach` or `coach.7`, the engine key without `agent:`. */
+  agentKey: string;
   gateway: string;
   token: string;
   deviceRef?: string;
@@ -60,7 +61,7 @@ export function parseOptions(args: string[], env: NodeJS.ProcessEnv): Options {
   const token = tokenFrom(env);
   if (!token) throw new UsageError(MISSING_TOKEN);
   return {
-    agent: positionals[0]!,
+    agentKey: positionals[0]!,
     gateway,
     token,
     ...(values['device-ref'] === undefined ? {} : { deviceRef: values['device-ref'] }),
@@ -76,7 +77,7 @@ export function reconnectCommand(opts: Options, sessionId: string): string {
   const args = [
     ...commandLine().split(' '),
     'chat',
-    opts.agent,
+    opts.agentKey,
     '--gateway',
     opts.gateway,
     '--session',

@@ -80,7 +80,7 @@ class Chat {
   constructor(opts: Options, io: ChatIO) {
     this.#opts = opts;
     this.#io = io;
-    this.#base = `${opts.gateway}/v1/agents/${encodeURIComponent(opts.agent)}/conversations`;
+    this.#base = `${opts.gateway}/v1/agents/${encodeURIComponent(opts.agentKey)}/conversations`;
     this.#sessionId = opts.session;
   }
 
@@ -96,7 +96,7 @@ class Chat {
   }
 
   async #converse(): Promise<number> {
-    const { agent } = this.#opts;
+    const { agentKey } = this.#opts;
     // Read the input from the start, so lines typed (or piped) while the opening streams wait their turn.
     const terminal = (this.#io.input as { isTTY?: boolean }).isTTY === true && (this.#io.output as { isTTY?: boolean }).isTTY === true;
     const rl = createInterface({ input: this.#io.input, output: this.#io.output, terminal });
@@ -110,7 +110,7 @@ class Chat {
     rl.once('close', () => (inputEnded = true));
 
     if (this.#opts.session === undefined) {
-      this.#say(`Opening a conversation with ${agent} at ${this.#opts.gateway} …`);
+      this.#say(`Opening a conversation with ${agentKey} at ${this.#opts.gateway} …`);
       const opened = await this.#turn('#intro', true);
       if (opened.cancelled) return this.#close();
       if (opened.error !== undefined || opened.result === undefined) {
@@ -122,7 +122,7 @@ class Chat {
       this.#say(this.#paint('dim', `session ${this.#sessionId} · reconnect later with: ${reconnect}`));
       if (this.#ended(opened.result)) return 0;
     } else {
-      this.#say(`Session ${this.#sessionId} with ${agent}: your first line reconnects to it.`);
+      this.#say(`Session ${this.#sessionId} with ${agentKey}: your first line reconnects to it.`);
     }
 
     for (;;) {
@@ -224,7 +224,7 @@ class Chat {
         return;
       case 'text': {
         const text = typeof element.text === 'string' ? element.text.trim() : '';
-        if (text !== '') this.#say(`${this.#paint('bold', `${this.#opts.agent}>`)} ${text}`);
+        if (text !== '') this.#say(`${this.#paint('bold', `${this.#opts.agentKey}>`)} ${text}`);
         return;
       }
       case 'error': {

@@ -38,7 +38,7 @@ export interface IdlePolicy {
 export class Conversation {
   readonly callerId: string;
   /** The agent as called: `coach` or `coach.7`; the engine key without `agent:`. */
-  readonly agent: string;
+  readonly agentKey: string;
   readonly settings: ConnectSettings;
   readonly createdAt: number;
 
@@ -57,7 +57,7 @@ export class Conversation {
 
   constructor(init: {
     callerId: string;
-    agent: string;
+    agentKey: string;
     settings: ConnectSettings;
     sessionId?: string;
     createdAt?: number;
@@ -66,7 +66,7 @@ export class Conversation {
     this.createdAt = init.createdAt ?? Date.now();
     this.#run = init.run;
     this.callerId = init.callerId;
-    this.agent = init.agent;
+    this.agentKey = init.agentKey;
     this.settings = init.settings;
     this.#sessionId = init.sessionId;
   }
@@ -75,7 +75,7 @@ export class Conversation {
   static heldElsewhere(init: {
     sessionId: string;
     callerId: string;
-    agent: string;
+    agentKey: string;
     settings: ConnectSettings;
     turns: number;
     createdAt: number;

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import {
-  conflictingSettings,
   DEVICE_NAMESPACE,
   settingsFrom,
-  settingsView,
   type AgentAccess,
   type Caller,
   type CloseCause,
@@ -21,6 +19,7 @@ import { Admission } from './admission.js';
 import { causeOf, Conversation, type ConversationState, type IdlePolicy, type RunMembership } from './conversation.js';
 import { turnNotes, type Previously } from './notes.js';
 import { ownershipOf, RememberedConversations, type Ownership } from './remembered.js';
+import { checkOwner, checkSettings } from './request-checks.js';
 
 export interface TurnRequest {
   line: string;
@@ -43,7 +42,8 @@ export interface TurnResult {
  * transition of a conversation happens here, synchronously between awaits, so limits, ownership
  * and "is a turn running?" have one answer even when requests race. The places for sockets are
  * counted by ./admission.ts, the conversations it holds no socket for are remembered by
- * ./remembered.ts, and the sentences a result carries come from ./notes.ts.
+ * ./remembered.ts, a request is checked against the conversation it names by ./request-checks.ts,
+ * and the sentences a result carries come from ./notes.ts.
  */
 export class ConversationRegistry {
   readonly #config: Config;
@@ -140,7 +140,7 @@ export class ConversationRegistry {
    */
   async warmUp(caller: Caller, access: AgentAccess, input: ConnectInput, run?: RunMembership): Promise<void> {
     const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
-    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings, run });
+    const conv = new Conversation({ callerId: caller.id, agentKey: access.agentKey, settings, run });
     this.#admit(conv);
     await this.#connect(conv, access);
     this.#close(conv, 'caller', false);
@@ -174,7 +174,7 @@ export class ConversationRegistry {
   /** Opens a new conversation and runs its first turn. */
   async start(caller: Caller, access: AgentAccess, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
     const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
-    const conv = new Conversation({ callerId: caller.id, agent: access.agentKey, settings, run: turn.run });
+    const conv = new Conversation({ callerId: caller.id, agentKey: access.agentKey, settings, run: turn.run });
     this.#admit(conv);
     await this.#connect(conv, access);
     return this.#runTurn(conv, turn, false);
@@ -185,23 +185,23 @@ export class ConversationRegistry {
     this.#refuseWhileDraining();
     const live = this.#live.get(sessionId);
     if (live !== undefined) {
-      this.#checkOwner(live, caller, access.agentKey);
+      checkOwner(live, caller, access.agentKey);
       if (live.state !== 'idle') {
         throw new GatewayError('turn_in_progress', 'A turn of this conversation is still running; send the next line when it has ended.');
       }
-      this.#checkSettings(live, input);
+      checkSettings(live, input);
       return this.#runTurn(live, turn, false);
     }
     const known = this.#remembered.get(sessionId);
     if (known !== undefined) {
-      this.#checkOwner(known, caller, access.agentKey);
-      this.#checkSettings(known, input);
+      checkOwner(known, caller, access.agentKey);
+      checkSettings(known, input);
     }
     const conv =
       known ??
       new Conversation({
         callerId: caller.id,
-        agent: access.agentKey,
+        agentKey: access.agentKey,
         settings: settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`),
         sessionId,
         run: turn.run,
@@ -219,7 +219,7 @@ export class ConversationRegistry {
     if (conv === undefined) {
       throw new GatewayError('not_found', 'This pod holds and remembers no conversation with this session_id.');
     }
-    this.#checkOwner(conv, caller, agentKey);
+    checkOwner(conv, caller, agentKey);
     return conv;
   }
 
@@ -263,28 +263,6 @@ export class ConversationRegistry {
     if (this.#draining) throw shuttingDown();
   }
 
-  #checkOwner(conv: Conversation, caller: Caller, agentKey: string): void {
-    if (conv.callerId !== caller.id || conv.agent !== agentKey) {
-      throw new GatewayError(
-        'conversation_not_yours',
-        'This conversation belongs to another caller or another agent; start a conversation of your own.',
-      );
-    }
-  }
-
-  #checkSettings(conv: Conversation, input: ConnectInput): void {
-    const differing = conflictingSettings(conv.settings, input);
-    if (differing.length > 0) {
-      throw new GatewayError(
-        'conversation_settings_fixed',
-        `${differing.join(', ')} ${differing.length > 1 ? 'are' : 'is'} fixed when the conversation connects; leave ${
-          differing.length > 1 ? 'them' : 'it'
-        } out or repeat the first turn's value${differing.length > 1 ? 's' : ''}.`,
-        { fields: differing, fixed: settingsView(conv.settings) },
-      );
-    }
-  }
-
   /** Reserves a place for a new socket, evicting the least recently used idle interactive conversation if needed. */
   #admit(conv: Conversation): void {
     this.#refuseWhileDraining();
@@ -320,7 +298,7 @@ export class ConversationRegistry {
     this.#remembered.delete(socket.sessionId);
     socket.onClose(() => this.#close(conv, conv.endedByAgent ? 'agent_ended' : 'engine_closed'));
     this.#log.info(
-      { event: reconnect ? 'conversation_reconnected' : 'conversation_opened', session_id: socket.sessionId, agent: conv.agent },
+      { event: reconnect ? 'conversation_reconnected' : 'conversation_opened', session_id: socket.sessionId, agent: conv.agentKey },
       reconnect ? 'conversation reconnected' : 'conversation opened',
     );
     for (const listener of this.#connected) listener(conv);

@@ -6,15 +6,16 @@ import { Conversation } from './conversation.js';
 export interface Ownership {
   sessionId: string;
   callerId: string;
-  agent: string;
+  /** The engine key (`coach`, `coach.7`); on the wire between pods it is the field `agent`. */
+  agentKey: string;
   settings: ConnectSettings;
   turns: number;
   createdAt: number;
 }
 
 export const ownershipOf = (conv: Conversation, sessionId: string): Ownership => {
-  const { callerId, agent, settings, turns, createdAt } = conv;
-  return { sessionId, callerId, agent, settings, turns, createdAt };
+  const { callerId, agentKey, settings, turns, createdAt } = conv;
+  return { sessionId, callerId, agentKey, settings, turns, createdAt };
 };
 
 /**

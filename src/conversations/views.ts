@@ -10,7 +10,7 @@ const iso = (ms: number | undefined): string | null => (ms === undefined ? null 
 export function conversationView(conv: Conversation, now = Date.now()) {
   return {
     session_id: conv.sessionId!,
-    agent: `agent:${conv.agent}`,
+    agent: `agent:${conv.agentKey}`,
     connection: conv.state === 'closed' ? ('closed' as const) : ('open' as const),
     state: conv.state,
     busy: conv.state === 'busy' || conv.state === 'connecting',
@@ -32,7 +32,7 @@ export function turnResultView(result: TurnResult, line: string) {
   const summary = summarize(record.elements);
   return {
     session_id: conv.sessionId!,
-    agent: `agent:${conv.agent}`,
+    agent: `agent:${conv.agentKey}`,
     turn: {
       line,
       outcome: record.outcome,

@@ -29,27 +29,27 @@ export class MonitorSeries {
     private readonly max: number,
   ) {}
 
-  start(monitor: string, agent: string, revision: string, conversations: string[]): MonitoredRun {
+  start(monitor: string, agentKey: string, revision: string, conversations: string[]): MonitoredRun {
     const kept = new Set<string>();
     for (const conversation of conversations) {
       for (const outcome of MONITOR_OUTCOMES) {
-        const key = JSON.stringify([monitor, agent, revision, conversation, outcome]);
+        const key = JSON.stringify([monitor, agentKey, revision, conversation, outcome]);
         if (!this.#seen.has(key) && this.#seen.size >= this.max) continue;
         this.#seen.add(key);
         kept.add(key);
-        this.metrics.attempts.inc({ monitor, agent, revision, conversation, outcome }, 0);
+        this.metrics.attempts.inc({ monitor, agent: agentKey, revision, conversation, outcome }, 0);
       }
     }
     return {
       finish: (attempts, finishedAt) => {
         let dropped = 0;
         for (const { conversation, outcome } of attempts) {
-          if (kept.has(JSON.stringify([monitor, agent, revision, conversation, outcome]))) {
-            this.metrics.attempts.inc({ monitor, agent, revision, conversation, outcome });
+          if (kept.has(JSON.stringify([monitor, agentKey, revision, conversation, outcome]))) {
+            this.metrics.attempts.inc({ monitor, agent: agentKey, revision, conversation, outcome });
           } else dropped += 1;
         }
         if (dropped > 0) this.metrics.dropped.inc(dropped);
-        this.metrics.lastRun.set({ monitor, agent }, finishedAt / 1000);
+        this.metrics.lastRun.set({ monitor, agent: agentKey }, finishedAt / 1000);
         return dropped;
       },
     };

@@ -28,7 +28,7 @@ export type OwnershipWire = z.input<typeof ownershipSchema>;
 export const ownershipToWire = (o: Ownership): OwnershipWire => ({
   session_id: o.sessionId,
   caller_id: o.callerId,
-  agent: o.agent,
+  agent: o.agentKey,
   settings: settingsView(o.settings),
   turns: o.turns,
   created_at: o.createdAt,
@@ -42,7 +42,7 @@ export function ownershipFromWire(value: unknown): Ownership | undefined {
   return {
     sessionId: o.session_id,
     callerId: o.caller_id,
-    agent: o.agent.key,
+    agentKey: o.agent.key,
     settings: settingsFrom(o.settings, () => o.settings.device_ref),
     turns: o.turns,
     createdAt: o.created_at,

@@ -5,8 +5,8 @@
 export interface EngineConnection {
   id: number;
   path: string;
-  /** `ref` or `ref.N`, from `agent:{key}` */
-  key: string;
+  /** `ref` or `ref.N`, from `agent:{agentKey}` */
+  agentKey: string;
   /** the revision number the engine runs for the key, once admitted */
   revision?: number;
   /** the query string exactly as it arrived */

@@ -10,6 +10,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { frameText } from '../http/ws-frames.js';
 import { agentReply, ORDER_NUMBER } from './agent.js';
+import { seededDraws } from './chance.js';
 import { decodeEngineQuery, type EngineConnection, type EngineFaults, type MemoryRequest } from './engine-record.js';
 import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
 
@@ -62,32 +63,6 @@ export interface EngineSimulatorOptions {
   /** a longer line is refused with close 1009 (default: no limit) */
   maxLineLength?: number;
   logger?: boolean;
-}
-
-/**
- * `sim:chance`'s draws: one uniform number per session and stream (an agent key and the line's
- * probabilities), the k-th session of a stream drawing its k-th number (FNV-1a of seed, stream and
- * k, through mulberry32): a conversation whose rounds run in order sees the same outcomes every
- * time, whatever other conversations run beside it.
- */
-function seededDraws(seed: number): (session: object, stream: string) => number {
-  const perKey = new Map<string, number>();
-  const drawn = new WeakMap<object, number>();
-  return (session, stream) => {
-    let value = drawn.get(session);
-    if (value === undefined) {
-      const k = (perKey.get(stream) ?? 0) + 1;
-      perKey.set(stream, k);
-      let h = 0x811c9dc5;
-      for (const c of `${seed}:${stream}:${k}`) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
-      let x = (h + 0x6d2b79f5) | 0;
-      x = Math.imul(x ^ (x >>> 15), x | 1);
-      x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-      value = ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
-      drawn.set(session, value);
-    }
-    return value;
-  };
 }
 
 interface Session {
@@ -194,9 +169,9 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
   }
 
   /** The revision the key runs, if any: the Published one for a plain ref; never Archived; Draft only signed in. */
-  function runnable(key: string, identity: EngineIdentity | undefined): { agent: Agent; revision: number } | undefined {
-    const m = /^(.+)\.(\d+)$/.exec(key);
-    const agent = world.agents[m?.[1] ?? key];
+  function runnable(agentKey: string, identity: EngineIdentity | undefined): { agent: Agent; revision: number } | undefined {
+    const m = /^(.+)\.(\d+)$/.exec(agentKey);
+    const agent = world.agents[m?.[1] ?? agentKey];
     if (!agent) return undefined;
     const revision = m
       ? agent.revisions.find((r) => r.revision === Number(m[2]))
@@ -216,7 +191,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     const conn: EngineConnection = {
       id: ++connectionSeq,
       path: q < 0 ? url : url.slice(0, q),
-      key: req.params.target.replace(/^agent:/, ''),
+      agentKey: req.params.target.replace(/^agent:/, ''),
       rawQuery,
       params,
       query,
@@ -246,8 +221,8 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     const found = basicIdentity(req.headers.authorization);
     if (found === 'unknown' && rejectUnknownIdentity) return refuse(401, 'Unknown credentials.');
     const identity = found === 'unknown' ? undefined : found;
-    const run = runnable(conn.key, identity);
-    if (!run) return refuse(404, `No runnable revision for agent:${conn.key}.`);
+    const run = runnable(conn.agentKey, identity);
+    if (!run) return refuse(404, `No runnable revision for agent:${conn.agentKey}.`);
     conn.revision = run.revision;
     admitted.set(req.raw, { conn, identity, agent: run.agent });
   }
@@ -324,7 +299,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         session: s.ordinal,
         facts,
         revision: conn.revision,
-        draw: (stream) => chance(s, `${conn.key}|${stream}`),
+        draw: (stream) => chance(s, conn.agentKey, stream),
       });
       s.lines.push(line);
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));

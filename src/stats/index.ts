@@ -19,12 +19,11 @@ export {
   type ConversationGate,
   type ConversationVerdict,
   type Gate,
-  type GateMode,
-  type GateOptions,
   type SideSummary,
   type StopReason,
   type Verdict,
 } from './gate.js';
+export type { GateMode, GateOptions } from './gate-design.js';
 export { newcombeDifference, passHatK, passRateCheck, wilson, type Interval, type PassRateCheck } from './intervals.js';
 export { fairTail } from './binomial.js';
 export { describeVerdict, formatP } from './words.js';
