@@ -29,7 +29,8 @@ export interface TurnRequest {
   run?: RunMembership;
 }
 
-export interface TurnResult {
+/** A turn as the registry ran it: the conversation, the engine's record and what happened to the socket. */
+export interface TurnRun {
   conversation: Conversation;
   record: TurnRecord;
   /** This turn opened a new socket to an existing engine session, which lost the earlier planning. */
@@ -172,7 +173,7 @@ export class ConversationRegistry {
   };
 
   /** Opens a new conversation and runs its first turn. */
-  async start(caller: Caller, access: AgentAccess, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
+  async start(caller: Caller, access: AgentAccess, input: ConnectInput, turn: TurnRequest): Promise<TurnRun> {
     const settings = settingsFrom(input, () => `${DEVICE_NAMESPACE}${randomUUID()}`);
     const conv = new Conversation({ callerId: caller.id, agentKey: access.agentKey, settings, run: turn.run });
     this.#admit(conv);
@@ -181,7 +182,7 @@ export class ConversationRegistry {
   }
 
   /** The next turn: over the live socket, or over a new one to the same engine session. */
-  async turn(caller: Caller, access: AgentAccess, sessionId: string, input: ConnectInput, turn: TurnRequest): Promise<TurnResult> {
+  async turn(caller: Caller, access: AgentAccess, sessionId: string, input: ConnectInput, turn: TurnRequest): Promise<TurnRun> {
     this.#refuseWhileDraining();
     const live = this.#live.get(sessionId);
     if (live !== undefined) {
@@ -304,7 +305,7 @@ export class ConversationRegistry {
     for (const listener of this.#connected) listener(conv);
   }
 
-  async #runTurn(conv: Conversation, turn: TurnRequest, reconnected: boolean, previously: Previously = 'unknown'): Promise<TurnResult> {
+  async #runTurn(conv: Conversation, turn: TurnRequest, reconnected: boolean, previously: Previously = 'unknown'): Promise<TurnRun> {
     const socket = conv.socket!;
     this.#setState(conv, 'busy');
     const record = await socket.runTurn(turn.line, { budgetMs: this.#config.turnBudgetMs, signal: turn.signal, onElement: turn.onElement });

@@ -2,7 +2,7 @@ import { settingsView } from '../domain/vocabulary.js';
 import { summarize } from '../engine/elements.js';
 import type { Conversation } from './conversation.js';
 import { closeNotes } from './notes.js';
-import type { TurnResult } from './registry.js';
+import type { TurnRun } from './registry.js';
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
@@ -26,8 +26,8 @@ export function conversationView(conv: Conversation, now = Date.now()) {
   };
 }
 
-/** A turn's result in the API's shape (openapi.yaml: TurnResult). */
-export function turnResultView(result: TurnResult, line: string) {
+/** A turn's result in the API's shape (openapi.yaml: TurnRun). */
+export function turnResultView(result: TurnRun, line: string) {
   const { conversation: conv, record } = result;
   const summary = summarize(record.elements);
   return {

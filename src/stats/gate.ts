@@ -10,7 +10,7 @@ import { sequentialPValue } from './sequential.js';
  */
 
 /** Why a conversation stopped; null while it should go on. */
-export type StopReason = 'decided' | 'futile' | 'cap' | 'budget';
+export type ComparisonStop = 'decided' | 'futile' | 'cap' | 'budget';
 
 export type Verdict = 'regressed' | 'fixed' | 'unchanged' | 'error';
 
@@ -53,7 +53,7 @@ export interface ConversationVerdict {
   detectable_drop: number | null;
   /** Rounds run (each one attempt per side). */
   rounds: number;
-  stop: StopReason | null;
+  stop: ComparisonStop | null;
 }
 
 interface Side {
@@ -79,7 +79,7 @@ export class ConversationGate {
   #candidateOnly = 0;
   #smallestRegressed = 1;
   #smallestFixed = 1;
-  #stop: StopReason | null = null;
+  #stop: ComparisonStop | null = null;
 
   /** @internal Use `Gate.conversation()`. */
   constructor(design: Design) {
@@ -92,7 +92,7 @@ export class ConversationGate {
   }
 
   /** Why it stopped, null while it goes on. */
-  get stop(): StopReason | null {
+  get stop(): ComparisonStop | null {
     return this.#stop;
   }
 
@@ -106,7 +106,7 @@ export class ConversationGate {
    * in error. Returns whether the conversation stops here (and why); recording after a stop
    * throws.
    */
-  record(baselinePassed: boolean | null, candidatePassed: boolean | null): { stop: StopReason | null } {
+  record(baselinePassed: boolean | null, candidatePassed: boolean | null): { stop: ComparisonStop | null } {
     if (this.#stop !== null) throw new Error(`the conversation stopped (${this.#stop}): no more rounds`);
     const design = this.#design;
     this.#rounds++;

@@ -20,7 +20,7 @@ export {
   type ConversationVerdict,
   type Gate,
   type SideSummary,
-  type StopReason,
+  type ComparisonStop,
   type Verdict,
 } from './gate.js';
 export type { GateMode, GateOptions } from './gate-design.js';
