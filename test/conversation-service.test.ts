@@ -8,7 +8,7 @@ import t from 'tap';
 import type { TurnCall } from '../src/conversations/calls.js';
 import type { Forwarded, Forwarder, Sibling, Whereabouts } from '../src/conversations/forwarder.js';
 import type { ConversationRegistry } from '../src/conversations/registry.js';
-import type { Ownership } from '../src/conversations/remembered.js';
+import type { Ownership } from '../src/conversations/conversation.js';
 import { ConversationService } from '../src/conversations/service.js';
 import type { TurnResultView } from '../src/conversations/views.js';
 

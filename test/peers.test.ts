@@ -2,7 +2,7 @@
 // on one engine and platform simulator, talking real HTTP on loopback.
 import t from 'tap';
 import { request } from 'undici';
-import type { Ownership } from '../src/conversations/remembered.js';
+import type { Ownership } from '../src/conversations/conversation.js';
 import { ConfigError, loadConfig } from '../src/ops/config.js';
 import { BoundedQueue } from '../src/peers/notices.js';
 import { PeerList } from '../src/peers/peer-list.js';

@@ -30,6 +30,17 @@ export interface IdlePolicy {
   close: (conv: Conversation) => void;
 }
 
+/** Who owns a conversation and how it connected: what the pods of a release tell each other. */
+export interface Ownership {
+  sessionId: string;
+  callerId: string;
+  /** The engine key (`coach`, `coach.7`); on the wire between pods it is the field `agent`. */
+  agentKey: string;
+  settings: ConnectSettings;
+  turns: number;
+  createdAt: number;
+}
+
 /**
  * A conversation: one engine session held by one caller for one agent. Everyone reads it; only
  * the registry moves it, through the transitions below (a state change that is not one throws),
@@ -72,14 +83,7 @@ export class Conversation {
   }
 
   /** A conversation a sibling pod holds (its ownership notice): closed here, with the turns it had. */
-  static heldElsewhere(init: {
-    sessionId: string;
-    callerId: string;
-    agentKey: string;
-    settings: ConnectSettings;
-    turns: number;
-    createdAt: number;
-  }): Conversation {
+  static heldElsewhere(init: Ownership): Conversation {
     const conv = new Conversation(init);
     conv.#state = 'closed';
     conv.#turns = init.turns;

@@ -1,4 +1,4 @@
-import type { Ownership } from './remembered.js';
+import type { Ownership } from './conversation.js';
 import type { CallContext, TurnCall } from './calls.js';
 import type { ConversationView, TurnResultView } from './views.js';
 

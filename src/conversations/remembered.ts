@@ -1,17 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ConnectSettings } from '../domain/vocabulary.js';
-import { Conversation } from './conversation.js';
-
-/** Who owns a conversation and how it connected: what the pods of a release tell each other. */
-export interface Ownership {
-  sessionId: string;
-  callerId: string;
-  /** The engine key (`coach`, `coach.7`); on the wire between pods it is the field `agent`. */
-  agentKey: string;
-  settings: ConnectSettings;
-  turns: number;
-  createdAt: number;
-}
+import { Conversation, type Ownership } from './conversation.js';
 
 export const ownershipOf = (conv: Conversation, sessionId: string): Ownership => {
   const { callerId, agentKey, settings, turns, createdAt } = conv;

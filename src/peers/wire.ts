@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Ownership } from '../conversations/remembered.js';
+import type { Ownership } from '../conversations/conversation.js';
 import { settingsFrom, settingsView } from '../domain/vocabulary.js';
 import { deviceRefSchema, localeSchema, timeOffsetSchema, timeZoneSchema } from '../schemas/connect.js';
 import { agentSchema, sessionIdSchema } from '../schemas/requests.js';
