@@ -194,8 +194,10 @@ export function regressionPower(design: Design, baseline: number, candidate: num
   let power = 0;
   for (let r = 1; r <= rounds; r++) {
     const next = new Float64Array(width * width);
-    for (let S = 0; S <= horizon; S++) {
-      for (let C = 0; S + C <= horizon; C++) {
+    // Before round r at most r − 1 pairs are discordant: the cells beyond hold nothing yet.
+    const before = Math.min(r - 1, horizon);
+    for (let S = 0; S <= before; S++) {
+      for (let C = 0; S + C <= before; C++) {
         const mass = grid[S * width + C]!;
         if (mass === 0) continue;
         if (S + C >= horizon) {
@@ -209,8 +211,9 @@ export function regressionPower(design: Design, baseline: number, candidate: num
     }
     grid = next;
     if (design.kind === 'sequential' && r >= design.minRounds) {
-      for (let S = 0; S <= horizon; S++) {
-        for (let C = 0; S + C <= horizon; C++) {
+      const after = Math.min(r, horizon);
+      for (let S = 0; S <= after; S++) {
+        for (let C = 0; S + C <= after; C++) {
           const index = S * width + C;
           const mass = grid[index]!;
           if (mass === 0) continue;

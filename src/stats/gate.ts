@@ -296,6 +296,13 @@ export class Gate {
       const needed = verdict === 'fixed' || (verdict === 'unchanged' && p.fixed < p.regressed) ? up.threshold : down.threshold;
       decided.set(index, { verdict, needed });
     });
+    // Conversations often share a baseline rate and a length: each drop is found once.
+    const drops = new Map<string, number | null>();
+    const dropAt = (rate: number, rounds: number): number | null => {
+      const key = `${rate} ${rounds}`;
+      if (!drops.has(key)) drops.set(key, detectableDrop(design, rate, rounds));
+      return drops.get(key)!;
+    };
     return conversations.map((conversation, index) => {
       const { baseline, candidate } = conversation.summary();
       const p = pValues[index];
@@ -311,7 +318,7 @@ export class Gate {
         baseline: summarize(baseline),
         candidate: summarize(candidate),
         discordant: { baseline_only: baselineOnly, candidate_only: candidateOnly },
-        detectable_drop: verdict === 'unchanged' ? detectableDrop(design, baseline.passed / baseline.attempts, conversation.rounds) : null,
+        detectable_drop: verdict === 'unchanged' ? dropAt(baseline.passed / baseline.attempts, conversation.rounds) : null,
         rounds: conversation.rounds,
         stop: conversation.stop,
       };
