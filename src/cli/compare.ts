@@ -27,23 +27,23 @@ import {
  * nothing regressed but something could not run or be compared; 0 otherwise.
  */
 export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--gateway URL]
-                                              [--repeat N | --max-attempts N] [--concurrency N] [--junit FILE]
-                                              [--html FILE] [--json FILE]
+                                              [--repeat N | --max-attempts N] [--concurrency N]
+                                              [--junit FILE] [--html FILE] [--json FILE]
 
   Runs test suites against a baseline and a candidate revision (e.g. --baseline coach, the Published
   revision, --candidate coach.3) and says, per conversation, whether the candidate regressed.
 
-  --baseline REF  the revision to compare with (an agent ref, or ref.N)
-  --candidate REF the revision under test; each suite's own agent is ignored
-  --gateway URL   the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
-  --repeat N      exactly N attempts of each conversation on each side (1-20), tested at the end
+  --baseline REF    the revision to compare with (an agent ref, or ref.N)
+  --candidate REF   the revision under test; each suite's own agent is ignored
+  --gateway URL     the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
+  --repeat N        exactly N attempts of each conversation on each side (1-20), tested at the end
   --max-attempts N  a sequential budget per side and conversation (1-200): each stops once decided
-                  (default: the suites' own; else sequential, 5 to 20)
-  --concurrency N conversations at once, both sides together (1-50, default 10), over the suites'
-                  own concurrency
-  --junit FILE    also write JUnit XML to FILE: a regression is a <failure>
-  --html FILE     also write one self-contained HTML report to FILE, both sides next to each other
-  --json FILE     also write the full comparison reports to FILE (a JSON array, one per suite)
+                    (default: the suites' own; else sequential, 5 to 20)
+  --concurrency N   conversations at once, both sides together (1-50, default 10), over the suites'
+                    own concurrency
+  --junit FILE      also write JUnit XML to FILE: a regression is a <failure>
+  --html FILE       also write one self-contained HTML report to FILE, both sides next to each other
+  --json FILE       also write the full comparison reports to FILE (a JSON array, one per suite)
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
   Exit status: 0 nothing regressed; 1 a conversation regressed; 2 nothing regressed but something

@@ -21,21 +21,25 @@ import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, 
  * nothing failed but something could not run (usage, suite or HTTP problems, an attempt that
  * could not go on or be judged).
  */
-export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE] [--json FILE]
-                                          [--repeat N | --max-attempts N] [--concurrency N] [--agent REF]
-                                          [--monitor NAME]
+export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE]
+                                          [--json FILE] [--repeat N | --max-attempts N]
+                                          [--concurrency N] [--agent REF] [--monitor NAME]
 
   Runs test suites through a running gateway and prints each turn with a ✓ or ✗ per expectation.
 
-  --gateway URL   the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
-  --junit FILE    also write JUnit XML to FILE, for CI
-  --html FILE     also write one self-contained HTML report to FILE, for people
-  --json FILE     also write the full reports to FILE (a JSON array, one report per suite)
-  --repeat N      run each conversation N times (1-20), over the suites' own repeat
-  --max-attempts N  run each conversation N times (1-200): a run reports its pass rate with an interval
-  --concurrency N conversations of a run at once (1-50, default 10), over the suites' own concurrency
-  --monitor NAME  feed the monitor NAME: the run's attempts go into the gateway's pass-rate series (docs/monitors.md)
-  --agent REF     run the suites against this agent or revision (coach, coach.3), over their own agent
+  --gateway URL     the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
+  --junit FILE      also write JUnit XML to FILE, for CI
+  --html FILE       also write one self-contained HTML report to FILE, for people
+  --json FILE       also write the full reports to FILE (a JSON array, one report per suite)
+  --repeat N        run each conversation N times (1-20), over the suites' own repeat
+  --max-attempts N  run each conversation N times (1-200), over the suites' own: each
+                    conversation's pass rate comes with its interval
+  --concurrency N   conversations of a run at once (1-50, default 10), over the suites' own
+                    concurrency
+  --monitor NAME    feed the monitor NAME: the run's attempts go into the gateway's pass-rate
+                    series (docs/monitors.md)
+  --agent REF       run the suites against this agent or revision (coach, coach.3), over their
+                    own agent
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
   Exit status: 0 everything passed; 1 something failed (an expectation, a criterion, a pass rate);
