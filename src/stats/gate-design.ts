@@ -18,11 +18,13 @@ import { criticalValue, crossingThresholds } from './sequential.js';
  * - **`repeat: N`** (fixed design): exactly N rounds, one look at the end, one-sided p-values
  *   P(Bin(m, ½) ≥ S) for a regression and P(Bin(m, ½) ≥ C) for a fix.
  * - **Sequential** (`min_attempts` r0, `max_attempts` R): a Pocock-type boundary over
- *   N = ⌈R/2⌉ discordant pairs (see `sequential.ts`), looked at after every round from round r0
- *   on, each direction on its own. N = ⌈R/2⌉ rather than R because R rounds rarely yield more
- *   than R/2 discordant pairs, and a boundary spread over looks that never come is paid for in
- *   power: for R = 60 at level 0.005, 0.9 → 0.6 is found with power 0.816 on N = 30 against
- *   0.762 on N = 60. A conversation stops:
+ *   N = max(⌈R/2⌉, r0) discordant pairs (see `sequential.ts`), looked at after every round from
+ *   round r0 on, each direction on its own. ⌈R/2⌉ rather than R because R rounds rarely yield
+ *   more than R/2 discordant pairs, and a boundary spread over looks that never come is paid for
+ *   in power: for R = 60 at level 0.005, 0.9 → 0.6 is found with power 0.816 on N = 30 against
+ *   0.762 on N = 60. At least r0, so that the first look (after r0 rounds, up to r0 pairs) can use
+ *   every pair it has: with R = 6, five pairs one way decide (1/32) where N = 3 could never go
+ *   below 1/8. A conversation stops:
  *   - `decided` when either direction's sequential p-value is ≤ α/K (α = 1 − confidence),
  *     Bonferroni's level: Holm's first step rejects anything at or below it, so the final Holm
  *     verdict keeps every early decision;
@@ -76,7 +78,7 @@ export interface Design {
   readonly maxRounds: number;
   /** r0 (sequential); equal to maxRounds for `repeat`. */
   readonly minRounds: number;
-  /** N = ⌈R/2⌉ discordant pairs (sequential only; Infinity for `repeat`). */
+  /** N = max(⌈R/2⌉, r0) discordant pairs (sequential only; Infinity for `repeat`). */
   readonly horizon: number;
   /** c(α/K, N) and its crossing thresholds b[m] (sequential only). */
   readonly critical: number;
@@ -117,7 +119,7 @@ export function designGate(options: GateOptions): Design {
   const min = Math.min(mode.min ?? 5, max);
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`max ${max}: at least 1`);
   if (!Number.isInteger(min) || min < 1) throw new RangeError(`min ${min}: at least 1`);
-  const horizon = Math.ceil(max / 2);
+  const horizon = Math.max(Math.ceil(max / 2), min);
   const critical = criticalValue(stopLevel, horizon);
   return {
     kind: 'sequential',

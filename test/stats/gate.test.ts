@@ -112,6 +112,18 @@ t.test('a fix, and an unchanged verdict too short to catch anything', async (t) 
   t.match(describeVerdict(b!, 2), /these attempts were too few to catch any drop reliably$/);
 });
 
+t.test('a budget under twice min_attempts: the first look uses every pair it has', async (t) => {
+  // max 6: ⌈6/2⌉ = 3 pairs would cap the walk below the first look (round 5), where 3 of 3 one way
+  // is 1/8 at best; the boundary spans min_attempts' 5 pairs instead, and 5 of 5 (1/32) decide.
+  const gate = createGate({ conversations: 1, mode: { kind: 'sequential', max: 6 } });
+  const c = gate.conversation();
+  const stops = Array.from({ length: 5 }, () => c.record(false, true).stop);
+  t.same(stops, [null, null, null, null, 'decided']);
+  const [verdict] = gate.finalize([c]);
+  t.match(verdict, { verdict: 'fixed', rounds: 5, discordant: { baseline_only: 0, candidate_only: 5 } });
+  t.ok(verdict!.p_fixed! <= 0.05, `p ${verdict!.p_fixed}`);
+});
+
 t.test("Holm's step-down, by hand", async (t) => {
   const verdicts = (ps: number[]) => holm(ps, 0.05).map((r) => r.rejected);
   t.same(verdicts([0.01, 0.04, 0.03, 0.005]), [true, false, false, true], '0.005 ≤ .0125, 0.01 ≤ .0167, 0.03 > .025: stop');
