@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import t from 'tap';
 import { request } from 'undici';
-import { openApiComponent } from '../src/api/openapi.js';
+import { serializedComponent } from '../src/api/openapi.js';
 import { reportSerializer } from '../src/routes/runs.js';
 import { answerLongCall } from '../src/routes/streaming.js';
 import { comparisonFixture, runFixture } from './support/report-fixtures.js';
@@ -20,8 +19,8 @@ t.test('src/api/report-shapes.ts is what the generator writes from openapi.yaml 
 
 t.test('the runs and comparisons routes write a report with the serializer compiled from its openapi.yaml component', async (t) => {
   t.equal(
-    await openApiComponent('RunReport'),
-    await openApiComponent('RunReport'),
+    await serializedComponent('RunReport'),
+    await serializedComponent('RunReport'),
     'the component is built once, so its serializer compiles once',
   );
   const reports = {
@@ -45,9 +44,8 @@ t.test('the runs and comparisons routes write a report with the serializer compi
       },
     });
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
   t.teardown(() => app.close());
-  const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   for (const [component, report] of Object.entries(reports)) {
     const json = await request(`${url}/${component}`, { method: 'POST' });
     t.match(json.headers['content-type'], /^application\/json/, `${component}: JSON`);

@@ -41,6 +41,12 @@ export interface Ownership {
   createdAt: number;
 }
 
+/** What the pods tell each other of `conv`, under the session id it has (or is given). */
+export const ownershipOf = (conv: Conversation, sessionId: string): Ownership => {
+  const { callerId, agentKey, settings, turns, createdAt } = conv;
+  return { sessionId, callerId, agentKey, settings, turns, createdAt };
+};
+
 /**
  * A conversation: one engine session held by one caller for one agent. Everyone reads it; only
  * the registry moves it, through the transitions below (a state change that is not one throws),

@@ -16,9 +16,17 @@ import { GatewayError, shuttingDown } from '../errors.js';
 import type { Config } from '../ops/config.js';
 import type { Metrics } from '../ops/metrics.js';
 import { Admission } from './admission.js';
-import { causeOf, Conversation, type ConversationState, type IdlePolicy, type Ownership, type RunMembership } from './conversation.js';
+import {
+  causeOf,
+  Conversation,
+  ownershipOf,
+  type ConversationState,
+  type IdlePolicy,
+  type Ownership,
+  type RunMembership,
+} from './conversation.js';
 import { turnNotes, type Previously } from './notes.js';
-import { ownershipOf, RememberedConversations } from './remembered.js';
+import { RememberedConversations } from './remembered.js';
 import { checkOwner, checkSettings } from './request-checks.js';
 
 export interface TurnRequest {

@@ -1,11 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { Conversation, type Ownership } from './conversation.js';
 
-export const ownershipOf = (conv: Conversation, sessionId: string): Ownership => {
-  const { callerId, agentKey, settings, turns, createdAt } = conv;
-  return { sessionId, callerId, agentKey, settings, turns, createdAt };
-};
-
 /**
  * The bounded memory (at least REMEMBERED_CONVERSATIONS_MAX entries or its TTL) of conversations
  * this pod holds no socket for: the ones it closed, and the ones a sibling's ownership notice

@@ -26,7 +26,7 @@ export function conversationView(conv: Conversation, now = Date.now()) {
   };
 }
 
-/** A turn's result in the API's shape (openapi.yaml: TurnRun). */
+/** A turn's result in the API's shape (openapi.yaml: TurnResult). */
 export function turnResultView(result: TurnRun, line: string) {
   const { conversation: conv, record } = result;
   const summary = summarize(record.elements);

@@ -1,8 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { Conversation } from '../conversations/conversation.js';
-import type { Ownership } from '../conversations/conversation.js';
-import { ownershipOf } from '../conversations/remembered.js';
+import { ownershipOf, type Ownership } from '../conversations/conversation.js';
 import type { PeerConfig } from '../ops/peer-config.js';
 import { PeerClient } from './client.js';
 import type { LookupResult, PeerMetrics } from './metrics.js';

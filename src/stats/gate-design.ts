@@ -162,7 +162,7 @@ export function predictivePower(wins: number, m: number, pairs: number, left: nu
     for (let w = 0; w < j; w++) {
       const mass = dist[w]!;
       if (mass === 0) continue;
-      const up = (wins + w + 0.5) / (m + j - 1 + 1);
+      const up = (wins + w + 0.5) / (m + j);
       next[w + 1]! += mass * up;
       next[w]! += mass * (1 - up);
     }

@@ -217,6 +217,8 @@ export function holm(pValues: readonly number[], alpha: number): Array<{ rejecte
 /** A comparison's decision rule: hands out one `ConversationGate` per conversation and turns them into verdicts. */
 export class Gate {
   readonly #design: Design;
+  /** Detectable drops found so far, by baseline rate and rounds. */
+  readonly #drops = new Map<string, number | null>();
 
   /** @internal Use `createGate`. */
   constructor(design: Design) {
@@ -253,7 +255,10 @@ export class Gate {
    * with probability ≥ 0.8 (see `ConversationVerdict.detectable_drop`); null if none.
    */
   detectableDrop(baselineRate: number, rounds: number): number | null {
-    return detectableDrop(this.#design, baselineRate, rounds);
+    // Conversations often share a baseline rate and a length: each drop is found once.
+    const key = `${baselineRate} ${rounds}`;
+    if (!this.#drops.has(key)) this.#drops.set(key, detectableDrop(this.#design, baselineRate, rounds));
+    return this.#drops.get(key)!;
   }
 
   /** A new conversation's state. */
@@ -296,13 +301,6 @@ export class Gate {
       const needed = verdict === 'fixed' || (verdict === 'unchanged' && p.fixed < p.regressed) ? up.threshold : down.threshold;
       decided.set(index, { verdict, needed });
     });
-    // Conversations often share a baseline rate and a length: each drop is found once.
-    const drops = new Map<string, number | null>();
-    const dropAt = (rate: number, rounds: number): number | null => {
-      const key = `${rate} ${rounds}`;
-      if (!drops.has(key)) drops.set(key, detectableDrop(design, rate, rounds));
-      return drops.get(key)!;
-    };
     return conversations.map((conversation, index) => {
       const { baseline, candidate } = conversation.summary();
       const p = pValues[index];
@@ -318,7 +316,7 @@ export class Gate {
         baseline: summarize(baseline),
         candidate: summarize(candidate),
         discordant: { baseline_only: baselineOnly, candidate_only: candidateOnly },
-        detectable_drop: verdict === 'unchanged' ? dropAt(baseline.passed / baseline.attempts, conversation.rounds) : null,
+        detectable_drop: verdict === 'unchanged' ? this.detectableDrop(baseline.passed / baseline.attempts, conversation.rounds) : null,
         rounds: conversation.rounds,
         stop: conversation.stop,
       };
