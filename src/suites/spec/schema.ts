@@ -51,6 +51,13 @@ const nonEmpty = (what = 'a string') =>
 
 const boundedText = (max: number) => nonEmpty().refine((value) => withinChars(value, max), { error: `must be at most ${max} characters` });
 
+/** A list of 1 to `count.max` items; `what` says what the list holds, for a value that is no list. */
+const listOf = <T extends z.ZodType>(item: T, what: string, count: { one: string; many: string; max: number }) =>
+  z
+    .array(item, { error: `must be a list of ${what}` })
+    .min(1, { error: `must list at least one ${count.one}` })
+    .max(count.max, { error: `must list at most ${count.max} ${count.many}` });
+
 const wordsSchema = z
   .union(
     [nonEmpty(), z.array(nonEmpty(), { error: 'must be a word or a list of words' }).min(1, { error: 'must list at least one word' })],
@@ -101,11 +108,11 @@ const conversationExpectSchema = z.strictObject({
   shown: wordsSchema.optional(),
   not_shown: wordsSchema.optional(),
   ended_by_agent: booleanSchema.optional(),
-  criteria: z
-    .array(criterionSchema, { error: 'must be a list of criteria: plain text, or { id, text }' })
-    .min(1, { error: 'must list at least one criterion' })
-    .max(MAX_CRITERIA, { error: `must list at most ${MAX_CRITERIA} criteria` })
-    .optional(),
+  criteria: listOf(criterionSchema, 'criteria: plain text, or { id, text }', {
+    one: 'criterion',
+    many: 'criteria',
+    max: MAX_CRITERIA,
+  }).optional(),
 });
 
 const simulatedUserSchema = z.strictObject({
@@ -164,11 +171,7 @@ const conversationSchema = z.strictObject({
       .optional(),
   ),
   wait_ms: waitSchema.optional(),
-  turns: z
-    .array(turnSchema, { error: 'must be a list of turns, each with a line' })
-    .min(1, { error: 'must list at least one turn' })
-    .max(MAX_TURNS, { error: `must list at most ${MAX_TURNS} turns` })
-    .optional(),
+  turns: listOf(turnSchema, 'turns, each with a line', { one: 'turn', many: 'turns', max: MAX_TURNS }).optional(),
   simulated_user: simulatedUserSchema.optional(),
   expect: conversationExpectSchema.nullish(),
 });
@@ -250,10 +253,11 @@ function suiteShape(form: SuiteForm) {
       .min(0, { error: 'must not be negative' })
       .max(MAX_SEED, { error: `must be at most ${MAX_SEED}` })
       .optional(),
-    conversations: z
-      .array(conversationSchema, { error: 'must be a list of conversations, each with turns or a simulated_user' })
-      .min(1, { error: 'must list at least one conversation' })
-      .max(MAX_CONVERSATIONS, { error: `must list at most ${MAX_CONVERSATIONS} conversations` }),
+    conversations: listOf(conversationSchema, 'conversations, each with turns or a simulated_user', {
+      one: 'conversation',
+      many: 'conversations',
+      max: MAX_CONVERSATIONS,
+    }),
   });
 }
 
