@@ -105,7 +105,7 @@ t.test(
   "on the machine's older Node, the banner's commands run as printed",
   { skip: old ? false : `no Node older than ${CLI_NODE_MAJOR_NEEDED} on this machine` },
   async (t) => {
-    const built = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: ROOT, env: childEnv(), encoding: 'utf8' });
+    const built = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, env: childEnv(), encoding: 'utf8' });
     t.equal(built.status, 0, 'dist/ is built (npx runs the built command)');
     // As `npm run demo` on that Node starts it: scripts/node24.cjs fetched Node 24 and says which Node the machine has.
     const demo = startDemo(t, { PORT: '0', MACHINE_NODE_VERSION: old!.version });

@@ -86,7 +86,7 @@ const noOldNode = old ? false : `no Node older than ${NODE_MAJOR_NEEDED} on this
 
 /** dist/ as `npm start` would run it: built when older than src/. */
 function buildIfStale(t: Test) {
-  const built = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: ROOT, env: childEnv(), encoding: 'utf8' });
+  const built = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, env: childEnv(), encoding: 'utf8' });
   t.equal(built.status, 0, built.status === 0 ? 'dist/ is built' : `dist/ is built:\n${built.stdout}${built.stderr}`);
 }
 
