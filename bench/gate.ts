@@ -217,6 +217,44 @@ for (const drop of table) {
     drop.median_rounds_when_flagged ?? '–',
   ]);
 }
+// A comparison's end at the largest budget: the verdicts of 20 unchanged conversations that ran
+// all 200 rounds, each with its own baseline rate, so 20 detectable-drop searches. Timed, so the
+// one figure here that depends on the machine: the total, and the longest the event loop waited
+// for a turn meanwhile (a live conversation's turn would wait as long).
+async function finalizeStall(): Promise<{ conversations: number; max_rounds: number; total_ms: number; longest_loop_wait_ms: number }> {
+  const conversations = 20;
+  const max = 200;
+  const big = createGate({ conversations, mode: { kind: 'sequential', max }, futility: 0 });
+  const states = Array.from({ length: conversations }, (_, i) => {
+    const state = big.conversation();
+    // Both sides alike, so unchanged; the baseline passes a rate of its own per conversation.
+    while (state.record(state.rounds % (i + 5) !== 0, state.rounds % (i + 5) !== 0).stop === null);
+    return state;
+  });
+  let longest = 0;
+  let last = performance.now();
+  let searching = true;
+  const turn = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (searching) setImmediate(turn);
+  };
+  setImmediate(turn);
+  const started = performance.now();
+  await big.finalize(states);
+  const total = performance.now() - started;
+  searching = false;
+  await new Promise((resolve) => setImmediate(resolve));
+  return { conversations, max_rounds: max, total_ms: Math.round(total), longest_loop_wait_ms: Math.round(longest * 10) / 10 };
+}
+const stall = await finalizeStall();
+console.log('');
+console.log(
+  `The end of a comparison, ${stall.conversations} unchanged conversations of ${stall.max_rounds} rounds (timed, on this machine): ` +
+    `verdicts in ${stall.total_ms} ms, the event loop waited at most ${stall.longest_loop_wait_ms} ms for a turn.`,
+);
+
 const seq60 = results.at(-1)!;
 const targets = { false_alarms_max: 0.05, power_min: 0.8, spent_identical_max: 0.5 };
 const met = {
@@ -225,4 +263,4 @@ const met = {
   spent_identical: seq60.spent_identical[0.9]! <= targets.spent_identical_max,
 };
 console.log('');
-console.log(JSON.stringify({ comparisons: COMPARISONS, seed: SEED, targets, met, rules: results, drops: table }));
+console.log(JSON.stringify({ comparisons: COMPARISONS, seed: SEED, targets, met, rules: results, drops: table, finalize: stall }));

@@ -220,7 +220,7 @@ t.test('"Differs" has one quoting style: words quoted, tool names not, at the tu
 t.test('the plot a comparison report opens with, from a report built by hand', { skip: NO_CHROMIUM }, async (t) => {
   const [T, F] = [true, false];
   const hostile = `"><svg onload=alert(5)><script>alert(6)</script>`;
-  const report = comparisonFixture([
+  const report = await comparisonFixture([
     { name: 'order status', baseline: [T], candidate: [F] },
     { name: 'refund', baseline: [F], candidate: [T] },
     { name: hostile, baseline: [T, T, T, F], candidate: [T, T, F, T] },

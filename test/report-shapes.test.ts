@@ -25,7 +25,7 @@ t.test('the runs and comparisons routes write a report with the serializer compi
   );
   const reports = {
     RunReport: runFixture([{ name: 'order', outcomes: [true, false] }]),
-    ComparisonReport: comparisonFixture([{ name: 'order', baseline: [true, true], candidate: [true, false] }]),
+    ComparisonReport: await comparisonFixture([{ name: 'order', baseline: [true, true], candidate: [true, false] }]),
   };
   const app = Fastify();
   app.post<{ Params: { component: keyof typeof reports } }>('/:component', async (request, reply) => {

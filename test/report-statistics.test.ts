@@ -28,7 +28,7 @@ const linesAfter = (text: string, head: RegExp, n: number): string[] => {
 };
 
 t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and sessions', async (t) => {
-  const report = comparisonFixture(PLANS);
+  const report = await comparisonFixture(PLANS);
   t.match(report.totals, { regressed: 1, fixed: 1, unchanged: 2, error: 1 }, 'the gate decided as planned');
   const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
   const text = renderComparison(report, 'gate');
@@ -92,9 +92,9 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   );
   t.equal(report.sessions.budget, 5 * 40);
 
-  const fixed = renderComparison(comparisonFixture([PLANS[0]!, PLANS[2]!], { mode: { kind: 'repeat', attempts: 3 } }), 'gate');
+  const fixed = renderComparison(await comparisonFixture([PLANS[0]!, PLANS[2]!], { mode: { kind: 'repeat', attempts: 3 } }), 'gate');
   t.match(fixed.split('\n')[0], / · 95 % confidence · 3 attempts per side$/, 'repeat: exactly N attempts per side');
-  const sure = renderComparison(comparisonFixture([PLANS[0]!], { confidence: 0.99 }), 'gate');
+  const sure = renderComparison(await comparisonFixture([PLANS[0]!], { confidence: 0.99 }), 'gate');
   t.match(sure.split('\n')[0], / · 99 % confidence · /);
 });
 
@@ -120,7 +120,7 @@ t.test("a run's conversation line: its pass rate's interval and the pass_rate ch
 });
 
 t.test('JUnit: each comparison case carries the sentence and the intervals', async (t) => {
-  const report = comparisonFixture(PLANS);
+  const report = await comparisonFixture(PLANS);
   const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
   const xml = junitXml([{ name: 'gate', file: 'gate.yaml', report: report.runs.candidate, comparison: report }]);
   t.equal(XMLValidator.validate(xml), true);

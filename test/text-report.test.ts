@@ -188,11 +188,11 @@ t.test('a simulated user’s line is marked, and a criterion shows its verdict a
 });
 
 /** The gate's decision over `rounds` rounds of one conversation, each the pair of outcomes given. */
-function decided(rounds: number, baselinePassed: boolean, candidatePassed: boolean) {
+async function decided(rounds: number, baselinePassed: boolean, candidatePassed: boolean) {
   const gate = createGate({ conversations: 1, mode: { kind: 'repeat', attempts: rounds } });
   const conversation = gate.conversation();
   for (let i = 0; i < rounds; i++) conversation.record(baselinePassed, candidatePassed);
-  return { gate, confidence: 0.95, verdicts: gate.finalize([conversation]) };
+  return { gate, confidence: 0.95, verdicts: await gate.finalize([conversation]) };
 }
 
 t.test('a comparison: the verdict per conversation, what differs, and REGRESSED', async (t) => {
@@ -215,7 +215,7 @@ t.test('a comparison: the verdict per conversation, what differs, and REGRESSED'
       revision: { ref: 'coach', revision: 4, state: 'Preview' },
     },
   );
-  const report = comparisonReportOf('c1', { baseline, candidate }, decided(8, true, false), { startedAt: 0, finishedAt: 2000 }, []);
+  const report = comparisonReportOf('c1', { baseline, candidate }, await decided(8, true, false), { startedAt: 0, finishedAt: 2000 }, []);
   const text = renderComparison(report, 'orders.yaml');
   t.match(
     text,
@@ -226,7 +226,7 @@ t.test('a comparison: the verdict per conversation, what differs, and REGRESSED'
   t.match(text, /^ {2}✗ REGRESSED · 1 regressed, 0 fixed, 0 unchanged · 16 of 16 sessions spent · 2\.0 s$/m);
 
   const same = renderComparison(
-    comparisonReportOf('c2', { baseline, candidate: baseline }, decided(8, true, true), { startedAt: 0, finishedAt: 300 }, []),
+    comparisonReportOf('c2', { baseline, candidate: baseline }, await decided(8, true, true), { startedAt: 0, finishedAt: 300 }, []),
     'x',
   );
   t.match(same, /^ {2}✓ no regression · 0 regressed, 0 fixed, 1 unchanged · 16 of 16 sessions spent · 300 ms$/m);

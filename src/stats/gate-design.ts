@@ -240,18 +240,25 @@ export function regressionPower(design: Design, baseline: number, candidate: num
  * bisection (it grows with δ: a lower candidate rate only turns candidate passes into failures),
  * then checked one step down, so the answer is the smallest step meeting 0.8 even where
  * rounding makes the curve flat.
+ *
+ * Each power is a DP of up to R·N²/2 cells (about 8 ms at max_attempts 200) and a search takes
+ * about nine: it yields to the event loop before each, so that the end of a long comparison
+ * never holds the pod's live conversations for more than one.
  */
-export function detectableDrop(design: Design, baselineRate: number, rounds: number, target = 0.8): number | null {
+export async function detectableDrop(design: Design, baselineRate: number, rounds: number, target = 0.8): Promise<number | null> {
   const steps = Math.floor(baselineRate * 100 + 1e-9);
-  const power = (step: number): number => regressionPower(design, baselineRate, Math.max(0, baselineRate - step / 100), rounds);
-  if (steps < 1 || power(steps) < target) return null;
+  const power = async (step: number): Promise<number> => {
+    await new Promise((resolve) => setImmediate(resolve));
+    return regressionPower(design, baselineRate, Math.max(0, baselineRate - step / 100), rounds);
+  };
+  if (steps < 1 || (await power(steps)) < target) return null;
   let low = 0; // power(low) < target (0: no drop, no power beyond α)
   let high = steps; // power(high) ≥ target
   while (high - low > 1) {
     const middle = (low + high) >> 1;
-    if (power(middle) >= target) high = middle;
+    if ((await power(middle)) >= target) high = middle;
     else low = middle;
   }
-  while (high > 1 && power(high - 1) >= target) high--;
+  while (high > 1 && (await power(high - 1)) >= target) high--;
   return high / 100;
 }

@@ -218,7 +218,7 @@ export function holm(pValues: readonly number[], alpha: number): Array<{ rejecte
 export class Gate {
   readonly #design: Design;
   /** Detectable drops found so far, by baseline rate and rounds. */
-  readonly #drops = new Map<string, number | null>();
+  readonly #drops = new Map<string, Promise<number | null>>();
 
   /** @internal Use `createGate`. */
   constructor(design: Design) {
@@ -254,7 +254,7 @@ export class Gate {
    * The smallest drop from a baseline pass rate that the rule, run for `rounds` rounds, flags
    * with probability ≥ 0.8 (see `ConversationVerdict.detectable_drop`); null if none.
    */
-  detectableDrop(baselineRate: number, rounds: number): number | null {
+  detectableDrop(baselineRate: number, rounds: number): Promise<number | null> {
     // Conversations often share a baseline rate and a length: each drop is found once.
     const key = `${baselineRate} ${rounds}`;
     if (!this.#drops.has(key)) this.#drops.set(key, detectableDrop(this.#design, baselineRate, rounds));
@@ -274,9 +274,10 @@ export class Gate {
   /**
    * The verdicts of a finished comparison (or of one cut short: each conversation as far as it
    * got), in the order given. Holm's procedure runs over the conversations given that can be
-   * compared.
+   * compared. Asynchronous only because the detectable drops yield to the event loop while they
+   * are searched (see `detectableDrop`).
    */
-  finalize(conversations: readonly ConversationGate[]): ConversationVerdict[] {
+  async finalize(conversations: readonly ConversationGate[]): Promise<ConversationVerdict[]> {
     const design = this.#design;
     const pValues = conversations.map((conversation) => conversation.pValues());
     const comparable = pValues.flatMap((p, index) => (p ? [{ index, p }] : []));
@@ -301,13 +302,17 @@ export class Gate {
       const needed = verdict === 'fixed' || (verdict === 'unchanged' && p.fixed < p.regressed) ? up.threshold : down.threshold;
       decided.set(index, { verdict, needed });
     });
-    return conversations.map((conversation, index) => {
+    // One conversation after another: searches run side by side would each take a power per
+    // turn of the loop, and hold it for all of them at once.
+    const verdicts: ConversationVerdict[] = [];
+    for (const [index, conversation] of conversations.entries()) {
       const { baseline, candidate } = conversation.summary();
       const p = pValues[index];
       const outcome = decided.get(index);
       const verdict = outcome?.verdict ?? 'error';
       const { baselineOnly, candidateOnly } = conversation.discordant;
-      return {
+      const baselineRate = baseline.passed / baseline.attempts;
+      verdicts.push({
         verdict,
         p_regressed: p?.regressed ?? null,
         p_fixed: p?.fixed ?? null,
@@ -316,11 +321,12 @@ export class Gate {
         baseline: summarize(baseline),
         candidate: summarize(candidate),
         discordant: { baseline_only: baselineOnly, candidate_only: candidateOnly },
-        detectable_drop: verdict === 'unchanged' ? this.detectableDrop(baseline.passed / baseline.attempts, conversation.rounds) : null,
+        detectable_drop: verdict === 'unchanged' ? await this.detectableDrop(baselineRate, conversation.rounds) : null,
         rounds: conversation.rounds,
         stop: conversation.stop,
-      };
-    });
+      });
+    }
+    return verdicts;
   }
 }
 

@@ -10,7 +10,7 @@
  * // per conversation, per round (one baseline and one candidate attempt; null = error):
  * const { stop } = states[i].record(baselinePassed, candidatePassed); // stop: null | 'decided' | 'futile' | 'cap' | 'budget'
  * // when every conversation stopped:
- * const verdicts = gate.finalize(states); // per conversation: verdict, p-values, intervals, pass^k, detectable drop, rounds, stop
+ * const verdicts = await gate.finalize(states); // per conversation: verdict, p-values, intervals, pass^k, detectable drop, rounds, stop
  * ```
  */
 export {

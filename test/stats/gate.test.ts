@@ -42,7 +42,7 @@ t.test('record: pairs by order of judged attempts, errors left out, stops', asyn
   t.same(c.discordant, { baselineOnly: 1, candidateOnly: 0 }, 'paired with the next judged one, rounds apart');
   c.record(true, true);
   t.equal(c.rounds, 3);
-  const verdicts = gate.finalize([c]);
+  const verdicts = await gate.finalize([c]);
   t.match(verdicts[0], {
     baseline: { attempts: 2, passed: 2, errors: 1 },
     candidate: { attempts: 2, passed: 1, errors: 1 },
@@ -59,7 +59,7 @@ t.test('record: pairs by order of judged attempts, errors left out, stops', asyn
   t.equal(stops.at(-1), 'decided', `decided after ${stops.length} rounds of straight regressions`);
   t.ok(stops.length <= 8);
   t.throws(() => s.record(true, true), /stopped/);
-  const [result] = strong.finalize([s]);
+  const [result] = await strong.finalize([s]);
   t.equal(result!.verdict, 'regressed');
   t.ok(result!.p_regressed! <= 0.05 && result!.p_fixed === 1);
   t.equal(result!.detectable_drop, null, 'only an unchanged verdict carries a detectable drop');
@@ -84,7 +84,7 @@ t.test('finalize: Holm over comparable conversations, error without a judged att
     unchanged.record(i % 2 === 0, i % 3 === 0);
     broken.record(null, true);
   }
-  const [a, b, c] = gate.finalize([regressed, unchanged, broken]);
+  const [a, b, c] = await gate.finalize([regressed, unchanged, broken]);
   t.equal(a!.verdict, 'regressed', `p ${a!.p_regressed}`);
   t.equal(a!.p_regressed, fairTail(11, 11));
   t.equal(b!.verdict, 'unchanged');
@@ -99,7 +99,7 @@ t.test('a fix, and an unchanged verdict too short to catch anything', async (t) 
   const gate = createGate({ conversations: 2, mode: { kind: 'sequential', max: 40 } });
   const fixed = gate.conversation();
   while (fixed.record(false, true).stop === null);
-  const [a] = gate.finalize([fixed, gate.conversation()]);
+  const [a] = await gate.finalize([fixed, gate.conversation()]);
   t.match(a, { verdict: 'fixed', p_regressed: 1, stop: 'decided', discordant: { baseline_only: 0, candidate_only: fixed.rounds } });
   t.match(describeVerdict(a!, 2), /^the candidate passes 100 points more often .*needed with 2 conversations$/);
   // max 10: N = 5 pairs, and 1/32 never reaches α/2 = 0.025: nothing can be decided, so it stops at round 5.
@@ -107,7 +107,7 @@ t.test('a fix, and an unchanged verdict too short to catch anything', async (t) 
   const short = small.conversation();
   const stops = Array.from({ length: 5 }, (_, i) => short.record(true, i === 0).stop);
   t.same(stops, [null, null, null, null, 'futile']);
-  const [b] = small.finalize([short]);
+  const [b] = await small.finalize([short]);
   t.match(b, { verdict: 'unchanged', detectable_drop: null, rounds: 5 });
   t.match(describeVerdict(b!, 2), /these attempts were too few to catch any drop reliably$/);
 });
@@ -119,7 +119,7 @@ t.test('a budget under twice min_attempts: the first look uses every pair it has
   const c = gate.conversation();
   const stops = Array.from({ length: 5 }, () => c.record(false, true).stop);
   t.same(stops, [null, null, null, null, 'decided']);
-  const [verdict] = gate.finalize([c]);
+  const [verdict] = await gate.finalize([c]);
   t.match(verdict, { verdict: 'fixed', rounds: 5, discordant: { baseline_only: 0, candidate_only: 5 } });
   t.ok(verdict!.p_fixed! <= 0.05, `p ${verdict!.p_fixed}`);
 });
@@ -142,7 +142,7 @@ t.test("Holm's step-down, by hand", async (t) => {
 
 t.test('the detectable drop shrinks as rounds grow', async (t) => {
   const gate = createGate({ conversations: 10, mode: { kind: 'sequential', max: 60 } });
-  const drops = [10, 20, 30, 40, 60].map((rounds) => gate.detectableDrop(0.9, rounds));
+  const drops = await Promise.all([10, 20, 30, 40, 60].map((rounds) => gate.detectableDrop(0.9, rounds)));
   t.equal(drops[0], null, 'ten rounds cannot catch any drop from 0.9 at 0.005');
   const found = drops.slice(1).map((d) => d!);
   t.ok(
@@ -152,7 +152,38 @@ t.test('the detectable drop shrinks as rounds grow', async (t) => {
   t.equal(found.at(-1), 0.3, 'R = 60: 0.9 → 0.6 is just caught 80 % of the time');
   t.ok(gate.power(0.9, 0.6) >= 0.8 && gate.power(0.9, 0.61) < 0.8);
   const repeat = createGate({ conversations: 1, mode: { kind: 'repeat', attempts: 20 } });
-  t.ok((repeat.detectableDrop(0.9, 20) ?? 1) < (repeat.detectableDrop(0.9, 10) ?? 1));
+  t.ok(((await repeat.detectableDrop(0.9, 20)) ?? 1) < ((await repeat.detectableDrop(0.9, 10)) ?? 1));
+});
+
+t.test('finalize lets the event loop turn while it searches the detectable drops', async (t) => {
+  // Each power in the search is a DP (about 8 ms at max 200): other work (a live conversation's
+  // turn) must get the loop between them, not wait for every drop of the report.
+  const gate = createGate({ conversations: 2, mode: { kind: 'repeat', attempts: 20 } });
+  const states = [gate.conversation(), gate.conversation()];
+  for (const [index, state] of states.entries()) {
+    // Both sides alike, passing 0.9 and 0.8 of the rounds: unchanged, each its own search.
+    for (let round = 0; state.stop === null; round++) state.record(round % (10 / (index + 1)) !== 0, round % (10 / (index + 1)) !== 0);
+  }
+  let turns = 0;
+  let searching = true;
+  const turn = () => {
+    if (!searching) return;
+    turns++;
+    setImmediate(turn);
+  };
+  setImmediate(turn);
+  const verdicts = await gate.finalize(states);
+  searching = false;
+  t.same(
+    verdicts.map((v) => v.verdict),
+    ['unchanged', 'unchanged'],
+  );
+  t.ok(
+    verdicts.every((v) => v.detectable_drop !== null),
+    'both have a detectable drop',
+  );
+  // One search is a power at the largest drop, a bisection over 90 steps (7) and a check one step down.
+  t.ok(turns >= 9, `the loop turned ${turns} times during the search`);
 });
 
 t.test('options are checked', async (t) => {

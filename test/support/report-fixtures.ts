@@ -114,7 +114,7 @@ export function runFixture(plans: Array<{ name: string; outcomes: Outcome[] }>, 
 }
 
 /** A comparison of the plans, decided by the gate: sequential from 5 to 20 rounds unless told otherwise. */
-export function comparisonFixture(plans: Plan[], options: { confidence?: number; mode?: GateMode } = {}): ComparisonReport {
+export async function comparisonFixture(plans: Plan[], options: { confidence?: number; mode?: GateMode } = {}): Promise<ComparisonReport> {
   const confidence = options.confidence ?? 0.95;
   const gate = createGate({ confidence, conversations: plans.length, mode: options.mode ?? { kind: 'sequential', min: 5, max: 20 } });
   const states = plans.map(() => gate.conversation());
@@ -129,7 +129,7 @@ export function comparisonFixture(plans: Plan[], options: { confidence?: number;
       state.record(b, c);
     }
   });
-  const verdicts = gate.finalize(states);
+  const verdicts = await gate.finalize(states);
   const side = (which: 'baseline' | 'candidate', agent: string, revision: number) =>
     runOf(
       agent,

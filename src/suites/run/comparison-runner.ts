@@ -81,7 +81,7 @@ export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite
   return comparisonReportOf(
     id,
     runs,
-    { gate, confidence: suite.confidence, verdicts: gate.finalize(tests) },
+    { gate, confidence: suite.confidence, verdicts: await gate.finalize(tests) },
     { startedAt, finishedAt: Date.now() },
     notes,
   );
