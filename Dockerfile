@@ -15,6 +15,7 @@ COPY package.json package-lock.json ./
 # platform node:24-slim has; --platform above picks the cluster's.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json openapi.yaml ./
+COPY scripts/build.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 

@@ -240,6 +240,15 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the
     'build stage: all deps, no prepare',
   );
   t.ok(build.some((l) => /^RUN npm run build$/.test(l)));
+  // What `npm run build` runs from the checkout is copied into the build stage before it.
+  const buildCommand = (JSON.parse(read(ROOT, 'package.json')) as { scripts: Record<string, string> }).scripts.build!;
+  const buildAt = build.findIndex((l) => /^RUN npm run build$/.test(l));
+  for (const file of buildCommand.split(' ').filter((word) => word.includes('/'))) {
+    t.ok(
+      build.slice(0, buildAt).some((l) => l.startsWith('COPY ') && l.split(' ').includes(file)),
+      `${file} (npm run build: ${buildCommand}) is copied before the build`,
+    );
+  }
   t.ok(
     runtime.some((l) => /^RUN npm ci --omit=dev --ignore-scripts\b/.test(l)),
     'runtime: production deps only',
@@ -271,7 +280,17 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the
   for (const p of ['node_modules', 'dist', '.git', 'test', 'bench', 'coverage', '.tap', 'helm']) {
     t.ok(ignored.includes(p), `.dockerignore: ${p}`);
   }
-  for (const needed of ['src', 'public', 'package.json', 'package-lock.json', 'openapi.yaml', 'tsconfig.json', 'tsconfig.build.json']) {
+  const neededFiles = [
+    'src',
+    'public',
+    'scripts',
+    'package.json',
+    'package-lock.json',
+    'openapi.yaml',
+    'tsconfig.json',
+    'tsconfig.build.json',
+  ];
+  for (const needed of neededFiles) {
     t.notOk(ignored.includes(needed), `${needed} reaches the build`);
   }
 });
