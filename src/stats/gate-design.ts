@@ -241,9 +241,9 @@ export function regressionPower(design: Design, baseline: number, candidate: num
  * then checked one step down, so the answer is the smallest step meeting 0.8 even where
  * rounding makes the curve flat.
  *
- * Each power is a DP of up to R·N²/2 cells (about 8 ms at max_attempts 200) and a search takes
+ * Each power is a DP of up to R·N²/2 cells (3–25 ms at max_attempts 200) and a search takes
  * about nine: it yields to the event loop before each, so that the end of a long comparison
- * never holds the pod's live conversations for more than one.
+ * holds the pod's live conversations for one power at a time, never for the whole search.
  */
 export async function detectableDrop(design: Design, baselineRate: number, rounds: number, target = 0.8): Promise<number | null> {
   const steps = Math.floor(baselineRate * 100 + 1e-9);
