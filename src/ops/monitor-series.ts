@@ -30,23 +30,27 @@ export class MonitorSeries {
   ) {}
 
   start(monitor: string, agentKey: string, revision: string, conversations: string[]): MonitoredRun {
+    // One label set per conversation and outcome; its key is the same set, as text.
+    const labels = (conversation: string, outcome: MonitorOutcome) => ({ monitor, agent: agentKey, revision, conversation, outcome });
+    const keyOf = (set: ReturnType<typeof labels>) => JSON.stringify(Object.values(set));
     const kept = new Set<string>();
     for (const conversation of conversations) {
       for (const outcome of MONITOR_OUTCOMES) {
-        const key = JSON.stringify([monitor, agentKey, revision, conversation, outcome]);
+        const set = labels(conversation, outcome);
+        const key = keyOf(set);
         if (!this.#seen.has(key) && this.#seen.size >= this.max) continue;
         this.#seen.add(key);
         kept.add(key);
-        this.metrics.attempts.inc({ monitor, agent: agentKey, revision, conversation, outcome }, 0);
+        this.metrics.attempts.inc(set, 0);
       }
     }
     return {
       finish: (attempts, finishedAt) => {
         let dropped = 0;
         for (const { conversation, outcome } of attempts) {
-          if (kept.has(JSON.stringify([monitor, agentKey, revision, conversation, outcome]))) {
-            this.metrics.attempts.inc({ monitor, agent: agentKey, revision, conversation, outcome });
-          } else dropped += 1;
+          const set = labels(conversation, outcome);
+          if (kept.has(keyOf(set))) this.metrics.attempts.inc(set);
+          else dropped += 1;
         }
         if (dropped > 0) this.metrics.dropped.inc(dropped);
         this.metrics.lastRun.set({ monitor, agent: agentKey }, finishedAt / 1000);
