@@ -228,7 +228,10 @@ async function finalizeStall(): Promise<{ conversations: number; max_rounds: num
   const states = Array.from({ length: conversations }, (_, i) => {
     const state = big.conversation();
     // Both sides alike, so unchanged; the baseline passes a rate of its own per conversation.
-    while (state.record(state.rounds % (i + 5) !== 0, state.rounds % (i + 5) !== 0).stop === null);
+    while (state.stop === null) {
+      const passed = state.rounds % (i + 5) !== 0;
+      state.record(passed, passed);
+    }
     return state;
   });
   let longest = 0;

@@ -156,13 +156,16 @@ t.test('the detectable drop shrinks as rounds grow', async (t) => {
 });
 
 t.test('finalize lets the event loop turn while it searches the detectable drops', async (t) => {
-  // Each power in the search is a DP (about 8 ms at max 200): other work (a live conversation's
+  // Each power in the search is a DP (up to about 25 ms at max 200): other work (a live conversation's
   // turn) must get the loop between them, not wait for every drop of the report.
   const gate = createGate({ conversations: 2, mode: { kind: 'repeat', attempts: 20 } });
   const states = [gate.conversation(), gate.conversation()];
   for (const [index, state] of states.entries()) {
     // Both sides alike, passing 0.9 and 0.8 of the rounds: unchanged, each its own search.
-    for (let round = 0; state.stop === null; round++) state.record(round % (10 / (index + 1)) !== 0, round % (10 / (index + 1)) !== 0);
+    for (let round = 0; state.stop === null; round++) {
+      const passed = round % (10 / (index + 1)) !== 0;
+      state.record(passed, passed);
+    }
   }
   let turns = 0;
   let searching = true;
