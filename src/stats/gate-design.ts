@@ -241,7 +241,7 @@ export function regressionPower(design: Design, baseline: number, candidate: num
  * then checked one step down, so the answer is the smallest step meeting 0.8 even where
  * rounding makes the curve flat.
  *
- * Each power is a DP of up to R·N²/2 cells (3–25 ms at max_attempts 200) and a search takes
+ * Each power is a DP of up to R·N²/2 cells (3–31 ms at max_attempts 200, median 7.5) and a search takes
  * about nine: it yields to the event loop before each, so that the end of a long comparison
  * holds the pod's live conversations for one power at a time, never for the whole search.
  */

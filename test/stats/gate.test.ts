@@ -156,7 +156,7 @@ t.test('the detectable drop shrinks as rounds grow', async (t) => {
 });
 
 t.test('finalize lets the event loop turn while it searches the detectable drops', async (t) => {
-  // Each power in the search is a DP (up to about 25 ms at max 200): other work (a live conversation's
+  // Each power in the search is a DP (up to about 30 ms at max 200): other work (a live conversation's
   // turn) must get the loop between them, not wait for every drop of the report.
   const gate = createGate({ conversations: 2, mode: { kind: 'repeat', attempts: 20 } });
   const states = [gate.conversation(), gate.conversation()];
