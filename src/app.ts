@@ -17,6 +17,7 @@ import { debugRoutes } from './routes/debug.js';
 import { memoryRoutes } from './routes/memory.js';
 import { opsRoutes } from './routes/ops.js';
 import { runRoutes } from './routes/runs.js';
+import { RunRegistry } from './runs/registry.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,6 +31,8 @@ declare module 'fastify' {
     conversationService: ConversationService;
     /** The model client of simulated users and judges; undefined without MODEL_BASE_URL. */
     model: ModelClient | undefined;
+    /** Runs and comparisons: held here, and the replicas of the siblings'. */
+    runs: RunRegistry;
   }
 }
 
@@ -103,6 +106,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   app.addHook('onClose', async () => {
     await Promise.all([engine.close(), platform.close(), model?.close()]);
   });
+
+  app.decorate('runs', new RunRegistry({ app, timings: config.runs, metrics, log: app.log, port: config.port }));
+  app.addHook('onClose', async () => app.runs.close());
 
   installErrorHandling(app);
   observeRequests(app);

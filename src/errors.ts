@@ -13,12 +13,14 @@ export const errorStatus = {
   unauthenticated: 401,
   forbidden: 403,
   conversation_not_yours: 403,
+  run_not_yours: 403,
   // 404
   not_found: 404,
   agent_not_found: 404,
   revision_not_found: 404,
   session_not_found: 404,
   device_not_found: 404,
+  run_not_found: 404,
   // 409 — the request is fine but the state forbids it.
   no_published_revision: 409,
   revision_not_runnable: 409,
@@ -35,6 +37,7 @@ export const errorStatus = {
   identity_not_configured: 503,
   identity_malformed: 503,
   shutting_down: 503,
+  run_unavailable: 503,
   // 502 — the engine did not do what was asked.
   engine_unavailable: 502,
   engine_refused: 502,

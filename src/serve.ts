@@ -10,8 +10,13 @@ async function runServer(config: Config): Promise<void> {
   const app = await buildApp(config);
   closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'stopping after an unexpected error');
-    app.log.info({ signal, grace_ms: config.shutdownGraceMs, ...app.conversationRegistry.stats }, 'draining');
-    await app.conversationRegistry.drain(config.shutdownGraceMs);
+    app.log.info(
+      { signal, grace_ms: config.shutdownGraceMs, ...app.conversationRegistry.stats, runs: app.runs.running.length },
+      'draining',
+    );
+    const deadline = Date.now() + config.shutdownGraceMs;
+    // Runs first: they stop starting attempts and move to a sibling before the conversations drain.
+    await Promise.all([app.runs.drain(deadline), app.conversationRegistry.drain(config.shutdownGraceMs)]);
     await app.close();
     app.log.info('stopped');
   });

@@ -594,6 +594,7 @@ async function streamRun(s: Stack, body: unknown, signal?: AbortSignal) {
   return {
     status: res.statusCode,
     type: String(res.headers['content-type']),
+    location: res.headers.location,
     lines: text
       .trim()
       .split('\n')
@@ -608,8 +609,10 @@ t.test('streamed: each turn as it is evaluated, then the report', async (t) => {
   });
   t.equal(streamed.status, 200);
   t.match(streamed.type, /application\/x-ndjson/);
-  t.equal(streamed.lines.length, 3);
-  t.match(streamed.lines[0], {
+  t.equal(streamed.lines.length, 4);
+  t.match(streamed.lines[0], { run: { id: UUID, status: 'running', kind: 'run', conversations: 1, sessions_budget: 1 } }, 'the run first');
+  t.equal(streamed.location, `/v1/runs/${streamed.lines[0].run.id}`, 'the answer names the run');
+  t.match(streamed.lines[1], {
     turn: {
       conversation: 'a',
       conversation_index: 0,
@@ -618,15 +621,15 @@ t.test('streamed: each turn as it is evaluated, then the report', async (t) => {
       turn: { index: 1, status: 'passed', source: 'script' },
     },
   });
-  t.match(streamed.lines[1], { turn: { turn: { index: 2, tools: ['lookup_order'] } } });
-  t.match(streamed.lines[2], { report: { passed: true, totals: { turns: { total: 2 } } } });
+  t.match(streamed.lines[2], { turn: { turn: { index: 2, tools: ['lookup_order'] } } });
+  t.match(streamed.lines[3], { report: { run_id: streamed.lines[0].run.id, passed: true, totals: { turns: { total: 2 } } } });
   const invalid = await streamRun(s, { conversations: [] });
   t.equal(invalid.status, 400, 'errors before the first turn are plain JSON');
   t.match(invalid.lines[0], { error: 'invalid_request' });
 });
 
-t.test('the caller hanging up cancels the run and closes its conversations', async (t) => {
-  const s = await startStack(t, { env: { TURN_BUDGET_MS: '10000' } });
+t.test('a caller hanging up cancels the run when nobody follows it within the grace, and closes its conversations', async (t) => {
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: '10000', RUN_FOLLOW_GRACE_MS: '200' } });
   const abort = new AbortController();
   const pending = s
     .call('POST', runPath(), {
@@ -643,4 +646,8 @@ t.test('the caller hanging up cancels the run and closes its conversations', asy
   await new Promise((r) => setTimeout(r, 50));
   t.same(conn.frames, ['#intro', 'sim:hang'], 'the rest was skipped');
   t.equal(s.engine.record.connections.length, 1);
+  const [run] = (await s.call('GET', '/v1/runs')).body.runs;
+  t.match(run, { status: 'cancelled', kind: 'run' });
+  const report = (await s.call('GET', `/v1/runs/${run.id}`)).body.report;
+  t.match(report.notes[0], /cancelled: nobody followed it for 0.2 s after its last follower hung up/);
 });

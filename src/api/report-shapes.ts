@@ -37,14 +37,14 @@ export type components = {
     };
     /**
      * @description The error code; it decides the status. 400 `invalid_request`, `confirmation_required`;
-     *     401 `unauthenticated`; 403 `forbidden`, `conversation_not_yours`; 404 `not_found`,
-     *     `agent_not_found`, `revision_not_found`, `session_not_found`, `device_not_found`; 409
+     *     401 `unauthenticated`; 403 `forbidden`, `conversation_not_yours`, `run_not_yours`; 404 `not_found`,
+     *     `agent_not_found`, `revision_not_found`, `session_not_found`, `device_not_found`, `run_not_found`; 409
      *     `no_published_revision`, `revision_not_runnable`, `turn_in_progress`,
      *     `conversation_settings_fixed`, `model_not_configured`; 413 `body_too_large`; 415 `unsupported_media_type`; 429
      *     `caller_conversation_limit`; 500 `internal`; 502 `engine_unavailable`, `engine_refused`,
      *     `identity_unrecognised`, `identity_not_enabled`, `model_failed` (only inside a run's report); 503
      *     `pod_conversation_limit`, `platform_unavailable`, `identity_not_configured`,
-     *     `identity_malformed`, `shutting_down`.
+     *     `identity_malformed`, `shutting_down`, `run_unavailable`.
      * @enum {string}
      */
     ErrorCode:
@@ -53,11 +53,13 @@ export type components = {
       | 'unauthenticated'
       | 'forbidden'
       | 'conversation_not_yours'
+      | 'run_not_yours'
       | 'not_found'
       | 'agent_not_found'
       | 'revision_not_found'
       | 'session_not_found'
       | 'device_not_found'
+      | 'run_not_found'
       | 'no_published_revision'
       | 'revision_not_runnable'
       | 'turn_in_progress'
@@ -71,6 +73,7 @@ export type components = {
       | 'identity_not_configured'
       | 'identity_malformed'
       | 'shutting_down'
+      | 'run_unavailable'
       | 'engine_unavailable'
       | 'engine_refused'
       | 'model_failed'
@@ -365,7 +368,46 @@ export type components = {
      *     line.
      */
     RunStreamLine:
-      components['schemas']['RunStreamTurnLine'] | components['schemas']['RunStreamReportLine'] | components['schemas']['Error'];
+      | components['schemas']['RunStreamRunLine']
+      | components['schemas']['RunStreamTurnLine']
+      | components['schemas']['RunStreamWaitingLine']
+      | components['schemas']['RunStreamMovedLine']
+      | components['schemas']['RunStreamReportLine']
+      | components['schemas']['Error'];
+    /** @description The first line of every run's stream, from any pod it is read through. */
+    RunStreamRunLine: {
+      run: {
+        /**
+         * Format: uuid
+         * @description The run's id, `GET /v1/runs/{id}`; the report's `run_id`.
+         */
+        id: string;
+        /** @enum {string} */
+        status: 'running';
+        kind: components['schemas']['RunKind'];
+        conversations: number;
+        /** @description The most engine sessions it may take (every attempt of every conversation, on both sides). */
+        sessions_budget: number;
+      };
+    };
+    /** @description Written when the run starts waiting for room under a limit (again each time it starts waiting after none of its starts waited). */
+    RunStreamWaitingLine: {
+      waiting: {
+        /** @enum {string} */
+        limit: 'MAX_RUN_CONVERSATIONS_PER_POD' | 'MAX_RUN_CONVERSATIONS_PER_CALLER' | 'MAX_CONVERSATIONS_PER_POD' | 'concurrency';
+        /** @description The conversations the full limit held. */
+        held: number;
+        message: string;
+      };
+    };
+    /**
+     * @description The run continues on another pod (its holder drained, or stopped answering): the lines
+     *     after this one come from there. Turn lines of the attempts that were in flight before it
+     *     came already; those attempts run again and stream again.
+     */
+    RunStreamMovedLine: {
+      moved: components['schemas']['RunMove'];
+    };
     RunStreamTurnLine: {
       turn: {
         /** @description The conversation's name. */
@@ -385,6 +427,11 @@ export type components = {
     ComparisonReport: {
       /** Format: uuid */
       comparison_id: string;
+      /**
+       * Format: uuid
+       * @description The comparison as a resource, `GET /v1/runs/{run_id}` (the same id as `comparison_id`).
+       */
+      run_id: string;
       /** @description The suite's name, if it has one. */
       name: string | null;
       baseline: components['schemas']['ComparedRevision'];
@@ -541,6 +588,25 @@ export type components = {
       evaluated: number;
       /** @description The evidence (or the judge's reasoning) of the first attempt that failed it, else of the first that passed it. */
       evidence: string | null;
+    };
+    /** @enum {string} */
+    RunKind: 'run' | 'comparison';
+    RunMove: {
+      /** @description The pod it ran on. */
+      from: string;
+      /** @description The pod it continues on. */
+      to: string;
+      /** Format: date-time */
+      at: string;
+      /**
+       * @description `drain`: its pod got SIGTERM and handed it over; `takeover`: its pod stopped answering and a sibling took it over.
+       * @enum {string}
+       */
+      cause: 'drain' | 'takeover';
+      /** @description Rounds completed before the move (over all conversations); they were not run again. */
+      rounds_completed: number;
+      /** @description Attempts in flight at the move, run again on the new pod (never counted twice). */
+      attempts_rerun: number;
     };
   };
   responses: never;

@@ -16,3 +16,4 @@ async function outputOf(name: string): Promise<z.ZodObject> {
 
 export const runReportOutput = await outputOf('RunReport');
 export const comparisonReportOutput = await outputOf('ComparisonReport');
+export const runViewOutput = await outputOf('Run');

@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { registerConversationTools } from './conversation-tools.js';
 import { registerMemoryTools } from './memory-tools.js';
+import { registerRunTools } from './run-tools.js';
 import { registerSuiteTools } from './suite-tools.js';
 
 /** One MCP server (one per MCP session) with every tool, each calling the service's own parts. */
@@ -18,5 +19,6 @@ export function createMcpServer(app: FastifyInstance, version: string): McpServe
   registerConversationTools(server, app);
   registerMemoryTools(server, app);
   registerSuiteTools(server, app);
+  registerRunTools(server, app);
   return server;
 }

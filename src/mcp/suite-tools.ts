@@ -2,12 +2,18 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { invalidRequest } from '../errors.js';
 import { agentSchema } from '../schemas/requests.js';
 import type { Side } from '../suites/report/comparison.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError, invalidRequest, type ErrorCode } from '../errors.js';
+import { runLines } from '../runs/follow.js';
+import type { RunKind } from '../runs/run.js';
+import { runView } from '../runs/views.js';
+import type { ComparisonReport } from '../suites/report/comparison.js';
 import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
+import { pendingResult } from './run-tools.js';
 import { monitorRule, withOverrides } from '../suites/spec/request.js';
-import { admitComparison, admitRun, startComparison, startRun } from '../suites/run/start.js';
+import { admitComparison, admitRun, type Admitted } from '../suites/run/start.js';
 import { attemptsRule, concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { criterionLine, passRateText, renderComparison } from '../suites/report/text.js';
 import { confirmRestore } from './memory-tools.js';
@@ -53,6 +59,44 @@ const memoryConfirm = (data: unknown): boolean | undefined => {
   const memory = (data as { memory?: { confirm?: unknown } } | null)?.memory;
   return typeof memory === 'object' && memory !== null ? memory.confirm === true : undefined;
 };
+
+/**
+ * Starts the run (detached: the call's end does not cancel it, the client's cancellation does) and
+ * follows it: with a progress token each evaluated turn is reported as progress (its side too, in a
+ * comparison). Answers the report, or past MCP_RUN_WAIT_MS the run's id and progress as a pending
+ * answer that points to get_run.
+ */
+async function runToEnd(
+  app: FastifyInstance,
+  kind: RunKind,
+  admitted: Admitted,
+  extra: Extra,
+): Promise<{ report: Record<string, unknown> } | { pending: CallToolResult }> {
+  const run = app.runs.start(kind, admitted, { detached: true });
+  const onCancel = () => void app.runs.cancel(run, 'the MCP client cancelled the call');
+  extra.signal.addEventListener('abort', onCancel, { once: true });
+  const wait = new AbortController();
+  const timer = setTimeout(() => wait.abort(), app.config.mcpRunWaitMs);
+  const progress = progressOf(extra);
+  try {
+    for await (const line of runLines(app.runs, run.id, 0, AbortSignal.any([wait.signal, extra.signal]))) {
+      const parsed = JSON.parse(line) as {
+        turn?: TurnEvent & { side?: Side };
+        report?: Record<string, unknown>;
+        error?: ErrorCode;
+        message?: string;
+      };
+      if (parsed.turn !== undefined) progress?.(parsed.turn);
+      if (parsed.report !== undefined) return { report: parsed.report };
+      if (parsed.error !== undefined) throw new GatewayError(parsed.error, parsed.message ?? 'The run failed.');
+    }
+  } finally {
+    clearTimeout(timer);
+    extra.signal.removeEventListener('abort', onCancel);
+  }
+  const view = runView(run, app.runs.podName);
+  return { pending: pendingResult(view, app.config.mcpRunWaitMs) };
+}
 
 /** With a progress token, each evaluated turn is reported as progress (its side too, in a comparison). */
 function progressOf(extra: Extra): ((event: TurnEvent & { side?: Side }) => void) | undefined {
@@ -113,7 +157,9 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
         if (memory?.restore !== undefined) {
           await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before the run`);
         }
-        const report = await startRun(app, admitted, { signal: extra.signal, log: app.log, onTurn: progressOf(extra) });
+        const ended = await runToEnd(app, 'run', admitted, extra);
+        if ('pending' in ended) return ended.pending;
+        const report = ended.report as unknown as RunReport;
         return success(report, renderReport(report));
       }),
   );
@@ -161,8 +207,10 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
         if (memory?.restore !== undefined) {
           await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before each attempt`);
         }
-        const report = await startComparison(app, admitted, { signal: extra.signal, log: app.log, onTurn: progressOf(extra) });
-        return success(report, renderComparison(report, report.name ?? 'comparison'));
+        const ended = await runToEnd(app, 'comparison', admitted, extra);
+        if ('pending' in ended) return ended.pending;
+        const comparison = ended.report as unknown as ComparisonReport;
+        return success(comparison, renderComparison(comparison, comparison.name ?? 'comparison'));
       }),
   );
 }

@@ -72,6 +72,11 @@ const envSchema = z.object({
   MAX_MONITOR_SERIES: integer('MAX_MONITOR_SERIES', 2000, 1),
   REMEMBERED_CONVERSATIONS_TTL_MS: integer('REMEMBERED_CONVERSATIONS_TTL_MS', 86_400_000, 1),
   MAX_BODY_BYTES: integer('MAX_BODY_BYTES', 4_194_304, 1_024),
+  RUN_FOLLOW_GRACE_MS: integer('RUN_FOLLOW_GRACE_MS', 60_000, 0),
+  RUNS_KEPT_MAX: integer('RUNS_KEPT_MAX', 1_000, 1),
+  RUNS_KEPT_MS: integer('RUNS_KEPT_MS', 86_400_000, 1_000),
+  RUN_TAKEOVER_MS: integer('RUN_TAKEOVER_MS', 5_000, 100),
+  MCP_RUN_WAIT_MS: integer('MCP_RUN_WAIT_MS', 45_000, 0),
   DEBUG_PAGE: z
     .enum(['true', 'false', '1', '0', ''], { error: 'DEBUG_PAGE must be true or false' })
     .optional()
@@ -126,6 +131,10 @@ export interface Config {
   maxMonitorSeries: number;
   rememberedConversationsTtlMs: number;
   maxBodyBytes: number;
+  /** Runs: the follower grace, how many ended runs are kept and how long, and how soon a sibling takes over a silent holder's run. */
+  runs: { followGraceMs: number; keptMax: number; keptMs: number; takeoverMs: number };
+  /** How long an MCP run_suite or compare_revisions call without a task waits for the report before it answers the run's id. */
+  mcpRunWaitMs: number;
   debugPage: boolean;
   revision: string;
   /** The OAuth authorization servers MCP clients are pointed to (default: the platform). */
@@ -225,6 +234,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxMonitorSeries: e.MAX_MONITOR_SERIES,
     rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    runs: { followGraceMs: e.RUN_FOLLOW_GRACE_MS, keptMax: e.RUNS_KEPT_MAX, keptMs: e.RUNS_KEPT_MS, takeoverMs: e.RUN_TAKEOVER_MS },
+    mcpRunWaitMs: e.MCP_RUN_WAIT_MS,
     debugPage: e.DEBUG_PAGE,
     revision: e.GIT_REVISION || 'unknown',
     mcpAuthorizationServers: e.MCP_AUTHORIZATION_SERVERS ?? [e.PROMETHIST_PLATFORM_URL],

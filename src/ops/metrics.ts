@@ -220,6 +220,19 @@ export function createMetrics(config: MetricsConfig) {
       help: 'Monitored attempts not recorded because their label set would have passed MAX_MONITOR_SERIES.',
       registers,
     }),
+    runsRunning: new Gauge({
+      name: `${p}runs_running`,
+      help: 'Runs and comparisons running on this pod now (those moved here included).',
+      registers,
+    }),
+    runsMoved: new Counter({
+      name: `${p}runs_moved_total`,
+      help:
+        'Runs moved between pods, by cause (drain: handed over on SIGTERM; takeover: the holder stopped answering) and ' +
+        'direction (out: this pod handed it over; in: it continues here).',
+      labelNames: ['cause', 'direction'] as const,
+      registers,
+    }),
     suiteRuns: new Counter({
       name: `${p}suite_runs_total`,
       help: 'Test suite runs and comparisons, by kind (run, comparison) and result (passed, failed, cancelled, error).',
@@ -244,6 +257,8 @@ export function createMetrics(config: MetricsConfig) {
   for (const result of CONNECT_RESULTS) for (const kind of ['new', 'reconnect']) metrics.engineConnects.inc({ result, kind }, 0);
   for (const operation of MEMORY_OPERATIONS) for (const result of ['ok', 'error']) metrics.memoryCalls.inc({ operation, result }, 0);
   for (const kind of RUN_KINDS) for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ kind, result }, 0);
+  metrics.runsMoved.inc({ cause: 'drain', direction: 'out' }, 0);
+  for (const cause of ['drain', 'takeover']) metrics.runsMoved.inc({ cause, direction: 'in' }, 0);
   for (const role of MODEL_ROLES) {
     for (const outcome of MODEL_OUTCOMES) metrics.modelRequests.inc({ role, outcome }, 0);
     for (const kind of ['prompt', 'completion']) metrics.modelTokens.inc({ role, kind }, 0);

@@ -38,7 +38,7 @@ export class PeerClient {
   /** An internal peer route's JSON answer; throws when the peer does not answer in time (PEER_TIMEOUT_MS unless given). */
   async internal(
     peer: Peer,
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     body?: unknown,
     timeoutMs = this.#timeoutMs,
@@ -86,6 +86,11 @@ export class PeerClient {
       signal: req.signal,
       bodyTimeout: 0,
     });
+  }
+
+  /** An internal route's streamed answer (a run's lines), for as long as it streams: the signal ends it. */
+  stream(peer: Peer, path: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    return this.#pool(peer).request({ method: 'GET', path, headers: { [PEER_HEADER]: this.#secret }, signal, bodyTimeout: 0 });
   }
 
   /** A sibling left the peer list: its connections end (requests still out on them fail). */

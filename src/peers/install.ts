@@ -57,6 +57,16 @@ export async function installPeers(app: FastifyInstance): Promise<Forwarder | un
     if (typeof sessionId !== 'string' || registry.ownership(sessionId.toLowerCase())?.held === true) return;
     return reply.code(421).send();
   });
-  await app.register(peerRoutes({ registry, metrics, peers }));
+  const { PeerRunSiblings } = await import('./runs.js');
+  const siblings = new PeerRunSiblings({
+    peers,
+    registry: app.runs,
+    log: app.log,
+    ownPort: config.port,
+    takeoverMs: config.runs.takeoverMs,
+  });
+  app.runs.useSiblings(siblings);
+  app.addHook('onClose', () => siblings.close());
+  await app.register(peerRoutes({ registry, metrics, peers, runs: app.runs }));
   return new PeerForwarder({ peers, metrics });
 }

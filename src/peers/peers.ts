@@ -136,19 +136,19 @@ export class Peers {
    * the next call asks.
    */
   heardHolder(sessionId: string, from: NoticeSource): void {
-    const peer = this.#peerAt(from);
+    const peer = this.peerAt(from);
     if (peer === undefined) this.#holders.delete(sessionId);
     else this.#holders.set(sessionId, peer);
   }
 
   /** A sibling's close notice: if it was the remembered holder, it no longer is. */
   heardClosed(sessionId: string, from: NoticeSource): void {
-    const peer = this.#peerAt(from);
+    const peer = this.peerAt(from);
     if (peer === undefined || this.#holders.peek(sessionId)?.address === peer.address) this.#holders.delete(sessionId);
   }
 
   /** The sibling that sent a notice: the peer at its source address and the port it names. */
-  #peerAt(from: NoticeSource): Peer | undefined {
+  peerAt(from: NoticeSource): Peer | undefined {
     const ip = from.ip.replace(/^::ffff:/, '').toLowerCase();
     return this.#list.peers.find((p) => p.port === from.port && p.host.toLowerCase() === ip);
   }

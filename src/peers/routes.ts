@@ -4,7 +4,9 @@ import type { ConversationRegistry } from '../conversations/registry.js';
 import { conversationView } from '../conversations/views.js';
 import { GatewayError } from '../errors.js';
 import { mcpSessionIdSchema, parse, sessionIdSchema } from '../schemas/requests.js';
+import type { RunRegistry } from '../runs/registry.js';
 import type { PeerMetrics } from './metrics.js';
+import { runPeerRoutes } from './run-routes.js';
 import type { Peers } from './peers.js';
 import { closeNoticeFromWire, ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
 
@@ -13,7 +15,7 @@ import { closeNoticeFromWire, ownershipFromWire, ownershipToWire, type LookupAns
  * and closes; each names the port its sender listens on), a caller's conversations. Only with the
  * release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
  */
-export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; peers: Peers }) {
+export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; peers: Peers; runs: RunRegistry }) {
   return async (app: FastifyInstance): Promise<void> => {
     app.addHook('onRequest', async (request) => {
       if (!deps.peers.isForwarded(request.headers)) {
@@ -53,6 +55,8 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
       deps.registry.remember(owner);
       return reply.code(204).send();
     });
+
+    await app.register(runPeerRoutes({ runs: deps.runs, peers: deps.peers }));
 
     app.get('/internal/peer/conversations', async (request) => {
       const { caller_id } = parse(z.object({ caller_id: z.string().min(1).max(512) }), request.query, 'query');

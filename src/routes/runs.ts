@@ -1,19 +1,26 @@
 /**
- * Test suites: `POST /v1/agents/{agent}/runs` runs a suite (validate, authorize, run every
- * conversation through the conversation service, close each) and answers its report;
- * `POST /v1/agents/{candidate}/comparisons` runs one against a baseline revision too and answers
- * what differs. `Accept: application/x-ndjson` streams `{"turn": …}` as each turn is evaluated,
- * then `{"report": …}`; errors before the first turn are ordinary JSON errors.
+ * Test suites as resources. `POST /v1/agents/{agent}/runs` and `POST /v1/agents/{candidate}/comparisons`
+ * admit a suite (validate, authorize) and start a run held by this pod (src/runs), then follow it:
+ * `Accept: application/x-ndjson` streams its lines as they come (`{"run": …}` first, `{"report": …}`
+ * last), JSON waits for the report, `Prefer: respond-async` answers 202 at once. Every answer
+ * carries `Location: /v1/runs/{id}`. `/v1/runs…` reads, follows and cancels a run from any pod.
  */
 
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { serializedComponent } from '../api/openapi.js';
 import type { AgentRef } from '../domain/vocabulary.js';
-import { GatewayError, invalidRequest } from '../errors.js';
+import { GatewayError, invalidRequest, type ErrorCode } from '../errors.js';
+import { NDJSON } from '../http/ndjson.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
-import { agentParams, agentSchema, parse } from '../schemas/requests.js';
+import { runLines } from '../runs/follow.js';
+import { isFinalLine } from '../runs/registry.js';
+import type { Run, RunKind } from '../runs/run.js';
+import { runView, type RunView } from '../runs/views.js';
+import { agentParams, agentSchema, parse, sessionIdSchema } from '../schemas/requests.js';
 import { authenticate, requireToken } from './access.js';
-import { answerLongCall } from './streaming.js';
+import { wantsStream } from './streaming.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -50,39 +57,160 @@ export const reportSerializer = async (
 ): Promise<(report: object) => string> =>
   reply.compileSerializationSchema(await serializedComponent(component), '200') as (report: object) => string;
 
-const HANG_UP_NOTE = 'The turn was cancelled: the caller hung up before the run ended.';
+/** `Prefer: respond-async` (RFC 7240): answer 202 at once, the run followed later. */
+const prefersAsync = (request: FastifyRequest): boolean => /(^|[,;\s])respond-async\b/i.test(String(request.headers.prefer ?? ''));
+
+const runPath = (id: string): string => `/v1/runs/${id}`;
+
+/** Aborted when the caller hangs up (the reply's socket closes before the answer is complete). */
+function hangUpOf(reply: FastifyReply): AbortSignal {
+  const hangUp = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) hangUp.abort();
+  });
+  return hangUp.signal;
+}
+
+/** Streams a run's lines after `after` as NDJSON, from wherever the run is, until its last line. */
+function streamLines(app: FastifyInstance, reply: FastifyReply, id: string, after: number, status: 200 | 201): FastifyReply {
+  const signal = hangUpOf(reply);
+  const lines = async function* () {
+    try {
+      for await (const line of runLines(app.runs, id, after, signal)) yield `${line}\n`;
+    } catch (err) {
+      const error = err instanceof GatewayError ? err : new GatewayError('internal', 'The gateway failed while following the run.');
+      yield `${JSON.stringify(error.toJSON())}\n`;
+    }
+  };
+  return reply
+    .code(status)
+    .type(NDJSON)
+    .header('location', runPath(id))
+    .header('cache-control', 'no-store')
+    .header('x-accel-buffering', 'no')
+    .send(Readable.from(lines()));
+}
+
+/** Waits for a run's last line; answers its report, or throws its error (with that error's status). */
+async function finalAnswer(app: FastifyInstance, reply: FastifyReply, id: string): Promise<Record<string, unknown>> {
+  let last: string | undefined;
+  for await (const line of runLines(app.runs, id, 0, hangUpOf(reply))) last = line;
+  if (last === undefined || !isFinalLine(last)) throw new GatewayError('internal', 'The run ended without a report.');
+  const parsed = JSON.parse(last) as { report?: Record<string, unknown>; error?: ErrorCode; message?: string; details?: unknown };
+  if (parsed.report !== undefined) return parsed.report;
+  throw new GatewayError(parsed.error ?? 'internal', parsed.message ?? 'The run failed.', parsed.details);
+}
+
+/** The answer to a POST that started `run`: 202 at once, the lines streamed, or the report when it ends. */
+async function answerStarted(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  run: Run,
+  component: 'RunReport' | 'ComparisonReport',
+): Promise<FastifyReply> {
+  if (run.spec.detached) return reply.code(202).header('location', runPath(run.id)).send(runView(run, app.runs.podName));
+  if (wantsStream(request)) return streamLines(app, reply, run.id, 0, 200);
+  const serialize = await reportSerializer(reply, component);
+  const report = await finalAnswer(app, reply, run.id);
+  return reply.code(200).header('location', runPath(run.id)).type('application/json; charset=utf-8').serializer(serialize).send(report);
+}
+
+const idParams = z.object({ id: sessionIdSchema });
+const afterQuery = z.object({
+  after: z.coerce
+    .number({ error: 'after must be a whole number of lines, 0 or more' })
+    .int({ error: 'after must be a whole number of lines, 0 or more' })
+    .min(0, { error: 'after must be a whole number of lines, 0 or more' })
+    .default(0),
+});
+
+/** A run as this pod or its siblings know it: its view and its caller; 404 when no pod knows it. */
+async function locate(app: FastifyInstance, id: string): Promise<{ view: RunView; callerId: string; run?: Run; address?: string }> {
+  const here = app.runs.get(id);
+  if (here !== undefined && (here.holder === null || here.ended)) {
+    return { view: runView(here, app.runs.podName), callerId: here.spec.callerId, run: here };
+  }
+  const there = await app.runs.siblings.find(id);
+  if (there !== undefined) {
+    const { caller_id: callerId, ...view } = there.view;
+    return { view, callerId, ...(there.held ? { address: there.address } : {}) };
+  }
+  if (here !== undefined) return { view: runView(here, app.runs.podName), callerId: here.spec.callerId, run: here };
+  throw new GatewayError('run_not_found', `No run ${id} is known: it never existed, or it ended and was forgotten.`);
+}
+
+function requireOwner(callerId: string, ownerId: string): void {
+  if (callerId !== ownerId)
+    throw new GatewayError('run_not_yours', 'This run belongs to another caller: only the caller who started it sees or cancels it.');
+}
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
 
-  app.post('/v1/agents/:agent/runs', async (request, reply) => {
+  const start = async (request: FastifyRequest, reply: FastifyReply, kind: RunKind) => {
     const { agent } = parse(agentParams, request.params, 'path');
     requireRestoreConfirmation(request.body);
-    const { admitRun, monitorOf, startRun } = await loadStart();
-    const { monitor, suite } = monitorOf(request.body);
-    const admitted = await admitRun(app, { body: suite, agent, monitor, authenticate: () => authenticate(app, request) });
-    // The caller hanging up cancels the run: running turns end, the rest are skipped, all closed.
-    return answerLongCall(request, reply, {
-      status: 200,
-      finalKey: 'report',
-      hangUpNote: HANG_UP_NOTE,
-      serialize: await reportSerializer(reply, 'RunReport'),
-      run: ({ signal, emit }) => startRun(app, admitted, { signal, log: request.log, onTurn: emit && ((turn) => emit({ turn })) }),
-    });
+    const { admitRun, admitComparison, monitorOf } = await loadStart();
+    const ask = { authenticate: () => authenticate(app, request) };
+    let admitted;
+    if (kind === 'run') {
+      const { monitor, suite } = monitorOf(request.body);
+      admitted = await admitRun(app, { ...ask, body: suite, agent, monitor });
+    } else {
+      const { baseline, suite } = baselineOf(request.body);
+      admitted = await admitComparison(app, { ...ask, body: suite, candidate: agent, baseline });
+    }
+    const run = app.runs.start(kind, admitted, { detached: prefersAsync(request) });
+    return answerStarted(app, request, reply, run, kind === 'run' ? 'RunReport' : 'ComparisonReport');
+  };
+
+  app.post('/v1/agents/:agent/runs', (request, reply) => start(request, reply, 'run'));
+  app.post('/v1/agents/:agent/comparisons', (request, reply) => start(request, reply, 'comparison'));
+
+  app.get('/v1/runs', async (request) => {
+    const caller = await authenticate(app, request);
+    const byId = new Map<string, { view: RunView; held: boolean }>();
+    const add = (entry: { view: RunView; held: boolean }) => {
+      const known = byId.get(entry.view.id);
+      if (known === undefined || (!known.held && (entry.held || entry.view.status !== 'running'))) byId.set(entry.view.id, entry);
+    };
+    for (const run of app.runs.list(caller.id)) {
+      add({ view: { ...runView(run, app.runs.podName), report: null }, held: run.holder === null });
+    }
+    for (const entry of await app.runs.siblings.listOf(caller.id)) add(entry);
+    const runs = [...byId.values()].map((e) => e.view).sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
+    return { runs };
   });
 
-  app.post('/v1/agents/:agent/comparisons', async (request, reply) => {
-    const { agent: candidate } = parse(agentParams, request.params, 'path');
-    requireRestoreConfirmation(request.body);
-    const { baseline, suite: body } = baselineOf(request.body);
-    const { admitComparison, startComparison } = await loadStart();
-    const admitted = await admitComparison(app, { body, candidate, baseline, authenticate: () => authenticate(app, request) });
-    return answerLongCall(request, reply, {
-      status: 200,
-      finalKey: 'report',
-      hangUpNote: HANG_UP_NOTE,
-      serialize: await reportSerializer(reply, 'ComparisonReport'),
-      run: ({ signal, emit }) => startComparison(app, admitted, { signal, log: request.log, onTurn: emit && ((turn) => emit({ turn })) }),
-    });
+  app.get('/v1/runs/:id', async (request) => {
+    const { id } = parse(idParams, request.params, 'path');
+    const caller = await authenticate(app, request);
+    const found = await locate(app, id);
+    requireOwner(caller.id, found.callerId);
+    return found.view;
+  });
+
+  app.get('/v1/runs/:id/events', async (request, reply) => {
+    const { id } = parse(idParams, request.params, 'path');
+    const { after } = parse(afterQuery, request.query, 'query');
+    const caller = await authenticate(app, request);
+    const found = await locate(app, id);
+    requireOwner(caller.id, found.callerId);
+    return streamLines(app, reply, id, after, 200);
+  });
+
+  app.delete('/v1/runs/:id', async (request) => {
+    const { id } = parse(idParams, request.params, 'path');
+    const caller = await authenticate(app, request);
+    const found = await locate(app, id);
+    requireOwner(caller.id, found.callerId);
+    if (found.run !== undefined && found.run.holder === null) {
+      await app.runs.cancel(found.run);
+      return runView(found.run, app.runs.podName);
+    }
+    if (found.address !== undefined)
+      return (await app.runs.siblings.cancel(found.address, id, 'DELETE /v1/runs/{id} cancelled it')) ?? found.view;
+    return found.view;
   });
 }

@@ -16,7 +16,7 @@ const ANSWER_TYPES = ['application/json', NDJSON];
 // A stream only when the caller prefers it: q-values count, and any type or no Accept means JSON.
 // Only an Accept that names NDJSON can prefer it, so the others need no negotiation.
 const NAMES_NDJSON = /x-ndjson/i;
-const wantsStream = (request: FastifyRequest): boolean => {
+export const wantsStream = (request: FastifyRequest): boolean => {
   const accept = request.headers.accept;
   return accept !== undefined && NAMES_NDJSON.test(accept) && new Negotiator(request.raw).mediaType(ANSWER_TYPES) === NDJSON;
 };

@@ -235,6 +235,7 @@ export function comparisonReportOf(
   const attemptsOf = (run: RunReport) => run.conversations.flatMap((c) => c.attempts);
   return {
     comparison_id: id,
+    run_id: id,
     name: runs.candidate.name,
     baseline: { agent: runs.baseline.agent, revision: runs.baseline.revision },
     candidate: { agent: runs.candidate.agent, revision: runs.candidate.revision },

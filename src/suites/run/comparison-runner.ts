@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { createGate, type ConversationGate, type Gate } from '../../stats/index.js';
 import { comparisonReportOf, type ComparisonReport, type Side } from '../report/comparison.js';
 import type { AttemptReport } from '../report/run-report.js';
 import type { HttpMemory, Suite } from '../spec/format.js';
-import { runAttempt } from './attempt.js';
+import { cancelledBecause } from './cancellation.js';
 import type { RunContext } from './context.js';
-import { prepareRun, type RunState } from './run-state.js';
-import { restoreUnusedFixture, runReportOf, runUnits, saveAfterRun } from './runner.js';
+import { RunHalted, type RunJournal } from './journal.js';
+import type { RunState } from './run-state.js';
+import { restoreUnusedFixture, runReportOf, runRound, runUnits, saveAfterRun } from './runner.js';
 
 const SIDES: Side[] = ['baseline', 'candidate'];
 
@@ -22,7 +22,7 @@ const judged = (attempt: AttemptReport | undefined): boolean | null =>
   attempt === undefined || attempt.status === 'error' ? null : attempt.status === 'passed';
 
 /** The decision rule the suite asks for: exactly `repeat` rounds, or sequential rounds until each conversation is decided. */
-function gateOf(suite: Suite<HttpMemory>): Gate {
+export function gateOf(suite: Suite<HttpMemory>): Gate {
   const { attempts: plan } = suite;
   return createGate({
     confidence: suite.confidence,
@@ -33,48 +33,75 @@ function gateOf(suite: Suite<HttpMemory>): Gate {
 
 /**
  * Runs a suite against a baseline and a candidate revision, fairly: the same seed and run label
- * stem on both sides, the memory fixture restored before each attempt on either side, and round
- * by round each conversation's baseline attempt followed by its candidate attempt — a returning
- * user's visits (a device group) as one journey per side and round. After every round the gate
- * (src/stats) reads the pair of outcomes; a conversation stops once its verdict is decided (or
- * can no longer be, within the budget), a device group once all of its conversations stopped.
- * Conversations run in parallel up to the suite's `concurrency`, both sides together.
+ * stem on both sides (the prepared states), the memory fixture restored before each attempt on
+ * either side, and round by round each conversation's baseline attempt followed by its candidate
+ * attempt — a returning user's visits (a device group) as one journey per side and round. After
+ * every round the gate (src/stats) reads the pair of outcomes; a conversation stops once its
+ * verdict is decided (or can no longer be, within the budget), a device group once all of its
+ * conversations stopped. Conversations run in parallel up to the suite's `concurrency`, both
+ * sides together. Each completed round of a group goes to the journal, and a round it already
+ * holds (the comparison moved here) is read from it, so the gate sees the same rounds in the same
+ * order; a halted journal ends the comparison without a report (RunHalted).
  */
-export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite<HttpMemory>): Promise<ComparisonReport> {
-  const id = randomUUID();
-  const startedAt = Date.now();
+export async function compareSuite(
+  id: string,
+  sides: Record<Side, RunContext>,
+  states: Record<Side, RunState>,
+  journal: RunJournal,
+): Promise<ComparisonReport> {
+  const { suite } = states.candidate;
   const gate = gateOf(suite);
-  const stem = suite.runLabel ?? `cmp-${id.slice(0, 8)}`;
-  const sized = { ...suite, repeat: gate.maxRounds };
-  const baseline = prepareRun(sides.baseline, { ...sized, runLabel: `${stem}:baseline` });
-  const candidate = prepareRun(sides.candidate, { ...sized, runLabel: `${stem}:candidate`, seed: baseline.seed });
-  const states: Record<Side, RunState> = { baseline, candidate };
   const attempts: Record<Side, AttemptReport[][]> = {
     baseline: suite.conversations.map(() => []),
     candidate: suite.conversations.map(() => []),
   };
   const tests: ConversationGate[] = suite.conversations.map(() => gate.conversation());
   for (const side of SIDES) await restoreUnusedFixture(sides[side], states[side]);
-  const journey = async (group: number[]) => {
-    for (let round = 1; round <= gate.maxRounds && !sides.candidate.signal.aborted; round++) {
+  const journey = async (group: number[], g: number) => {
+    for (let round = 1; round <= gate.maxRounds && !journal.halted; round++) {
       const open = group.filter((i) => tests[i]!.stop === null);
       if (open.length === 0) return;
-      for (const side of SIDES) {
-        for (const i of group) attempts[side][i]!.push(await runAttempt(sides[side], states[side], i, round));
+      let ran = journal.completed(g, round);
+      if (ran === undefined) {
+        // A cancelled comparison starts no round: its report holds the rounds completed.
+        if (sides.candidate.signal.aborted) return;
+        journal.starting(g, round, 2 * group.length);
+        ran = [];
+        for (const side of SIDES) {
+          ran.push(
+            ...(await runRound(
+              sides[side],
+              states[side],
+              group.map((i) => [i, round]),
+            )),
+          );
+        }
+        if (journal.halted) return;
+        journal.complete({ unit: g, round, attempts: ran, conversations: [...group, ...group] });
       }
-      for (const i of open) tests[i]!.record(judged(attempts.baseline[i]![round - 1]), judged(attempts.candidate[i]![round - 1]));
+      group.forEach((i, j) => {
+        attempts.baseline[i]!.push(ran[j]!);
+        attempts.candidate[i]!.push(ran[group.length + j]!);
+      });
+      for (const i of open) {
+        const { stop } = tests[i]!.record(judged(attempts.baseline[i]![round - 1]), judged(attempts.candidate[i]![round - 1]));
+        if (stop !== null) journal.stopped(i, stop, tests[i]!.rounds);
+      }
     }
   };
   const peak = await runUnits(
     sides.candidate,
-    baseline.groups.map((group) => [() => journey(group)]),
+    journal,
+    states.baseline.groups.map((group, g) => [() => journey(group, g)]),
   );
-  await saveAfterRun(sides.candidate, candidate);
+  if (journal.halted) throw new RunHalted();
+  await saveAfterRun(sides.candidate, states.candidate);
   const runs = {
-    baseline: runReportOf(sides.baseline, baseline, attempts.baseline, peak),
-    candidate: runReportOf(sides.candidate, candidate, attempts.candidate, peak),
+    baseline: runReportOf(sides.baseline, states.baseline, attempts.baseline, peak),
+    candidate: runReportOf(sides.candidate, states.candidate, attempts.candidate, peak),
   };
-  const notes = [...(sides.candidate.signal.aborted ? ['The comparison was cancelled: the caller hung up before it ended.'] : [])];
+  const { signal } = sides.candidate;
+  const notes = signal.aborted ? [`The comparison was cancelled: ${cancelledBecause(signal)}.`] : [];
   const waited = sides.candidate.room.note();
   if (waited !== undefined) notes.push(waited);
   notes.push(COMPARISON_NOTES.fair, COMPARISON_NOTES.usage);
@@ -82,7 +109,7 @@ export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite
     id,
     runs,
     { gate, confidence: suite.confidence, verdicts: await gate.finalize(tests) },
-    { startedAt, finishedAt: Date.now() },
+    { startedAt: states.candidate.startedAt, finishedAt: Date.now() },
     notes,
   );
 }

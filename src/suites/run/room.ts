@@ -27,14 +27,21 @@ export class RunRoom implements RunMembership {
   /** The limits found full, with the most conversations each held. */
   readonly #held = new Map<RunLimitFull['limit'], number>();
 
-  constructor(concurrency: number) {
+  readonly #onWaiting: ((full: RunLimitFull, why: string) => void) | undefined;
+
+  /** `onWaiting`: told each time the run starts waiting for room (none of its starts waited a moment before). */
+  constructor(concurrency: number, onWaiting?: (full: RunLimitFull, why: string) => void) {
     this.concurrency = concurrency;
+    this.#onWaiting = onWaiting;
   }
 
   /** Waits with `wait` because `full` is full, counting the time in the run's wait. */
   async waitFor(full: RunLimitFull, wait: () => Promise<void>): Promise<void> {
     this.#held.set(full.limit, Math.max(full.held, this.#held.get(full.limit) ?? 0));
-    if (this.#waiting++ === 0) this.#since = Date.now();
+    if (this.#waiting++ === 0) {
+      this.#since = Date.now();
+      this.#onWaiting?.(full, `The run waits for room: ${HELD[full.limit](full.held)}.`);
+    }
     try {
       await wait();
     } finally {

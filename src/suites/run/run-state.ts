@@ -24,8 +24,47 @@ export interface RunState {
 
 const MAX_DRAWN_SEED = 2 ** 31 - 1;
 
-export function prepareRun(ctx: RunContext, suite: Suite<HttpMemory>): RunState {
-  const runId = randomUUID();
+/**
+ * What names a run and fixes its draws, chosen once when it starts and kept when it moves to
+ * another pod: its id, run label, seed and start time.
+ */
+export interface RunIdentity {
+  runId: string;
+  runLabel: string;
+  seed: number;
+  startedAt: number;
+}
+
+/** A run's identity: `id` is the run's, the suite's label and seed when it gives them. */
+export const runIdentity = (suite: Suite<HttpMemory>, id: string): RunIdentity => ({
+  runId: id,
+  runLabel: suite.runLabel ?? `run-${id.slice(0, 8)}`,
+  seed: suite.seed ?? randomInt(MAX_DRAWN_SEED),
+  startedAt: Date.now(),
+});
+
+/**
+ * A comparison's two runs: run labels `<label>:baseline` and `<label>:candidate` (`cmp-<8 hex
+ * digits>` without a label), one seed for both sides.
+ */
+export function comparisonIdentities(suite: Suite<HttpMemory>, id: string): { baseline: RunIdentity; candidate: RunIdentity } {
+  const stem = suite.runLabel ?? `cmp-${id.slice(0, 8)}`;
+  const seed = suite.seed ?? randomInt(MAX_DRAWN_SEED);
+  const startedAt = Date.now();
+  return {
+    baseline: { runId: randomUUID(), runLabel: `${stem}:baseline`, seed, startedAt },
+    candidate: { runId: randomUUID(), runLabel: `${stem}:candidate`, seed, startedAt },
+  };
+}
+
+/** What a run has gathered besides its attempts, kept when it moves: the fixture's report and the run's notes. */
+export interface RunGathered {
+  memory: MemoryReport | null;
+  notes: string[];
+}
+
+export function prepareRun(ctx: RunContext, suite: Suite<HttpMemory>, identity: RunIdentity, gathered?: RunGathered): RunState {
+  const { runId } = identity;
   const groups: number[][] = [];
   const byDevice = new Map<string, number[]>();
   suite.conversations.forEach((conv, i) => {
@@ -38,17 +77,20 @@ export function prepareRun(ctx: RunContext, suite: Suite<HttpMemory>): RunState 
     return groups.push(fresh);
   });
   ctx.log?.info(
-    { event: 'run_started', run_id: runId, agent: ctx.access.agentKey, conversations: suite.conversations.length, repeat: suite.repeat },
-    'suite run started',
+    {
+      event: gathered === undefined ? 'run_started' : 'run_resumed',
+      run_id: runId,
+      agent: ctx.access.agentKey,
+      conversations: suite.conversations.length,
+      repeat: suite.repeat,
+    },
+    gathered === undefined ? 'suite run started' : 'suite run resumed',
   );
   return {
-    runId,
-    runLabel: suite.runLabel ?? `run-${runId.slice(0, 8)}`,
-    seed: suite.seed ?? randomInt(MAX_DRAWN_SEED),
-    startedAt: Date.now(),
+    ...identity,
     suite,
     groups,
-    memory: blankMemoryReport(suite.memory),
-    notes: [],
+    memory: gathered?.memory ?? blankMemoryReport(suite.memory),
+    notes: gathered?.notes ?? [],
   };
 }

@@ -1,8 +1,7 @@
 import { runAttempt } from './attempt.js';
-import { sleep } from './cancellation.js';
+import { cancelledBecause, sleep } from './cancellation.js';
 import type { RunContext } from './context.js';
 import { restoreFixture, takeSnapshotAfterRun, usesFixture } from './fixture.js';
-import type { HttpMemory, Suite } from '../spec/format.js';
 import { PROMPT_VERSION } from './prompts.js';
 import {
   addUsage,
@@ -13,7 +12,8 @@ import {
   type ConversationReport,
   type RunReport,
 } from '../report/run-report.js';
-import { prepareRun, type RunState } from './run-state.js';
+import { RunHalted, type RunJournal } from './journal.js';
+import type { RunState } from './run-state.js';
 
 const RUN_NOTES = {
   plainClose:
@@ -50,13 +50,14 @@ function unitsOf(state: RunState): Unit[] {
  * Runs the units' tasks, as many units at once as the run's concurrency (each task holds one
  * conversation at a time); answers the peak of tasks at once. The registry holds the run to its
  * concurrency too, counting sockets still closing, and under the run budgets a start waits for room.
+ * A halted journal starts no further unit.
  */
-export async function runUnits(ctx: RunContext, units: Array<Array<() => Promise<void>>>): Promise<number> {
+export async function runUnits(ctx: RunContext, journal: RunJournal, units: Array<Array<() => Promise<void>>>): Promise<number> {
   let next = 0;
   let running = 0;
   let peak = 0;
   const worker = async () => {
-    while (next < units.length) {
+    while (next < units.length && !journal.halted) {
       for (const task of units[next++]!) {
         running += 1;
         peak = Math.max(peak, running);
@@ -72,10 +73,10 @@ export async function runUnits(ctx: RunContext, units: Array<Array<() => Promise
   return peak;
 }
 
-/** A fixture no conversation's device uses is restored once, before the run. */
+/** A fixture no conversation's device uses is restored once, before the run (not again when the run moved). */
 export async function restoreUnusedFixture(ctx: RunContext, state: RunState): Promise<void> {
   const { memory } = state.suite;
-  if (memory?.restore === undefined || state.memory === null) return;
+  if (memory?.restore === undefined || state.memory === null || state.memory.restores > 0) return;
   if (state.suite.conversations.some((c) => usesFixture(memory, c))) return;
   await restoreFixture(ctx, memory, state.memory, undefined, state.runLabel);
 }
@@ -88,23 +89,48 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
   await takeSnapshotAfterRun(ctx, memory, state.memory, state.runId);
 }
 
+/** A round's attempts, run one after the other. */
+export async function runRound(ctx: RunContext, state: RunState, round: AttemptRef[]): Promise<AttemptReport[]> {
+  const ran: AttemptReport[] = [];
+  for (const [i, k] of round) ran.push(await runAttempt(ctx, state, i, k));
+  return ran;
+}
+
 /**
  * Runs a suite: `repeat` attempts of every conversation, each on a fresh engine session through
  * the conversation service like any front's turns, in parallel up to the suite's `concurrency`
- * (see Unit for what runs in order).
+ * (see Unit for what runs in order). Each completed round goes to the journal; a round the journal
+ * already holds (the run moved here from another pod) is taken from it. A halted journal ends the
+ * run without a report (RunHalted): what was in flight is abandoned, to run again elsewhere.
  */
-export async function runSuite(ctx: RunContext, suite: Suite<HttpMemory>): Promise<RunReport> {
-  const state = prepareRun(ctx, suite);
+export async function runSuite(ctx: RunContext, state: RunState, journal: RunJournal): Promise<RunReport> {
   await restoreUnusedFixture(ctx, state);
-  const attempts: AttemptReport[][] = suite.conversations.map(() => []);
-  const units = unitsOf(state).map((unit) =>
-    unit.flat().map(([i, k]) => async () => {
-      attempts[i]![k - 1] = await runAttempt(ctx, state, i, k);
+  const attempts: AttemptReport[][] = state.suite.conversations.map(() => []);
+  const units = unitsOf(state).map((unit, u) =>
+    unit.map((round, r) => async () => {
+      if (journal.halted) return;
+      let ran = journal.completed(u, r + 1);
+      if (ran === undefined) {
+        // A cancelled run starts nothing more: its report holds the attempts that were made.
+        if (ctx.signal.aborted) return;
+        journal.starting(u, r + 1, round.length);
+        ran = await runRound(ctx, state, round);
+        if (journal.halted) return;
+        journal.complete({ unit: u, round: r + 1, attempts: ran, conversations: round.map(([i]) => i) });
+      }
+      round.forEach(([i, k], j) => (attempts[i]![k - 1] = ran[j]!));
     }),
   );
-  const peak = await runUnits(ctx, units);
+  const peak = await runUnits(ctx, journal, units);
+  if (journal.halted) throw new RunHalted();
   await saveAfterRun(ctx, state);
-  return runReportOf(ctx, state, attempts, peak);
+  // Attempts a cancellation left unstarted are holes: not reported.
+  return runReportOf(
+    ctx,
+    state,
+    attempts.map((made) => made.filter((attempt) => attempt !== undefined)),
+    peak,
+  );
 }
 
 /** The run's report from its conversations' attempts. */
@@ -119,7 +145,7 @@ export function runReportOf(ctx: RunContext, state: RunState, attempts: AttemptR
   if (suite.agent !== undefined && suite.agent.key !== ctx.agent.key) {
     notes.unshift(`The suite names ${suite.agent.key}; it ran against ${ctx.agent.key}, as the call asked.`);
   }
-  if (signal.aborted) notes.unshift('The run was cancelled: the caller hung up before it ended.');
+  if (signal.aborted) notes.unshift(`The run was cancelled: ${cancelledBecause(signal)}.`);
   const finishedAt = Date.now();
   const report: RunReport = {
     run_id: state.runId,

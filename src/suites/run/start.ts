@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { RunLimitFull } from '../../conversations/admission.js';
 import type { AgentAccess, AgentRef, Caller } from '../../domain/vocabulary.js';
 import { shuttingDown } from '../../errors.js';
 import type { RunKind, RunResult } from '../../ops/metrics.js';
@@ -9,8 +10,10 @@ import { suiteToRun } from '../spec/request.js';
 
 export { monitorOf } from '../spec/request.js';
 import { compareSuite } from './comparison-runner.js';
-import { runContext } from './context.js';
+import { runContext, type RunContext } from './context.js';
+import { RunHalted, type RunJournal } from './journal.js';
 import { RunRoom } from './room.js';
+import { comparisonIdentities, prepareRun, runIdentity, type RunGathered, type RunIdentity, type RunState } from './run-state.js';
 import { runSuite } from './runner.js';
 
 /**
@@ -25,8 +28,13 @@ interface Ask {
   authenticate: () => Promise<Caller>;
 }
 
-/** A run or comparison the gateway admitted: valid, authorized, on a pod that takes work. */
+/**
+ * A run or comparison the gateway admitted: valid, authorized, on a pod that takes work. `body` is
+ * the suite as the front sent it (with the front's overrides): a pod the run moves to checks it
+ * again rather than trusting a parsed copy.
+ */
 export interface Admitted {
+  body: unknown;
   suite: Suite<HttpMemory>;
   caller: Caller;
   agent: AgentRef;
@@ -34,15 +42,35 @@ export interface Admitted {
   /** The monitor a run feeds (its series), if it names one. */
   monitor?: string | undefined;
   /** A comparison's baseline: the revision the candidate (`agent`) is compared with. */
-  baseline?: { agent: AgentRef; access: AgentAccess };
+  baseline?: { agent: AgentRef; access: AgentAccess } | undefined;
 }
 
-/** Who receives the run's progress, and when it is cancelled. */
+/** Who receives the run's progress, when it is cancelled, and where its completed rounds are kept. */
 export interface Running {
   signal: AbortSignal;
   log: FastifyBaseLogger;
   /** Each turn as soon as it has been evaluated; `side` in a comparison. */
   onTurn: ((event: TurnEvent & { side?: Side }) => void) | undefined;
+  /** Each time the run starts waiting for room, with the limit that is full and a sentence. */
+  onWaiting?: (full: RunLimitFull, why: string) => void;
+  journal: RunJournal;
+}
+
+/** A run's prepared states: one for a run, one per side for a comparison. */
+export type RunStates = { run: RunState } | Record<Side, RunState>;
+
+/** Identities and what was gathered, when a run continues on this pod after a move. */
+export type Resumed =
+  | { identities: { run: RunIdentity }; gathered: { run: RunGathered } }
+  | {
+      identities: Record<Side, RunIdentity>;
+      gathered: Record<Side, RunGathered>;
+    };
+
+/** A run under way: its prepared states (what a move carries besides the rounds) and its report to come. */
+export interface Launched<R> {
+  states: RunStates;
+  report: Promise<R>;
 }
 
 function refuseWhileDraining(app: FastifyInstance, what: 'run' | 'comparison'): void {
@@ -57,7 +85,7 @@ export async function admitRun(
   const { suite, agent } = suiteToRun(ask.body, ask.agent, app.model !== undefined);
   refuseWhileDraining(app, 'run');
   const caller = await ask.authenticate();
-  return { suite, caller, agent, access: await app.authorizer.authorize(caller, agent), monitor: ask.monitor };
+  return { body: ask.body, suite, caller, agent, access: await app.authorizer.authorize(caller, agent), monitor: ask.monitor };
 }
 
 /** A comparison of `candidate` with `baseline`: Viewer (and a runnable revision) on both agents' projects. */
@@ -70,10 +98,24 @@ export async function admitComparison(
   const caller = await ask.authenticate();
   const access = await app.authorizer.authorize(caller, ask.candidate);
   const baseline = { agent: ask.baseline, access: await app.authorizer.authorize(caller, ask.baseline) };
-  return { suite, caller, agent: ask.candidate, access, baseline };
+  return { body: ask.body, suite, caller, agent: ask.candidate, access, baseline };
 }
 
-/** Every run or comparison that started counts once: passed, failed (a comparison: something regressed), cancelled, or error. */
+/**
+ * A run admitted on another pod, continuing here: its suite checked again (the same rules, the
+ * same answer), its caller and access as that pod established them. The caller's token stays on
+ * the pod it was sent to: a run's conversations start on the pod that runs it and are never
+ * forwarded, so none is needed.
+ */
+export function readmit(app: FastifyInstance, held: Omit<Admitted, 'suite' | 'caller'> & { callerId: string }): Admitted {
+  const { suite } = suiteToRun(held.body, held.agent, app.model !== undefined);
+  return { ...held, suite, caller: { id: held.callerId, token: '' } };
+}
+
+/**
+ * Every run or comparison that ended here counts once: passed, failed (a comparison: something
+ * regressed), cancelled, or error; one handed over to another pod counts where it ends.
+ */
 async function counted<T>(
   app: FastifyInstance,
   kind: RunKind,
@@ -81,13 +123,16 @@ async function counted<T>(
   passed: (report: T) => boolean,
   run: () => Promise<T>,
 ): Promise<T> {
-  let result: RunResult = 'error';
+  let result: RunResult | undefined = 'error';
   try {
     const report = await run();
     result = signal.aborted ? 'cancelled' : passed(report) ? 'passed' : 'failed';
     return report;
+  } catch (err) {
+    if (err instanceof RunHalted) result = undefined;
+    throw err;
   } finally {
-    app.metrics.suiteRuns.inc({ kind, result });
+    if (result !== undefined) app.metrics.suiteRuns.inc({ kind, result });
   }
 }
 
@@ -111,19 +156,23 @@ const sideContext = (
   });
 };
 
-export const startRun = (app: FastifyInstance, admitted: Admitted, running: Running): Promise<RunReport> =>
-  counted(
+/** Starts (or, resumed, continues) a run of `admitted` with id `id`. */
+export function launchRun(app: FastifyInstance, admitted: Admitted, id: string, running: Running, resumed?: Resumed): Launched<RunReport> {
+  const room = new RunRoom(admitted.suite.concurrency, running.onWaiting);
+  const ctx = sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access);
+  const state =
+    resumed !== undefined && 'run' in resumed.identities
+      ? prepareRun(ctx, admitted.suite, resumed.identities.run, (resumed.gathered as { run: RunGathered }).run)
+      : prepareRun(ctx, admitted.suite, runIdentity(admitted.suite, id));
+  const report = counted(
     app,
     'run',
     running.signal,
-    (report: RunReport) => report.passed,
-    () => {
-      const room = new RunRoom(admitted.suite.concurrency);
-      return monitored(app, admitted, () =>
-        runSuite(sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access), admitted.suite),
-      );
-    },
+    (r: RunReport) => r.passed,
+    () => monitored(app, admitted, () => runSuite(ctx, state, running.journal)),
   );
+  return { states: { run: state }, report };
+}
 
 /** A run naming a monitor adds its attempts to the monitor's series when it finishes (none when it failed as a whole). */
 async function monitored(app: FastifyInstance, admitted: Admitted, run: () => Promise<RunReport>): Promise<RunReport> {
@@ -144,25 +193,38 @@ async function monitored(app: FastifyInstance, admitted: Admitted, run: () => Pr
   return report;
 }
 
-export const startComparison = (
+/** Starts (or, resumed, continues) a comparison of `admitted` (which names its baseline) with id `id`. */
+export function launchComparison(
   app: FastifyInstance,
   admitted: Admitted & { baseline: NonNullable<Admitted['baseline']> },
+  id: string,
   running: Running,
-): Promise<ComparisonReport> =>
-  counted(
+  resumed?: Resumed,
+): Launched<ComparisonReport> {
+  // Both sides' conversations count under the one concurrency.
+  const both = { ...running, room: new RunRoom(admitted.suite.concurrency, running.onWaiting) };
+  const sides: Record<Side, RunContext> = {
+    baseline: sideContext(app, admitted, both, admitted.baseline.agent, admitted.baseline.access, 'baseline'),
+    candidate: sideContext(app, admitted, both, admitted.agent, admitted.access, 'candidate'),
+  };
+  // Each side's run is sized to the gate's budget of rounds.
+  const { attempts: plan } = admitted.suite;
+  const sized = { ...admitted.suite, repeat: plan.kind === 'repeat' ? plan.attempts : plan.max };
+  const prior =
+    resumed !== undefined && 'baseline' in resumed.identities
+      ? (resumed as Extract<Resumed, { identities: Record<Side, RunIdentity> }>)
+      : undefined;
+  const identities = prior?.identities ?? comparisonIdentities(admitted.suite, id);
+  const states: Record<Side, RunState> = {
+    baseline: prepareRun(sides.baseline, sized, identities.baseline, prior?.gathered.baseline),
+    candidate: prepareRun(sides.candidate, sized, identities.candidate, prior?.gathered.candidate),
+  };
+  const report = counted(
     app,
     'comparison',
     running.signal,
-    (report: ComparisonReport) => !report.regressed,
-    () => {
-      // Both sides' conversations count under the one concurrency.
-      const both = { ...running, room: new RunRoom(admitted.suite.concurrency) };
-      return compareSuite(
-        {
-          baseline: sideContext(app, admitted, both, admitted.baseline.agent, admitted.baseline.access, 'baseline'),
-          candidate: sideContext(app, admitted, both, admitted.agent, admitted.access, 'candidate'),
-        },
-        admitted.suite,
-      );
-    },
+    (r: ComparisonReport) => !r.regressed,
+    () => compareSuite(id, sides, states, running.journal),
   );
+  return { states, report };
+}

@@ -1,0 +1,76 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import { NDJSON } from '../http/ndjson.js';
+import { applyCheckpoint, checkpointFromWire } from '../runs/checkpoint.js';
+import { runLines } from '../runs/follow.js';
+import type { RunRegistry } from '../runs/registry.js';
+import { runView } from '../runs/views.js';
+import { parse, sessionIdSchema } from '../schemas/requests.js';
+import type { Peers } from './peers.js';
+import { Readable } from 'node:stream';
+
+const idParams = z.object({ id: sessionIdSchema });
+
+/**
+ * The routes siblings call about runs (behind the peer routes' secret check): checkpoints pushed
+ * by the pod holding a run (a replica kept here, or with `adopt` the run taken over now), a run's
+ * view and lines for a pod that does not hold it, a caller's runs, and a cancel passed on.
+ */
+export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
+  return async (app: FastifyInstance): Promise<void> => {
+    app.post('/internal/peer/runs/:id/checkpoint', async (request, reply) => {
+      const { id } = parse(idParams, request.params, 'path');
+      if (deps.runs.draining) throw new GatewayError('shutting_down', 'This pod is shutting down: it keeps no run.');
+      const push = checkpointFromWire(request.body);
+      if (push === undefined || (push.spec !== undefined && push.spec.id !== id)) {
+        throw new GatewayError('invalid_request', 'A run checkpoint needs the fields of a checkpoint, for the run of its path.');
+      }
+      const holder = deps.peers.peerAt({ ip: request.ip, port: push.holder_port });
+      if (holder === undefined) throw new GatewayError('forbidden', 'A run checkpoint is taken only from a pod of the peer list.');
+      const applied = applyCheckpoint(deps.runs.get(id), push, holder.address);
+      if (typeof applied === 'string') return reply.code(409).send({ refused: applied });
+      deps.runs.received(applied, push.adopt);
+      return reply.code(204).send();
+    });
+
+    app.get('/internal/peer/runs/:id', async (request, reply) => {
+      const { id } = parse(idParams, request.params, 'path');
+      const run = deps.runs.get(id);
+      if (run === undefined) return reply.code(404).send({ held: false });
+      return { held: run.holder === null, run: { ...runView(run, deps.runs.podName), caller_id: run.spec.callerId } };
+    });
+
+    app.get('/internal/peer/runs', async (request) => {
+      const { caller_id } = parse(z.object({ caller_id: z.string().min(1).max(512) }), request.query, 'query');
+      return {
+        runs: deps.runs.list(caller_id).map((run) => {
+          return { view: { ...runView(run, deps.runs.podName), report: null }, held: run.holder === null };
+        }),
+      };
+    });
+
+    app.get('/internal/peer/runs/:id/events', async (request, reply) => {
+      const { id } = parse(idParams, request.params, 'path');
+      const { after } = parse(z.object({ after: z.coerce.number().int().min(0).default(0) }), request.query, 'query');
+      const run = deps.runs.get(id);
+      // Only what is served here: a run this pod neither holds nor has ended is followed where it is.
+      if (run === undefined || (run.holder !== null && !run.ended)) return reply.code(421).send();
+      const hangUp = new AbortController();
+      reply.raw.on('close', () => hangUp.abort());
+      const lines = async function* () {
+        for await (const line of runLines(deps.runs, id, after, hangUp.signal)) yield `${line}\n`;
+      };
+      return reply.type(NDJSON).header('cache-control', 'no-store').send(Readable.from(lines()));
+    });
+
+    app.delete('/internal/peer/runs/:id', async (request, reply) => {
+      const { id } = parse(idParams, request.params, 'path');
+      const { why } = parse(z.object({ why: z.string().max(512) }), request.query, 'query');
+      const run = deps.runs.get(id);
+      if (run === undefined || run.holder !== null) return reply.code(421).send();
+      await deps.runs.cancel(run, why);
+      return { run: runView(run, deps.runs.podName) };
+    });
+  };
+}

@@ -1,0 +1,217 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { ndjsonLines } from '../http/ndjson.js';
+import { checkpointOf } from '../runs/checkpoint.js';
+import type { RunRegistry } from '../runs/registry.js';
+import type { Run } from '../runs/run.js';
+import type { RunSiblings, SiblingRun } from '../runs/siblings.js';
+import type { RunView } from '../runs/views.js';
+import type { Peer } from './peer-list.js';
+import type { Peers } from './peers.js';
+
+/** The internal routes of runs (./run-routes.ts). */
+export const RUN_PATHS = {
+  run: (id: string) => `/internal/peer/runs/${id}`,
+  checkpoint: (id: string) => `/internal/peer/runs/${id}/checkpoint`,
+  events: (id: string, after: number) => `/internal/peer/runs/${id}/events?after=${after}`,
+  cancel: (id: string, why: string) => `/internal/peer/runs/${id}?why=${encodeURIComponent(why)}`,
+  list: (callerId: string) => `/internal/peer/runs?caller_id=${encodeURIComponent(callerId)}`,
+};
+
+/** Offsets a sibling acknowledged holding, and when. */
+interface Acked {
+  lines: number;
+  rounds: number;
+  at: number;
+  /** A push to it is out now; `again`: something changed meanwhile. */
+  pushing: boolean;
+  again: boolean;
+}
+
+/** A checkpoint on its way is cheap to build but not free: a hanging sibling gets this long. */
+const PUSH_TIMEOUT_MS = 10_000;
+
+/**
+ * Runs across the pods of the release, over the internal peer routes: every change of a run held
+ * here is pushed to every sibling (what was added since what it acknowledged; each sibling one push
+ * at a time, the changes meanwhile coalesced into the next), and at least every third of
+ * RUN_TAKEOVER_MS as a heartbeat, so that a sibling can continue the run from its last completed
+ * round when this pod dies. A sibling's rank (its place in this pod's peer list) orders who takes
+ * over first.
+ */
+export class PeerRunSiblings implements RunSiblings {
+  readonly #peers: Peers;
+  readonly #registry: RunRegistry;
+  readonly #log: FastifyBaseLogger;
+  readonly #ownPort: number;
+  readonly #acked = new Map<string, Map<string, Acked>>();
+  readonly #heartbeat: NodeJS.Timeout;
+
+  constructor(deps: { peers: Peers; registry: RunRegistry; log: FastifyBaseLogger; ownPort: number; takeoverMs: number }) {
+    this.#peers = deps.peers;
+    this.#registry = deps.registry;
+    this.#log = deps.log;
+    this.#ownPort = deps.ownPort;
+    this.#heartbeat = setInterval(
+      () => {
+        for (const run of this.#registry.running) this.replicate(run, true);
+      },
+      Math.max(50, Math.floor(deps.takeoverMs / 3)),
+    );
+    this.#heartbeat.unref();
+  }
+
+  get any(): boolean {
+    return this.#peers.list.length > 0;
+  }
+
+  close(): void {
+    clearInterval(this.#heartbeat);
+  }
+
+  replicate(run: Run, heartbeat = false): void {
+    if (run.holder !== null) return;
+    let acks = this.#acked.get(run.id);
+    if (acks === undefined) {
+      acks = new Map();
+      this.#acked.set(run.id, acks);
+    }
+    this.#peers.list.forEach((peer, i) => {
+      let acked = acks.get(peer.address);
+      if (acked === undefined) {
+        acked = { lines: 0, rounds: 0, at: 0, pushing: false, again: false };
+        acks.set(peer.address, acked);
+      }
+      const behind = acked.lines < run.lines.length || acked.rounds < run.rounds.length;
+      if (!behind && !heartbeat) return;
+      if (acked.pushing) {
+        acked.again = true;
+        return;
+      }
+      void this.#push(run, peer, i + 1, acked);
+    });
+    // An ended run's acknowledgements are needed no more once every sibling has it all.
+    if (run.ended && [...acks.values()].every((a) => !a.pushing && a.lines === run.lines.length)) this.#acked.delete(run.id);
+  }
+
+  async #push(run: Run, peer: Peer, rank: number, acked: Acked): Promise<void> {
+    acked.pushing = true;
+    acked.again = false;
+    const from = { lines: acked.lines, rounds: acked.rounds };
+    const body = checkpointOf(run, from, { holderPort: this.#ownPort, pod: this.#registry.podName, rank, adopt: false });
+    const sent = { lines: run.lines.length, rounds: run.rounds.length };
+    try {
+      const { status, body: answer } = await this.#peers.client.internal(peer, 'POST', RUN_PATHS.checkpoint(run.id), body, PUSH_TIMEOUT_MS);
+      if (status === 204) {
+        const gained = sent.lines > acked.lines;
+        Object.assign(acked, sent, { at: Date.now() });
+        if (gained) run.changed();
+      } else if (status === 409 && (answer as { refused?: unknown } | undefined)?.refused === 'gap') {
+        Object.assign(acked, { lines: 0, rounds: 0 });
+        acked.again = true;
+      }
+    } catch {
+      // The sibling did not answer: the next change or heartbeat tries again.
+    } finally {
+      acked.pushing = false;
+    }
+    if (acked.again && run.holder === null) this.replicate(run);
+  }
+
+  visibleLines(run: Run): number {
+    const acks = this.#acked.get(run.id);
+    const fresh = Date.now() - this.#registry.takeoverMs;
+    let most = -1;
+    for (const acked of acks?.values() ?? []) if (acked.at >= fresh) most = Math.max(most, acked.lines);
+    return most < 0 ? run.lines.length : most;
+  }
+
+  async handOver(run: Run): Promise<string | undefined> {
+    for (const [i, peer] of this.#peers.list.entries()) {
+      const body = checkpointOf(
+        run,
+        { lines: 0, rounds: 0 },
+        { holderPort: this.#ownPort, pod: this.#registry.podName, rank: i + 1, adopt: true },
+      );
+      try {
+        const { status } = await this.#peers.client.internal(peer, 'POST', RUN_PATHS.checkpoint(run.id), body, PUSH_TIMEOUT_MS);
+        if (status === 204) {
+          this.#acked.delete(run.id);
+          return peer.address;
+        }
+      } catch {
+        // Not this one: try the next.
+      }
+    }
+    this.#log.warn({ event: 'run_not_handed_over', run_id: run.id }, 'no sibling took the run over');
+    return undefined;
+  }
+
+  async holds(address: string, id: string): Promise<boolean> {
+    const peer = this.#peerAt(address);
+    if (peer === undefined) return false;
+    try {
+      const { status, body } = await this.#peers.client.internal(peer, 'GET', RUN_PATHS.run(id));
+      return status === 200 && (body as { held?: unknown }).held === true;
+    } catch {
+      return false;
+    }
+  }
+
+  async find(id: string): Promise<SiblingRun | undefined> {
+    const answers = await Promise.all(
+      this.#peers.list.map(async (peer) => {
+        try {
+          const { status, body } = await this.#peers.client.internal(peer, 'GET', RUN_PATHS.run(id));
+          const answer = body as { held?: unknown; run?: SiblingRun['view'] } | undefined;
+          if (status !== 200 || typeof answer?.held !== 'boolean' || typeof answer.run?.id !== 'string') return undefined;
+          return { view: answer.run, held: answer.held, address: peer.address };
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    const known = answers.filter((a) => a !== undefined);
+    return known.find((a) => a.held) ?? known.find((a) => a.view.status !== 'running') ?? known[0];
+  }
+
+  async listOf(callerId: string): Promise<Array<{ view: RunView; held: boolean }>> {
+    const lists = await Promise.all(
+      this.#peers.list.map(async (peer) => {
+        try {
+          const { status, body } = await this.#peers.client.internal(peer, 'GET', RUN_PATHS.list(callerId));
+          const runs = (body as { runs?: unknown } | undefined)?.runs;
+          return status === 200 && Array.isArray(runs) ? (runs as Array<{ view: RunView; held: boolean }>) : [];
+        } catch {
+          return [];
+        }
+      }),
+    );
+    return lists.flat();
+  }
+
+  async *follow(address: string, id: string, after: number, signal: AbortSignal): AsyncGenerator<string> {
+    const peer = this.#peerAt(address);
+    if (peer === undefined) return;
+    const res = await this.#peers.client.stream(peer, RUN_PATHS.events(id, after), signal);
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return;
+    }
+    yield* ndjsonLines(res.body);
+  }
+
+  async cancel(address: string, id: string, why: string): Promise<RunView | undefined> {
+    const peer = this.#peerAt(address);
+    if (peer === undefined) return undefined;
+    try {
+      const { status, body } = await this.#peers.client.internal(peer, 'DELETE', RUN_PATHS.cancel(id, why), undefined, PUSH_TIMEOUT_MS);
+      return status === 200 ? ((body as { run: RunView }).run ?? undefined) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  #peerAt(address: string): Peer | undefined {
+    return this.#peers.list.find((p) => p.address === address);
+  }
+}

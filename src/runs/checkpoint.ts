@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import type { AgentAccess } from '../domain/vocabulary.js';
+import { agentSchema, sessionIdSchema } from '../schemas/requests.js';
+import type { AttemptReport } from '../suites/report/run-report.js';
+import type { RunState } from '../suites/run/run-state.js';
+import type { Resumed, RunStates } from '../suites/run/start.js';
+import { Run, type RunSpec } from './run.js';
+
+/**
+ * A run's checkpoint as pods send it to each other: everything a sibling needs to continue the run
+ * from its last completed round (what it is, its identities and what it gathered, the rounds and
+ * lines so far, how it ended). Lines and rounds only grow, so a push carries what was added since
+ * the offsets the receiver already holds (`lines_from`, `rounds_from`), or everything from 0.
+ * Checked on arrival like any input: a sibling is trusted with the secret, not with its bytes.
+ */
+
+const accessSchema = z.object({
+  agentKey: z.string().min(1).max(256),
+  revision: z.number().int().min(0),
+  revisionState: z.enum(['Published', 'Preview']),
+  projectId: z.string().min(1).max(256),
+  signIn: z.boolean(),
+});
+
+const identitySchema = z.object({
+  runId: sessionIdSchema,
+  runLabel: z.string().min(1).max(256),
+  seed: z.number().int().min(0),
+  startedAt: z.number().int().min(0),
+});
+
+/** What a run gathered besides attempts: carried as its runner left it (the fixture's report is shown as is). */
+const gatheredSchema = z.object({ memory: z.record(z.string(), z.unknown()).nullable(), notes: z.array(z.string()) });
+
+const resumedSchema = z.union([
+  z.object({ identities: z.object({ run: identitySchema }), gathered: z.object({ run: gatheredSchema }) }),
+  z.object({
+    identities: z.object({ baseline: identitySchema, candidate: identitySchema }),
+    gathered: z.object({ baseline: gatheredSchema, candidate: gatheredSchema }),
+  }),
+]);
+
+const attemptSchema = z.looseObject({ attempt: z.number().int().min(1), status: z.string() });
+
+const roundSchema = z.object({
+  unit: z.number().int().min(0),
+  round: z.number().int().min(1),
+  attempts: z.array(attemptSchema),
+  conversations: z.array(z.number().int().min(0)),
+});
+
+const specSchema = z.object({
+  id: sessionIdSchema,
+  kind: z.enum(['run', 'comparison']),
+  body: z.unknown(),
+  caller_id: z.string().min(1).max(512),
+  agent: agentSchema,
+  access: accessSchema,
+  baseline: z.object({ agent: agentSchema, access: accessSchema }).optional(),
+  monitor: z.string().max(64).optional(),
+  detached: z.boolean(),
+  created_at: z.number().int().min(0),
+  outline: z.object({ names: z.array(z.string()), budget: z.number().int().min(1) }),
+});
+
+const moveSchema = z.object({
+  from: z.string().max(512),
+  to: z.string().max(512),
+  at: z.number().int().min(0),
+  cause: z.enum(['drain', 'takeover']),
+  rounds_completed: z.number().int().min(0),
+  attempts_rerun: z.number().int().min(0),
+});
+
+export const checkpointSchema = z.object({
+  /** Present when the push starts from nothing (`lines_from` and `rounds_from` 0). */
+  spec: specSchema.optional(),
+  epoch: z.number().int().min(0),
+  lines_from: z.number().int().min(0),
+  lines: z.array(z.string()),
+  rounds_from: z.number().int().min(0),
+  rounds: z.array(roundSchema),
+  status: z.enum(['running', 'passed', 'failed', 'error', 'cancelled']),
+  report: z.record(z.string(), z.unknown()).nullable(),
+  error: z.object({ error: z.string(), message: z.string() }).nullable(),
+  ended_at: z.number().int().min(0).nullable(),
+  moves: z.array(moveSchema),
+  stops: z.array(
+    z.object({
+      conversation: z.number().int().min(0),
+      stop: z.enum(['decided', 'futile', 'cap', 'budget']),
+      rounds: z.number().int().min(0),
+    }),
+  ),
+  resumed: resumedSchema.nullable(),
+  in_flight: z.array(z.tuple([z.string(), z.number().int().min(0)])),
+  /** Where the sender listens: with its source address, the sibling that holds the run. */
+  holder_port: z.number().int().min(1).max(65535),
+  /** The sender's pod name, as views show where the run is. */
+  pod: z.string().min(1).max(512),
+  /** The order in which siblings take over when the holder stops answering (1 first). */
+  rank: z.number().int().min(1),
+  /** Take the run over now (a drain hands it over). */
+  adopt: z.boolean(),
+});
+
+export type CheckpointWire = z.input<typeof checkpointSchema>;
+type Checkpoint = z.output<typeof checkpointSchema>;
+
+/** What the runner prepared, as a move carries it: identities and gathered, per state. */
+export function resumedOf(states: RunStates): Resumed {
+  const pick = (state: RunState) => ({
+    identities: { runId: state.runId, runLabel: state.runLabel, seed: state.seed, startedAt: state.startedAt },
+    gathered: { memory: state.memory, notes: state.notes },
+  });
+  if ('run' in states) {
+    const run = pick(states.run);
+    return { identities: { run: run.identities }, gathered: { run: run.gathered } };
+  }
+  const baseline = pick(states.baseline);
+  const candidate = pick(states.candidate);
+  return {
+    identities: { baseline: baseline.identities, candidate: candidate.identities },
+    gathered: { baseline: baseline.gathered, candidate: candidate.gathered },
+  };
+}
+
+const specToWire = (spec: RunSpec): NonNullable<CheckpointWire['spec']> => ({
+  id: spec.id,
+  kind: spec.kind,
+  body: spec.body,
+  caller_id: spec.callerId,
+  agent: spec.agent.key,
+  access: spec.access,
+  ...(spec.baseline === undefined ? {} : { baseline: { agent: spec.baseline.agent.key, access: spec.baseline.access } }),
+  ...(spec.monitor === undefined ? {} : { monitor: spec.monitor }),
+  detached: spec.detached,
+  created_at: spec.createdAt,
+  outline: spec.outline,
+});
+
+/** A push of what `run` holds past the given offsets (from 0: all of it, with its spec). */
+export function checkpointOf(
+  run: Run,
+  from: { lines: number; rounds: number },
+  to: { holderPort: number; pod: string; rank: number; adopt: boolean },
+): CheckpointWire {
+  const whole = from.lines === 0 && from.rounds === 0;
+  const resumed = run.states === undefined ? (run.resumed ?? null) : resumedOf(run.states);
+  return {
+    ...(whole ? { spec: specToWire(run.spec) } : {}),
+    epoch: run.epoch,
+    lines_from: from.lines,
+    lines: run.lines.slice(from.lines),
+    rounds_from: from.rounds,
+    rounds: run.rounds.slice(from.rounds),
+    status: run.status,
+    report: run.report,
+    error: run.error,
+    ended_at: run.endedAt,
+    moves: run.moves,
+    stops: [...run.stops].map(([conversation, s]) => ({ conversation, ...s })),
+    resumed: resumed as CheckpointWire['resumed'],
+    in_flight: [...run.inFlight],
+    holder_port: to.holderPort,
+    pod: to.pod,
+    rank: to.rank,
+    adopt: to.adopt,
+  };
+}
+
+/** Why a push was not applied: `stale` (an older holder's), `gap` (it does not follow what is held: send everything). */
+export type Refusal = 'stale' | 'gap';
+
+/** The checkpoint a sibling sent, or undefined when it is not one. */
+export function checkpointFromWire(body: unknown): Checkpoint | undefined {
+  const parsed = checkpointSchema.safeParse(body);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * Applies a push to the replica held (a new one when it carries the spec); answers the run, or why
+ * it was refused.
+ */
+export function applyCheckpoint(held: Run | undefined, push: Checkpoint, holder: string): Run | Refusal {
+  if (held !== undefined && push.epoch < held.epoch) return 'stale';
+  let run = held;
+  // A push with the spec starts from nothing: the record is built anew from it.
+  if (push.spec !== undefined) {
+    const s = push.spec;
+    run = new Run(
+      {
+        id: s.id,
+        kind: s.kind,
+        body: s.body,
+        callerId: s.caller_id,
+        agent: s.agent,
+        access: s.access as AgentAccess,
+        baseline: s.baseline,
+        monitor: s.monitor,
+        detached: s.detached,
+        createdAt: s.created_at,
+        outline: s.outline,
+      },
+      holder,
+      push.pod,
+    );
+  }
+  if (run === undefined || push.lines_from !== run.lines.length || push.rounds_from !== run.rounds.length) return 'gap';
+  run.epoch = push.epoch;
+  run.rank = push.rank;
+  run.holder = holder;
+  run.pod = push.pod;
+  run.lines.push(...push.lines);
+  for (const round of push.rounds) run.keep({ ...round, attempts: round.attempts as unknown as AttemptReport[] });
+  run.status = push.status;
+  run.report = push.report;
+  run.error = push.error;
+  run.endedAt = push.ended_at;
+  run.moves.splice(0, run.moves.length, ...push.moves);
+  run.stops.clear();
+  for (const { conversation, stop, rounds } of push.stops) run.stops.set(conversation, { stop, rounds });
+  run.resumed = (push.resumed ?? undefined) as Resumed | undefined;
+  run.inFlight.clear();
+  for (const [key, n] of push.in_flight) run.inFlight.set(key, n);
+  run.changed();
+  return run;
+}

@@ -1,0 +1,363 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { GatewayError, isGatewayError } from '../errors.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { ComparisonReport } from '../suites/report/comparison.js';
+import type { RunReport } from '../suites/report/run-report.js';
+import { sleep } from '../suites/run/cancellation.js';
+import { RunHalted } from '../suites/run/journal.js';
+import { launchComparison, launchRun, readmit, type Admitted, type Launched, type Resumed } from '../suites/run/start.js';
+import { resumedOf } from './checkpoint.js';
+import { Run, type RunKind, type RunMove, type RunSpec, type RunStatus } from './run.js';
+import { noSiblings, type RunSiblings } from './siblings.js';
+
+/** How long a run is kept, how long it waits for a follower, how fast a sibling takes it over. */
+export interface RunTimings {
+  /** A run nobody follows (its follower hung up) is cancelled after this. */
+  followGraceMs: number;
+  keptMax: number;
+  keptMs: number;
+  /** A replica whose holder was silent this long (times its rank) asks it, and takes the run over if it does not answer. */
+  takeoverMs: number;
+}
+
+const STREAM_POLL_MS = 100;
+
+const REASONS = {
+  unfollowed: (ms: number) => `nobody followed it for ${ms < 10_000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s after its last follower hung up`,
+  drainedAlone: 'the pod running it shut down, and no other pod of the release could take it over',
+  deleted: 'DELETE /v1/runs/{id} cancelled it',
+};
+
+/** A line that ends a run's stream: its report, or its error. */
+export const isFinalLine = (line: string): boolean => line.startsWith('{"report":') || line.startsWith('{"error":');
+
+type ComparisonAdmitted = Admitted & { baseline: NonNullable<Admitted['baseline']> };
+
+/**
+ * The runs of this pod: those it holds (running here, or ended here) and the replicas of its
+ * siblings' runs, kept from their checkpoints so that this pod can answer for them and continue
+ * them. A run starts here from a front's call, or continues here when its holder hands it over
+ * (a drain) or stops answering (a crash). Ended runs are kept, bounded in count and age.
+ */
+export class RunRegistry {
+  readonly #runs = new Map<string, Run>();
+  readonly #executions = new Map<string, Promise<void>>();
+  readonly #graceTimers = new Map<string, NodeJS.Timeout>();
+  readonly #takeoverTimers = new Map<string, NodeJS.Timeout>();
+  readonly #app: FastifyInstance;
+  readonly #timings: RunTimings;
+  readonly #metrics: Metrics;
+  readonly #log: FastifyBaseLogger;
+  #siblings: RunSiblings = noSiblings;
+  #draining = false;
+  /** This pod's name, as runs' views show where they are. */
+  readonly podName: string;
+
+  constructor(deps: { app: FastifyInstance; timings: RunTimings; metrics: Metrics; log: FastifyBaseLogger; port: number }) {
+    this.#app = deps.app;
+    this.#timings = deps.timings;
+    this.#metrics = deps.metrics;
+    this.#log = deps.log;
+    this.podName = `${hostname()}:${deps.port}`;
+  }
+
+  /** The siblings, once the peers are installed. */
+  useSiblings(siblings: RunSiblings): void {
+    this.#siblings = siblings;
+  }
+
+  get siblings(): RunSiblings {
+    return this.#siblings;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  get takeoverMs(): number {
+    return this.#timings.takeoverMs;
+  }
+
+  /** A run this pod knows (held or a replica), unless it expired. */
+  get(id: string): Run | undefined {
+    this.#prune();
+    return this.#runs.get(id);
+  }
+
+  /** A caller's runs this pod knows, newest first. */
+  list(callerId: string): Run[] {
+    this.#prune();
+    return [...this.#runs.values()].filter((run) => run.spec.callerId === callerId).sort((a, b) => b.spec.createdAt - a.spec.createdAt);
+  }
+
+  /** Runs held here now, running. */
+  get running(): Run[] {
+    return [...this.#runs.values()].filter((run) => run.holder === null && !run.ended);
+  }
+
+  /** Starts a run a front admitted: its first line written, its runner under way. */
+  start(kind: RunKind, admitted: Admitted, opts: { detached: boolean }): Run {
+    if (this.#draining) throw new GatewayError('shutting_down', `This pod is shutting down: retry the ${kind} on another pod.`);
+    this.#prune();
+    const { suite } = admitted;
+    const { attempts: plan } = suite;
+    const spec: RunSpec = {
+      id: randomUUID(),
+      kind,
+      body: admitted.body,
+      callerId: admitted.caller.id,
+      agent: admitted.agent,
+      access: admitted.access,
+      baseline: admitted.baseline,
+      monitor: admitted.monitor,
+      detached: opts.detached,
+      createdAt: Date.now(),
+      outline: {
+        names: suite.conversations.map((c) => c.name),
+        budget: kind === 'run' ? suite.repeat : plan.kind === 'repeat' ? plan.attempts : plan.max,
+      },
+    };
+    const run = new Run(spec, null, this.podName);
+    this.#runs.set(spec.id, run);
+    const sides = kind === 'comparison' ? 2 : 1;
+    const sessionsBudget = spec.outline.names.length * spec.outline.budget * sides;
+    run.emit({ run: { id: spec.id, status: 'running', kind, conversations: spec.outline.names.length, sessions_budget: sessionsBudget } });
+    this.#execute(run, admitted);
+    return run;
+  }
+
+  /** Counts a follower of a run held here; the returned function releases it (a run nobody follows is cancelled after the grace). */
+  follow(run: Run): () => void {
+    run.followers += 1;
+    this.#clearGrace(run.id);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      run.followers -= 1;
+      this.#graceIfUnfollowed(run);
+    };
+  }
+
+  /** Cancels a run held here: its running turns end with a plain close, its report says so. */
+  async cancel(run: Run, why = REASONS.deleted): Promise<void> {
+    if (run.ended || run.holder !== null) return;
+    run.cancel(why);
+    await this.#executions.get(run.id);
+  }
+
+  /**
+   * A sibling's checkpoint arrived and was applied (`run`): a replica keeps watching its holder;
+   * with `adopt`, the sibling handed it over and it continues here now.
+   */
+  received(run: Run, adopt: boolean): void {
+    this.#runs.set(run.id, run);
+    if (run.ended) {
+      this.#clearTakeover(run.id);
+      return;
+    }
+    if (adopt) this.#adopt(run, 'drain');
+    else this.#watchHolder(run);
+  }
+
+  /**
+   * SIGTERM: no run starts here any more; each running run stops starting attempts and is handed
+   * to a sibling, which continues it from its last completed round. With no sibling to take it,
+   * it ends here, cancelled, with a report of what it completed. Followers on this pod follow it
+   * on, through the sibling, until the pod closes.
+   */
+  async drain(deadline = Date.now()): Promise<void> {
+    this.#draining = true;
+    for (const timer of this.#takeoverTimers.values()) clearTimeout(timer);
+    this.#takeoverTimers.clear();
+    const running = this.running;
+    for (const run of running) run.halt();
+    await Promise.all(running.map((run) => this.#executions.get(run.id)));
+    await Promise.all(
+      running.map(async (run) => {
+        const to = await this.#siblings.handOver(run);
+        if (to !== undefined) {
+          this.#metrics.runsMoved.inc({ cause: 'drain', direction: 'out' });
+          this.#log.info({ event: 'run_handed_over', run_id: run.id, to }, 'run handed over to a sibling');
+          run.holder = to;
+          run.changed();
+          return;
+        }
+        run.reopen();
+        run.cancel(REASONS.drainedAlone);
+        const admitted = readmit(this.#app, { ...run.spec, callerId: run.spec.callerId });
+        this.#execute(run, admitted, run.states === undefined ? run.resumed : resumedOf(run.states));
+        await this.#executions.get(run.id);
+      }),
+    );
+    // Followers here read on (through the sibling now holding their run) until the grace ends.
+    while (this.#streams > 0 && Date.now() < deadline) await sleep(STREAM_POLL_MS, AbortSignal.timeout(deadline - Date.now()));
+  }
+
+  /** Followers' streams open on this pod: a drain gives them the grace to read to the end. */
+  #streams = 0;
+
+  /** A follower's stream opened here; the returned function says it closed. */
+  streamOpened(): () => void {
+    this.#streams += 1;
+    let closed = false;
+    return () => {
+      if (!closed) this.#streams -= 1;
+      closed = true;
+    };
+  }
+
+  /** Stops every timer (the app closes). */
+  close(): void {
+    for (const timer of [...this.#graceTimers.values(), ...this.#takeoverTimers.values()]) clearTimeout(timer);
+    this.#graceTimers.clear();
+    this.#takeoverTimers.clear();
+  }
+
+  /** Runs (or continues, `resumed`) the runner of a run held here, and ends the run with what it answers. */
+  #execute(run: Run, admitted: Admitted, resumed?: Resumed): void {
+    const log = this.#log.child({ run_id: run.id });
+    const running = {
+      signal: run.signal,
+      log,
+      journal: run,
+      onTurn: (turn: object) => {
+        if (!run.halted) run.emit({ turn });
+      },
+      onWaiting: (full: { limit: string; held: number }, why: string) => {
+        if (!run.halted) run.emit({ waiting: { limit: full.limit, held: full.held, message: why } });
+      },
+    };
+    let launched: Launched<RunReport | ComparisonReport>;
+    try {
+      launched =
+        run.spec.kind === 'run'
+          ? launchRun(this.#app, admitted, run.id, running, resumed)
+          : launchComparison(this.#app, admitted as ComparisonAdmitted, run.id, running, resumed);
+    } catch (err) {
+      this.#fail(run, err);
+      return;
+    }
+    run.states = launched.states;
+    this.#metrics.runsRunning.inc();
+    const unwatch = run.watch(() => this.#siblings.replicate(run));
+    this.#siblings.replicate(run);
+    const done = launched.report.then(
+      (report) => this.#finish(run, report),
+      (err: unknown) => {
+        if (!(err instanceof RunHalted)) this.#fail(run, err);
+      },
+    );
+    this.#executions.set(
+      run.id,
+      done.finally(() => {
+        this.#metrics.runsRunning.dec();
+        this.#executions.delete(run.id);
+        // The last change (its end) is pushed before the watch ends.
+        this.#siblings.replicate(run);
+        unwatch();
+      }),
+    );
+  }
+
+  #finish(run: Run, report: RunReport | ComparisonReport): void {
+    this.#clearGrace(run.id);
+    let status: RunStatus;
+    if (run.cancelled) status = 'cancelled';
+    else if ('regressed' in report)
+      status = report.regressed ? 'failed' : report.totals.error === report.totals.conversations ? 'error' : 'passed';
+    else status = report.passed ? 'passed' : report.totals.conversations.error === report.totals.conversations.total ? 'error' : 'failed';
+    const body = report as unknown as Record<string, unknown>;
+    run.end(status, { report: body }, JSON.stringify({ report: body }));
+  }
+
+  #fail(run: Run, err: unknown): void {
+    this.#clearGrace(run.id);
+    if (!isGatewayError(err)) this.#log.error({ err, run_id: run.id }, 'a run failed');
+    const error = isGatewayError(err)
+      ? { error: err.code, message: err.message }
+      : { error: 'internal', message: 'The gateway failed during the run; it has been logged.' };
+    run.end('error', { error }, JSON.stringify(error));
+  }
+
+  /** The run continues here: after a drain handed it over, or its holder stopped answering. */
+  #adopt(run: Run, cause: RunMove['cause']): void {
+    this.#clearTakeover(run.id);
+    const move: RunMove = {
+      from: run.pod,
+      to: this.podName,
+      at: Date.now(),
+      cause,
+      rounds_completed: run.rounds.length,
+      attempts_rerun: run.attemptsInFlight,
+    };
+    run.epoch += 1;
+    run.holder = null;
+    run.pod = this.podName;
+    run.inFlight.clear();
+    run.moves.push(move);
+    this.#metrics.runsMoved.inc({ cause, direction: 'in' });
+    this.#log.info({ event: 'run_adopted', run_id: run.id, cause, from: move.from }, 'run continues on this pod');
+    run.emit({ moved: { ...move, at: new Date(move.at).toISOString() } });
+    let admitted: Admitted;
+    try {
+      admitted = readmit(this.#app, { ...run.spec, callerId: run.spec.callerId });
+    } catch (err) {
+      this.#fail(run, err);
+      return;
+    }
+    this.#execute(run, admitted, run.resumed);
+    this.#graceIfUnfollowed(run);
+  }
+
+  /** A replica: its holder is asked after `takeoverMs` × rank of silence, and the run taken over if it does not hold it any more. */
+  #watchHolder(run: Run): void {
+    this.#clearTakeover(run.id);
+    if (this.#draining) return;
+    const timer = setTimeout(() => {
+      this.#takeoverTimers.delete(run.id);
+      const holder = run.holder;
+      if (holder === null || run.ended || this.#draining) return;
+      void this.#siblings.holds(holder, run.id).then((holds) => {
+        // A checkpoint may have arrived meanwhile (a new holder, or the run's end).
+        if (run.holder !== holder || run.ended || this.#draining) return;
+        if (holds) this.#watchHolder(run);
+        else this.#adopt(run, 'takeover');
+      });
+    }, this.#timings.takeoverMs * run.rank);
+    timer.unref();
+    this.#takeoverTimers.set(run.id, timer);
+  }
+
+  #clearTakeover(id: string): void {
+    clearTimeout(this.#takeoverTimers.get(id));
+    this.#takeoverTimers.delete(id);
+  }
+
+  #graceIfUnfollowed(run: Run): void {
+    if (run.spec.detached || run.followers > 0 || run.ended || run.holder !== null || this.#graceTimers.has(run.id)) return;
+    const timer = setTimeout(() => {
+      this.#graceTimers.delete(run.id);
+      if (run.followers === 0 && !run.ended && run.holder === null) void this.cancel(run, REASONS.unfollowed(this.#timings.followGraceMs));
+    }, this.#timings.followGraceMs);
+    timer.unref();
+    this.#graceTimers.set(run.id, timer);
+  }
+
+  #clearGrace(id: string): void {
+    clearTimeout(this.#graceTimers.get(id));
+    this.#graceTimers.delete(id);
+  }
+
+  /** Ended runs beyond the count kept (oldest first) or older than the age kept are forgotten. */
+  #prune(): void {
+    const now = Date.now();
+    const ended = [...this.#runs.values()].filter((run) => run.endedAt !== null).sort((a, b) => a.endedAt! - b.endedAt!);
+    const over = ended.length - this.#timings.keptMax;
+    ended.forEach((run, i) => {
+      if (i < over || now - run.endedAt! > this.#timings.keptMs) this.#runs.delete(run.id);
+    });
+  }
+}
