@@ -63,6 +63,18 @@ const cases: Case[] = [
     text: `invalid_request: conversations[0].turns[0].${HASH_RULE}; ${SENT_NOTHING}`,
     rest: ['POST', '/v1/agents/coach.3/comparisons', { baseline: 'coach', conversations: [{ turns: [{ line: '#exit' }] }] }],
   },
+  {
+    name: 'get_run',
+    arguments: { run_id: 'not-a-run' },
+    text: `invalid_request: run_id must be the id of a run, a UUID; ${SENT_NOTHING}`,
+    rest: ['GET', '/v1/runs/not-a-run'],
+  },
+  {
+    name: 'cancel_run',
+    arguments: { run_id: '12345' },
+    text: `invalid_request: run_id must be the id of a run, a UUID; ${SENT_NOTHING}`,
+    rest: ['DELETE', '/v1/runs/12345'],
+  },
 ];
 
 t.test("each tool answers invalid arguments as a tool error with the REST API's code and sentence", async (t) => {

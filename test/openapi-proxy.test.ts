@@ -50,6 +50,9 @@ const LIST = '/v1/conversations';
 const MEMORY = '/v1/agents/{agent}/memory/{device_ref}';
 const RUNS = '/v1/agents/{agent}/runs';
 const COMPARISONS = '/v1/agents/{agent}/comparisons';
+const RUN_LIST = '/v1/runs';
+const RUN = '/v1/runs/{run_id}';
+const RUN_EVENTS = '/v1/runs/{run_id}/events';
 
 interface Proxy {
   url: string;
@@ -398,6 +401,25 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await invalid('post', comparePath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: passing });
     await invalid('post', comparePath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: { ...gate, bogus: true } });
     await invalid('post', comparePath(), COMPARISONS, { status: 401, error: 'unauthenticated' }, { token: null, body: gate });
+
+    t.comment('runs as resources');
+    const accepted = await valid('post', runPath(), RUNS, { status: 202 }, { body: passing, headers: { prefer: 'respond-async' } });
+    const runId = accepted.body.id as string;
+    t.equal(accepted.headers.location, `/v1/runs/${runId}`);
+    await valid('post', comparePath(), COMPARISONS, { status: 202 }, { body: gate, headers: { prefer: 'respond-async' } });
+    const followed = await valid('get', `/v1/runs/${runId}/events`, RUN_EVENTS, { status: 200 });
+    t.match(JSON.parse(followed.text.trim().split('\n').at(-1)!), { report: { run_id: runId } });
+    await valid('get', `/v1/runs/${runId}`, RUN, { status: 200 });
+    await valid('get', '/v1/runs', RUN_LIST, { status: 200 });
+    await valid('delete', `/v1/runs/${runId}`, RUN, { status: 200 });
+    await valid('get', `/v1/runs/${runId}`, RUN, { status: 403, error: 'run_not_yours' }, { token: 'bob-token' });
+    await valid('delete', `/v1/runs/${runId}`, RUN, { status: 403, error: 'run_not_yours' }, { token: 'bob-token' });
+    await valid('get', `/v1/runs/${runId}/events`, RUN_EVENTS, { status: 403, error: 'run_not_yours' }, { token: 'bob-token' });
+    await valid('get', `/v1/runs/${UNKNOWN_SESSION}`, RUN, { status: 404, error: 'run_not_found' });
+    await valid('delete', `/v1/runs/${UNKNOWN_SESSION}`, RUN, { status: 404, error: 'run_not_found' });
+    await valid('get', `/v1/runs/${UNKNOWN_SESSION}/events`, RUN_EVENTS, { status: 404, error: 'run_not_found' });
+    await valid('get', '/v1/runs', RUN_LIST, { status: 401, error: 'unauthenticated' }, { token: 'no-such-token' });
+    await invalid('get', '/v1/runs/not-a-run', RUN, { status: 400, error: 'invalid_request' });
   }
 
   {

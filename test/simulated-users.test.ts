@@ -298,9 +298,9 @@ t.test('the key goes to the model only: never in a response, a log line or a met
     .split('\n')
     .map((l) => JSON.parse(l));
   t.same(
-    lines.map((l) => (l.turn ? `${l.turn.attempt} ${l.turn.turn.source} ${l.turn.turn.line}` : 'report')),
-    ['1 script #intro', `1 simulated_user ${shopper.goal}`, '1 simulated_user My order number is 12345.', 'report'],
-    'each simulated turn streamed as it happens, then the report',
+    lines.map((l) => (l.turn ? `${l.turn.attempt} ${l.turn.turn.source} ${l.turn.turn.line}` : Object.keys(l)[0])),
+    ['run', '1 script #intro', `1 simulated_user ${shopper.goal}`, '1 simulated_user My order number is 12345.', 'report'],
+    'the run first, each simulated turn streamed as it happens, then the report',
   );
   const metrics = await s.call('GET', '/metrics');
   t.match(metrics.text, /agent_test_gateway_model_requests_total\{role="simulator",outcome="ok"\}/);

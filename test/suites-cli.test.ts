@@ -341,6 +341,8 @@ conversations:
     stdout: (text: string) => void (stdout += text),
     stderr: (text: string) => void (stderr += text),
     progress: true,
+    progressEveryMs: 60_000,
+    onInterrupt: () => () => undefined,
   };
   const out = join(dir, 'nested', 'junit.xml');
   const code = await main([join(dir, 'mixed.yaml'), '--gateway', s.url, '--junit', out], io);
@@ -387,6 +389,8 @@ conversations:
     stdout: (text: string) => void (stdout += text),
     stderr: () => undefined,
     progress: false,
+    progressEveryMs: 60_000,
+    onInterrupt: () => () => undefined,
   };
   const junit = join(dir, 'junit.xml');
   s.model!.faults = { fault: 'http_503', role: 'simulator' };

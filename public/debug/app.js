@@ -238,6 +238,32 @@ function render() {
   byId('conversations').replaceChildren(rows);
   const total = typeof state.conversations_total === 'number' ? state.conversations_total : list.length;
   setText('count', `${shown} shown of ${total}${total > list.length ? ` (newest ${list.length} fetched)` : ''}`);
+  renderRuns(Array.isArray(state.runs) ? state.runs : []);
+}
+
+/** The runs this pod holds or keeps: one row each, with its progress. */
+function renderRuns(runs) {
+  const rows = document.createDocumentFragment();
+  for (const run of runs) {
+    const tr = el('tr');
+    const progress = run.progress || {};
+    cell(tr, run.id);
+    cell(tr, run.kind);
+    cell(tr, run.status, `state ${run.status}`);
+    cell(tr, run.baseline ? `${run.baseline} → ${run.agent}` : run.agent);
+    cell(tr, run.pod);
+    cell(tr, `${progress.sessions} of ${progress.sessions_budget}`, 'num');
+    cell(tr, `${progress.decided} of ${(progress.conversations || []).length}`, 'num');
+    cell(tr, (run.moves || []).length, 'num');
+    cell(tr, clock(run.created_at));
+    rows.appendChild(tr);
+  }
+  if (runs.length === 0) {
+    const empty = el('tr');
+    cell(empty, 'No runs on this pod.', 'muted').colSpan = COLUMNS;
+    rows.appendChild(empty);
+  }
+  byId('runs').replaceChildren(rows);
 }
 
 /** Text selected in the table (a line or an id being copied): redrawing would lose it. */

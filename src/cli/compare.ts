@@ -6,11 +6,13 @@ import { FAIL, PASS } from '../suites/report/wording.js';
 import { defaultIo, type Io } from './io.js';
 import { postSuite } from './post.js';
 import {
+  cancelledExit,
   couldNotLine,
   exitStatus,
   notRun,
   optionsOrExit,
   progressOf,
+  startDetached,
   suitesOrExit,
   writeReports,
   type Entry,
@@ -28,10 +30,12 @@ import {
  */
 export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--gateway URL]
                                               [--repeat N | --max-attempts N] [--concurrency N]
-                                              [--junit FILE] [--html FILE] [--json FILE]
+                                              [--junit FILE] [--html FILE] [--json FILE] [--detach]
 
   Runs test suites against a baseline and a candidate revision (e.g. --baseline coach, the Published
-  revision, --candidate coach.3) and says, per conversation, whether the candidate regressed.
+  revision, --candidate coach.3) and says, per conversation, whether the candidate regressed. The
+  comparison outlives its connection: a broken stream is followed on through the gateway, with a
+  live progress line; Ctrl-C cancels it and still writes the reports.
 
   --baseline REF    the revision to compare with (an agent ref, or ref.N)
   --candidate REF   the revision under test; each suite's own agent is ignored
@@ -44,10 +48,12 @@ export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseli
   --junit FILE      also write JUnit XML to FILE: a regression is a <failure>
   --html FILE       also write one self-contained HTML report to FILE, both sides next to each other
   --json FILE       also write the full comparison reports to FILE (a JSON array, one per suite)
+  --detach          start each comparison and print its id, without following it
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
   Exit status: 0 nothing regressed; 1 a conversation regressed; 2 nothing regressed but something
-  could not run or be compared (usage, suite or HTTP errors, a side that could not run).
+  could not run or be compared (usage, suite or HTTP errors, a side that could not run); 130
+  cancelled with Ctrl-C.
 `;
 
 export async function main(args: string[], io: Io = defaultIo()): Promise<number> {
@@ -65,17 +71,23 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   const entries: Array<Entry<ComparisonReport>> = [];
   const reports: ComparisonReport[] = [];
   const outcomes: Outcome[] = [];
+  let interrupted = false;
   const url = `${options.gateway}/v1/agents/${encodeURIComponent(candidate.key)}/comparisons`;
   for (const suite of ready.suites) {
     const onTurn = (event: TurnEvent & { side: Side }) => progressOf(io, suite, `${event.side}: `)(event);
     const body = { ...suite.body, baseline: baseline.key };
-    const answer = await postSuite<ComparisonReport, TurnEvent & { side: Side }>(
-      url,
-      ready.token,
-      body,
+    if (options.detach) {
+      outcomes.push(await startDetached(io, url, ready.token, suite, 'comparison', body));
+      continue;
+    }
+    const answer = await postSuite<ComparisonReport, TurnEvent & { side: Side }>(url, body, {
+      gateway: options.gateway,
+      token: ready.token,
+      kind: 'comparison',
+      io,
       onTurn,
-      (b) => typeof b.comparison_id === 'string',
-    );
+      isReport: (b) => typeof b.comparison_id === 'string',
+    });
     if ('failure' in answer) {
       outcomes.push('broken');
       entries.push(notRun(io, suite, answer.failure, against));
@@ -86,9 +98,15 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     io.stdout(`${renderComparison(report, `${suite.name} (${suite.file})`)}\n`);
     outcomes.push(report.regressed ? 'failed' : report.totals.error > 0 ? 'broken' : 'passed');
     entries.push({ junit: { name: suite.name, file: suite.file, report: report.runs.candidate, comparison: report }, report });
+    if (answer.cancelled) {
+      interrupted = true;
+      break;
+    }
   }
+  if (options.detach) return exitStatus(outcomes);
 
   if (!(await writeReports('compare', options, io, entries, comparisonReportHtml))) outcomes.push('broken');
+  if (interrupted) return cancelledExit(io, 'comparison');
   const regressed = reports.reduce((n, r) => n + r.totals.regressed, 0);
   const status = exitStatus(outcomes);
   if (reports.every((r) => r.totals.error === r.totals.conversations)) {

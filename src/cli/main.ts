@@ -15,11 +15,15 @@ const USAGE = `usage:
   agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
       talk to an agent from the terminal; --session reconnects to an earlier conversation
   agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE] [--json FILE]
-          [--repeat N | --max-attempts N] [--concurrency N] [--agent REF] [--monitor NAME]
+          [--repeat N | --max-attempts N] [--concurrency N] [--agent REF] [--monitor NAME] [--detach]
       run test suites; exit 1 when something failed, 2 when nothing failed but something could not run
   agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--repeat N | --max-attempts N]
-          [--concurrency N] [--junit FILE] [--html FILE] [--json FILE]
+          [--concurrency N] [--junit FILE] [--html FILE] [--json FILE] [--detach]
       run test suites against two revisions; exit 1 when the candidate regressed
+  agent-test-gateway follow <run id> [--gateway URL] [--junit FILE] [--html FILE] [--json FILE]
+      follow a run or comparison (started with --detach, REST or MCP) to its report, from any pod
+  agent-test-gateway cancel <run id> [--gateway URL]
+      cancel a run or comparison
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
@@ -31,6 +35,7 @@ let code: number | undefined;
 if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
+else if (command === 'follow' || command === 'cancel') code = await (await import('./runs.js')).main(command, args);
 else if (command === 'serve' && args.length === 0) {
   requireNode(NODE_MAJOR_NEEDED, 'agent-test-gateway serve (the gateway)');
   await (await import('../serve.js')).serveFromEnvironment();

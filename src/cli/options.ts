@@ -24,6 +24,8 @@ export interface SuiteOptions {
   concurrency: number | undefined;
   /** `--agent`, `--baseline`, `--candidate`: as the command lists them */
   agents: Record<string, AgentRef | undefined>;
+  /** `--detach`: start each run, print its id, do not follow it */
+  detach: boolean;
 }
 
 const FILE_OPTIONS = ['--junit', '--html', '--json'] as const;
@@ -44,6 +46,7 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
   const files: string[] = [];
   const values = new Map<string, string>();
   let onlyFiles = false;
+  let detach = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (onlyFiles || !arg.startsWith('-') || arg === '-') {
@@ -55,6 +58,10 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
       continue;
     }
     if (arg === '-h' || arg === '--help') return 'help';
+    if (arg === '--detach') {
+      detach = true;
+      continue;
+    }
     const eq = arg.indexOf('=');
     const name = eq < 0 ? arg : arg.slice(0, eq);
     if (!known.includes(name)) throw new UsageError(`unknown option ${name}`);
@@ -95,6 +102,7 @@ export function parseSuiteOptions(args: string[], env: NodeJS.ProcessEnv, agentO
     concurrency,
     monitor,
     agents,
+    detach,
   };
 }
 

@@ -1,5 +1,7 @@
 import { request } from 'undici';
 import { ndjsonLines } from '../http/ndjson.js';
+import type { Io } from './io.js';
+import { RunProgress } from './progress.js';
 
 /** Why a suite did not run: the gateway's error, or why it could not be reached or read. */
 export interface HttpFailure {
@@ -20,75 +22,252 @@ function failureOf(status: number, text: string, body: Record<string, unknown> |
   };
 }
 
+const unreachable = (url: string, err: unknown): HttpFailure => ({
+  status: undefined,
+  error: 'unreachable',
+  message: `cannot reach the gateway at ${new URL(url).origin}: ${(err as { code?: string }).code ?? (err as Error).message}`,
+});
+
+const parseJson = (text: string): Record<string, unknown> | undefined => {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+};
+
+/** How long the command looks for its run again after its stream broke, before it gives up. */
+const REATTACH_PATIENCE_MS = 180_000;
+const REATTACH_BACKOFF_MS = [250, 500, 1000, 2000, 5000];
+
+export type Followed<Report> = { report: Report; runId: string | undefined; cancelled: boolean } | { failure: HttpFailure };
+
+export interface FollowOptions<Turn> {
+  gateway: string;
+  token: string;
+  kind: 'run' | 'comparison';
+  io: Io;
+  onTurn: (event: Turn) => void;
+  /** Tells a whole JSON report from an error body. */
+  isReport: (body: Record<string, unknown>) => boolean;
+}
+
 /**
- * Posts a suite to a runs or comparisons route and reads the answer streamed (NDJSON), so that a
- * long run keeps its connection alive: `{"turn": …}` lines go to `onTurn`, the `{"report": …}`
- * line is the answer. `isReport` tells a whole JSON report from an error body.
+ * Posts a suite to a runs or comparisons route and follows the run it starts to its report: its
+ * lines streamed (NDJSON) as they come, `{"turn": …}` to `onTurn`, a decided conversation and a
+ * wait for room said on stderr, a live progress line (a line every 30 s without a terminal). When
+ * the stream breaks (the pod went away, a proxy cut it), it follows the run on through the gateway
+ * (`/v1/runs/{id}/events?after=N`), wherever the run continues. Ctrl-C cancels the run, and the
+ * cancelled report is still read and answered.
  */
-export async function postSuite<Report, Turn>(
-  url: string,
-  token: string,
-  body: unknown,
-  onTurn: (event: Turn) => void,
-  isReport: (body: Record<string, unknown>) => boolean,
-): Promise<{ report: Report } | { failure: HttpFailure }> {
+export async function postSuite<Report, Turn>(url: string, body: unknown, o: FollowOptions<Turn>): Promise<Followed<Report>> {
   let res;
   try {
     res = await request(url, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/x-ndjson, application/json' },
+      headers: { authorization: `Bearer ${o.token}`, 'content-type': 'application/json', accept: 'application/x-ndjson, application/json' },
       body: JSON.stringify(body),
       // A run lasts as long as its turns: no client-side timeout cuts it.
       headersTimeout: 0,
       bodyTimeout: 0,
     });
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    const gateway = new URL(url).origin;
-    return {
-      failure: {
-        status: undefined,
-        error: 'unreachable',
-        message: `cannot reach the gateway at ${gateway}: ${code ?? (err as Error).message}`,
-      },
-    };
+    return { failure: unreachable(url, err) };
   }
   const type = String(res.headers['content-type'] ?? '');
   if (res.statusCode !== 200 || !type.includes('ndjson')) {
     const text = await res.body.text();
-    let parsed: Record<string, unknown> | undefined;
-    try {
-      parsed = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      parsed = undefined;
+    const parsed = parseJson(text);
+    if (res.statusCode === 200 && parsed !== undefined && o.isReport(parsed)) {
+      return { report: parsed as Report, runId: typeof parsed.run_id === 'string' ? parsed.run_id : undefined, cancelled: false };
     }
-    if (res.statusCode === 200 && parsed !== undefined && isReport(parsed)) return { report: parsed as Report };
     return { failure: failureOf(res.statusCode, text, parsed) };
   }
-  let report: Report | undefined;
-  let failure: HttpFailure | undefined;
+  return new Follower<Report, Turn>(o).follow(res.body);
+}
+
+/** Starts a run with `Prefer: respond-async` (`--detach`): its id, or why it did not start. */
+export async function startAsync(url: string, token: string, body: unknown): Promise<{ id: string } | { failure: HttpFailure }> {
   try {
-    for await (const line of ndjsonLines(res.body)) {
-      let item: Record<string, unknown>;
-      try {
-        item = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        failure = { status: 200, error: 'bad_stream', message: 'the gateway sent a line that is not JSON' };
-        continue;
-      }
-      if (item.turn !== undefined) onTurn(item.turn as Turn);
-      else if (item.report !== undefined) report = item.report as Report;
-      else if (typeof item.error === 'string') failure = failureOf(200, line, item);
-    }
+    const res = await request(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', prefer: 'respond-async' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    const parsed = parseJson(text);
+    if (res.statusCode === 202 && typeof parsed?.id === 'string') return { id: parsed.id };
+    return { failure: failureOf(res.statusCode, text, parsed) };
   } catch (err) {
-    return {
-      failure: {
-        status: 200,
-        error: 'stream_broken',
-        message: `the connection to the gateway broke during the run: ${(err as Error).message}`,
-      },
-    };
+    return { failure: unreachable(url, err) };
   }
-  if (report !== undefined) return { report };
-  return { failure: failure ?? { status: 200, error: 'no_report', message: 'the gateway ended the run without a report' } };
+}
+
+/** Follows a run already started (`follow ID`) from its first line. */
+export function followRun<Report, Turn>(runId: string, o: FollowOptions<Turn>): Promise<Followed<Report>> {
+  return new Follower<Report, Turn>(o, runId).follow(undefined);
+}
+
+/** Cancels a run (`cancel ID`, Ctrl-C): the gateway's answer, or why it failed. */
+export async function cancelRun(gateway: string, token: string, runId: string): Promise<{ status: string } | { failure: HttpFailure }> {
+  const url = `${gateway}/v1/runs/${runId}`;
+  try {
+    const res = await request(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    const text = await res.body.text();
+    const parsed = parseJson(text);
+    if (res.statusCode === 200 && typeof parsed?.status === 'string') return { status: parsed.status };
+    return { failure: failureOf(res.statusCode, text, parsed) };
+  } catch (err) {
+    return { failure: unreachable(url, err) };
+  }
+}
+
+class Follower<Report, Turn> {
+  readonly #o: FollowOptions<Turn>;
+  #runId: string | undefined;
+  /** Lines read so far: where a re-attached stream starts. */
+  #read = 0;
+  #report: Report | undefined;
+  #failure: HttpFailure | undefined;
+  #cancelled = false;
+  /** The gateway said the run is not there for this caller (404, 403): nothing to follow. */
+  #gone = false;
+  readonly #progress: RunProgress;
+
+  constructor(o: FollowOptions<Turn>, runId?: string) {
+    this.#o = o;
+    this.#runId = runId;
+    this.#progress = new RunProgress(o.io, o.kind, (id) => this.#view(id));
+  }
+
+  async follow(first: AsyncIterable<Buffer> | undefined): Promise<Followed<Report>> {
+    const stopInterrupts = this.#o.io.onInterrupt(() => this.#interrupt());
+    try {
+      let stream = first;
+      let lostSince: number | undefined;
+      for (let tries = 0; ; tries++) {
+        if (stream === undefined) stream = await this.#events();
+        else {
+          const readBefore = this.#read;
+          if (await this.#readStream(stream)) break;
+          if (this.#runId === undefined) {
+            this.#failure ??= {
+              status: 200,
+              error: 'stream_broken',
+              message: 'the connection to the gateway broke before the run started',
+            };
+            break;
+          }
+          if (this.#read > readBefore || lostSince === undefined) {
+            this.#progress.say(`the pod running this ${this.#o.kind} went away; following it on another\n`);
+            lostSince = Date.now();
+            tries = 0;
+          }
+          stream = undefined;
+        }
+        if (this.#gone) break;
+        if (stream !== undefined) continue;
+        if (lostSince !== undefined && Date.now() - lostSince > REATTACH_PATIENCE_MS) {
+          this.#failure = {
+            status: undefined,
+            error: 'stream_broken',
+            message: `lost the ${this.#o.kind} ${this.#runId}: no pod of the gateway followed it on`,
+          };
+          break;
+        }
+        lostSince ??= Date.now();
+        await new Promise((r) => setTimeout(r, REATTACH_BACKOFF_MS[Math.min(tries, REATTACH_BACKOFF_MS.length - 1)]));
+      }
+    } finally {
+      stopInterrupts();
+      this.#progress.stop();
+    }
+    if (this.#report !== undefined) return { report: this.#report, runId: this.#runId, cancelled: this.#cancelled };
+    return { failure: this.#failure ?? { status: 200, error: 'no_report', message: 'the gateway ended the run without a report' } };
+  }
+
+  /** Reads lines until the run's last line (true), or the stream ends or breaks first (false). */
+  async #readStream(stream: AsyncIterable<Buffer>): Promise<boolean> {
+    try {
+      for await (const line of ndjsonLines(stream)) {
+        this.#read += 1;
+        const item = parseJson(line);
+        if (item === undefined) {
+          this.#failure = { status: 200, error: 'bad_stream', message: 'the gateway sent a line that is not JSON' };
+          continue;
+        }
+        if (this.#take(item, line)) return true;
+      }
+    } catch {
+      // The stream broke: follow the run again where it continues.
+    }
+    return false;
+  }
+
+  /** One line of the run; true when it was the last. */
+  #take(item: Record<string, unknown>, line: string): boolean {
+    const o = this.#o;
+    if (item.run !== undefined) {
+      const run = item.run as { id?: unknown; sessions_budget?: unknown };
+      if (typeof run.id === 'string' && this.#runId === undefined) {
+        this.#runId = run.id;
+        this.#progress.start(run.id);
+      }
+    } else if (item.turn !== undefined) o.onTurn(item.turn as Turn);
+    else if (item.decided !== undefined) {
+      const d = item.decided as { conversation: string; stop: string; rounds: number };
+      this.#progress.say(`  ${d.conversation}: stopped after ${d.rounds} round${d.rounds === 1 ? '' : 's'} (${d.stop})\n`);
+    } else if (item.waiting !== undefined) this.#progress.say(`  ${(item.waiting as { message: string }).message}\n`);
+    else if (item.moved !== undefined) {
+      const m = item.moved as { to: string; cause: string; attempts_rerun: number };
+      this.#progress.say(
+        `  the ${o.kind} continues on ${m.to} (${m.cause === 'drain' ? 'its pod shut down' : 'its pod stopped answering'}); ` +
+          `${m.attempts_rerun} attempt${m.attempts_rerun === 1 ? '' : 's'} in flight run again\n`,
+      );
+    } else if (item.report !== undefined) {
+      this.#report = item.report as Report;
+      return true;
+    } else if (typeof item.error === 'string') {
+      this.#failure = failureOf(200, line, item);
+      return true;
+    }
+    return false;
+  }
+
+  /** The run's lines after those read, from any pod; undefined when the gateway could not be asked. */
+  async #events(): Promise<AsyncIterable<Buffer> | undefined> {
+    const url = `${this.#o.gateway}/v1/runs/${this.#runId}/events?after=${this.#read}`;
+    try {
+      const res = await request(url, { headers: { authorization: `Bearer ${this.#o.token}` }, headersTimeout: 0, bodyTimeout: 0 });
+      if (res.statusCode === 200) return res.body;
+      const text = await res.body.text();
+      // A run no pod knows, or not the caller's: nothing to wait for.
+      if (res.statusCode === 404 || res.statusCode === 403 || res.statusCode === 401) {
+        this.#failure = failureOf(res.statusCode, text, parseJson(text));
+        this.#gone = true;
+      }
+    } catch {
+      // Not reachable now: tried again.
+    }
+    return undefined;
+  }
+
+  async #view(id: string): Promise<Record<string, unknown> | undefined> {
+    try {
+      const res = await request(`${this.#o.gateway}/v1/runs/${id}`, { headers: { authorization: `Bearer ${this.#o.token}` } });
+      const parsed = parseJson(await res.body.text());
+      return res.statusCode === 200 ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Ctrl-C: the run is cancelled, its report still read; a second Ctrl-C leaves at once. */
+  #interrupt(): boolean {
+    if (this.#cancelled || this.#runId === undefined) return false;
+    this.#cancelled = true;
+    this.#progress.say(`cancelling the ${this.#o.kind} ${this.#runId} (Ctrl-C again to leave at once)\n`);
+    void cancelRun(this.#o.gateway, this.#o.token, this.#runId);
+    return true;
+  }
 }

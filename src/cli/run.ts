@@ -7,7 +7,7 @@ import { FAIL, PASS } from '../suites/report/wording.js';
 import { MISSING_TOKEN, tokenFrom } from './connection.js';
 import { defaultIo, type Io } from './io.js';
 import { parseSuiteOptions, UsageError, type SuiteOptions } from './options.js';
-import { postSuite, type HttpFailure } from './post.js';
+import { postSuite, startAsync, type HttpFailure } from './post.js';
 import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, type PreparedSuite } from './suite-files.js';
 
 /**
@@ -23,9 +23,11 @@ import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, 
  */
 export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway URL] [--junit FILE] [--html FILE]
                                           [--json FILE] [--repeat N | --max-attempts N]
-                                          [--concurrency N] [--agent REF] [--monitor NAME]
+                                          [--concurrency N] [--agent REF] [--monitor NAME] [--detach]
 
   Runs test suites through a running gateway and prints each turn with a ✓ or ✗ per expectation.
+  A run outlives its connection: when the stream breaks (the gateway pod went away) the command
+  follows the run on through the gateway; Ctrl-C cancels it and still writes the reports.
 
   --gateway URL     the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
   --junit FILE      also write JUnit XML to FILE, for CI
@@ -40,10 +42,13 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
                     series (docs/monitors.md)
   --agent REF       run the suites against this agent or revision (coach, coach.3), over their
                     own agent
+  --detach          start each run and print its id, without following it (agent-test-gateway
+                    follow ID, cancel ID)
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
   Exit status: 0 everything passed; 1 something failed (an expectation, a criterion, a pass rate);
-  2 nothing failed but something could not run (usage, suite or HTTP errors, a model failure).
+  2 nothing failed but something could not run (usage, suite or HTTP errors, a model failure);
+  130 cancelled with Ctrl-C.
 `;
 
 /** A suite's outcome for the exit status: a failure counts over a conversation that could not run. */
@@ -93,7 +98,7 @@ export type Entry<R> = { junit: JUnitSuite; report: R } | { junit: JUnitSuite; n
  */
 export async function writeReports<R>(
   command: string,
-  options: SuiteOptions,
+  options: Pick<SuiteOptions, 'junit' | 'json' | 'html'>,
   io: Io,
   entries: Array<Entry<R>>,
   htmlOf: (...reports: Array<R | NotRunSuite>) => string,
@@ -166,6 +171,30 @@ export async function suitesOrExit<R>(
   return { token, suites };
 }
 
+/** Exit status after Ctrl-C: the run was cancelled, its reports (marked cancelled) written. */
+export function cancelledExit(io: Io, verb: 'run' | 'comparison'): number {
+  io.stdout(`${FAIL} cancelled: the ${verb} was cancelled (Ctrl-C); the reports asked for hold what it completed\n`);
+  return 130;
+}
+
+/** `--detach`: starts the run, prints its id and how to follow it; the outcome only says whether it started. */
+export async function startDetached(
+  io: Io,
+  url: string,
+  token: string,
+  suite: PreparedSuite,
+  kind: 'run' | 'comparison',
+  body: unknown = suite.body,
+): Promise<Outcome> {
+  const started = await startAsync(url, token, body);
+  if ('failure' in started) {
+    io.stderr(failureText(suite, started.failure));
+    return 'broken';
+  }
+  io.stdout(`${started.id}\t${kind} of ${suite.name} (${suite.file}): agent-test-gateway follow ${started.id}\n`);
+  return 'passed';
+}
+
 /** A suite the gateway did not run: why, on stderr, and its entry in the reports. */
 export function notRun<R>(io: Io, suite: PreparedSuite, failure: HttpFailure, against: string): Entry<R> {
   io.stderr(failureText(suite, failure));
@@ -182,15 +211,21 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   const entries: Array<Entry<RunReport>> = [];
   const reports: RunReport[] = [];
   const outcomes: Outcome[] = [];
+  let interrupted = false;
   for (const suite of ready.suites) {
     const url = `${options.gateway}/v1/agents/${encodeURIComponent(suite.loaded.suite.agent!.key)}/runs`;
-    const answer = await postSuite<RunReport, TurnEvent>(
-      url,
-      ready.token,
-      suite.body,
-      progressOf(io, suite),
-      (b) => typeof b.run_id === 'string',
-    );
+    if (options.detach) {
+      outcomes.push(await startDetached(io, url, ready.token, suite, 'run'));
+      continue;
+    }
+    const answer = await postSuite<RunReport, TurnEvent>(url, suite.body, {
+      gateway: options.gateway,
+      token: ready.token,
+      kind: 'run',
+      io,
+      onTurn: progressOf(io, suite),
+      isReport: (b) => typeof b.run_id === 'string',
+    });
     if ('failure' in answer) {
       outcomes.push('broken');
       entries.push(notRun(io, suite, answer.failure, suite.loaded.suite.agent!.key));
@@ -205,9 +240,15 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     entries.push({ junit: { name: suite.name, file: suite.file, report }, report });
     if (!(await saveSnapshot(suite, report.memory?.snapshot, report.memory?.error?.message, io))) outcomes.push('broken');
     io.stdout('\n');
+    if (answer.cancelled) {
+      interrupted = true;
+      break;
+    }
   }
+  if (options.detach) return exitStatus(outcomes);
 
   if (!(await writeReports('run', options, io, entries, runReportHtml))) outcomes.push('broken');
+  if (interrupted) return cancelledExit(io, 'run');
   const ran = reports.length;
   const total = ready.suites.length;
   const passedCount = reports.filter((r) => r.passed).length;

@@ -2,15 +2,15 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
+import { cancelLocated, locateRun } from '../runs/locate.js';
 import type { RunView } from '../runs/views.js';
-import { sessionIdSchema } from '../schemas/requests.js';
+import { runIdSchema } from '../schemas/requests.js';
 import { runViewOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
 import { registerTool } from './tools.js';
 
 /** One line of where a run stands: its status, sessions spent of the budget, conversations decided. */
-export function progressLine(view: RunView): string {
+function progressLine(view: RunView): string {
   const { progress } = view;
   return (
     `run ${view.id} (${view.kind}) ${view.status} on ${view.pod}: ${progress.sessions} of at most ${progress.sessions_budget} ` +
@@ -43,30 +43,7 @@ const GET_RUN =
 
 const CANCEL_RUN = 'Cancel a running run or comparison by its run_id: its running turns end with a plain close, its report says cancelled.';
 
-const runIdArgs = z.strictObject({ run_id: sessionIdSchema.describe('The run id run_suite or compare_revisions answered.') });
-
-/** Where a run is, for its caller only: this pod's own knowledge, else its siblings'. */
-async function ownedView(
-  app: FastifyInstance,
-  id: string,
-  callerId: string,
-): Promise<{ view: RunView; held: 'here' | string | undefined }> {
-  const here = app.runs.get(id);
-  if (here !== undefined && (here.holder === null || here.ended)) {
-    if (here.spec.callerId !== callerId) throw notYours();
-    const { runView } = await import('../runs/views.js');
-    return { view: runView(here, app.runs.podName), held: here.holder === null ? 'here' : undefined };
-  }
-  const there = await app.runs.siblings.find(id);
-  if (there === undefined)
-    throw new GatewayError('run_not_found', `No run ${id} is known: it never existed, or it ended and was forgotten.`);
-  const { caller_id, ...view } = there.view;
-  if (caller_id !== callerId) throw notYours();
-  return { view, held: there.held ? there.address : undefined };
-}
-
-const notYours = () =>
-  new GatewayError('run_not_yours', 'This run belongs to another caller: only the caller who started it sees or cancels it.');
+const runIdArgs = z.strictObject({ run_id: runIdSchema.describe('The run id run_suite or compare_revisions answered.') });
 
 export function registerRunTools(server: McpServer, app: FastifyInstance): void {
   registerTool(
@@ -82,7 +59,7 @@ export function registerRunTools(server: McpServer, app: FastifyInstance): void 
     },
     (args, extra) =>
       guarded(app.log, async () => {
-        const { view } = await ownedView(app, args.run_id, callerOf(extra).id);
+        const { view } = await locateRun(app.runs, args.run_id, callerOf(extra).id);
         return success(view, progressLine(view));
       }),
   );
@@ -100,15 +77,8 @@ export function registerRunTools(server: McpServer, app: FastifyInstance): void 
     },
     (args, extra) =>
       guarded(app.log, async () => {
-        const { view, held } = await ownedView(app, args.run_id, callerOf(extra).id);
-        let after = view;
-        const run = app.runs.get(args.run_id);
-        if (held === 'here' && run !== undefined) {
-          await app.runs.cancel(run, 'the MCP tool cancel_run cancelled it');
-          const { runView } = await import('../runs/views.js');
-          after = runView(run, app.runs.podName);
-        } else if (held !== undefined)
-          after = (await app.runs.siblings.cancel(held, args.run_id, 'the MCP tool cancel_run cancelled it')) ?? view;
+        const located = await locateRun(app.runs, args.run_id, callerOf(extra).id);
+        const after = await cancelLocated(app.runs, located, 'the MCP tool cancel_run cancelled it');
         return success(after, progressLine(after));
       }),
   );

@@ -6,11 +6,11 @@ import { applyCheckpoint, checkpointFromWire } from '../runs/checkpoint.js';
 import { runLines } from '../runs/follow.js';
 import type { RunRegistry } from '../runs/registry.js';
 import { runView } from '../runs/views.js';
-import { parse, sessionIdSchema } from '../schemas/requests.js';
+import { parse, runIdSchema } from '../schemas/requests.js';
 import type { Peers } from './peers.js';
 import { Readable } from 'node:stream';
 
-const idParams = z.object({ id: sessionIdSchema });
+const idParams = z.object({ run_id: runIdSchema });
 
 /**
  * The routes siblings call about runs (behind the peer routes' secret check): checkpoints pushed
@@ -19,8 +19,8 @@ const idParams = z.object({ id: sessionIdSchema });
  */
 export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.post('/internal/peer/runs/:id/checkpoint', async (request, reply) => {
-      const { id } = parse(idParams, request.params, 'path');
+    app.post('/internal/peer/runs/:run_id/checkpoint', async (request, reply) => {
+      const { run_id: id } = parse(idParams, request.params, 'path');
       if (deps.runs.draining) throw new GatewayError('shutting_down', 'This pod is shutting down: it keeps no run.');
       const push = checkpointFromWire(request.body);
       if (push === undefined || (push.spec !== undefined && push.spec.id !== id)) {
@@ -34,8 +34,8 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       return reply.code(204).send();
     });
 
-    app.get('/internal/peer/runs/:id', async (request, reply) => {
-      const { id } = parse(idParams, request.params, 'path');
+    app.get('/internal/peer/runs/:run_id', async (request, reply) => {
+      const { run_id: id } = parse(idParams, request.params, 'path');
       const run = deps.runs.get(id);
       if (run === undefined) return reply.code(404).send({ held: false });
       return { held: run.holder === null, run: { ...runView(run, deps.runs.podName), caller_id: run.spec.callerId } };
@@ -50,8 +50,8 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       };
     });
 
-    app.get('/internal/peer/runs/:id/events', async (request, reply) => {
-      const { id } = parse(idParams, request.params, 'path');
+    app.get('/internal/peer/runs/:run_id/events', async (request, reply) => {
+      const { run_id: id } = parse(idParams, request.params, 'path');
       const { after } = parse(z.object({ after: z.coerce.number().int().min(0).default(0) }), request.query, 'query');
       const run = deps.runs.get(id);
       // Only what is served here: a run this pod neither holds nor has ended is followed where it is.
@@ -64,8 +64,8 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       return reply.type(NDJSON).header('cache-control', 'no-store').send(Readable.from(lines()));
     });
 
-    app.delete('/internal/peer/runs/:id', async (request, reply) => {
-      const { id } = parse(idParams, request.params, 'path');
+    app.delete('/internal/peer/runs/:run_id', async (request, reply) => {
+      const { run_id: id } = parse(idParams, request.params, 'path');
       const { why } = parse(z.object({ why: z.string().max(512) }), request.query, 'query');
       const run = deps.runs.get(id);
       if (run === undefined || run.holder !== null) return reply.code(421).send();

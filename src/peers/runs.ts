@@ -9,7 +9,7 @@ import type { Peer } from './peer-list.js';
 import type { Peers } from './peers.js';
 
 /** The internal routes of runs (./run-routes.ts). */
-export const RUN_PATHS = {
+const RUN_PATHS = {
   run: (id: string) => `/internal/peer/runs/${id}`,
   checkpoint: (id: string) => `/internal/peer/runs/${id}/checkpoint`,
   events: (id: string, after: number) => `/internal/peer/runs/${id}/events?after=${after}`,

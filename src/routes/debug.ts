@@ -5,6 +5,7 @@ import type { Conversation } from '../conversations/conversation.js';
 import { RECENT_TURNS_KEPT, RecentTurns, type RecentTurn } from '../conversations/recent-turns.js';
 import { conversationView } from '../conversations/views.js';
 import { GatewayError } from '../errors.js';
+import { runView, type RunView } from '../runs/views.js';
 
 /**
  * The live debug page, for engineers reaching one pod through `kubectl port-forward`: every
@@ -72,6 +73,8 @@ export interface DebugState {
   /** Conversations on the pod (open and remembered), as many as returned. */
   conversations_total: number;
   conversations: DebugConversation[];
+  /** Runs this pod holds or keeps as replicas, newest first, without their reports. */
+  runs: RunView[];
 }
 
 /** A conversation's last turns on this pod, oldest first. */
@@ -205,6 +208,7 @@ export async function debugRoutes(app: FastifyInstance): Promise<void> {
       },
       conversations_total: all.length,
       conversations: shown.map((conv) => debugConversation(conv, now)),
+      runs: app.runs.all().map((run) => ({ ...runView(run, app.runs.podName), report: null })),
     };
   });
 }

@@ -15,10 +15,11 @@ import { GatewayError, invalidRequest, type ErrorCode } from '../errors.js';
 import { NDJSON } from '../http/ndjson.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
 import { runLines } from '../runs/follow.js';
-import { isFinalLine } from '../runs/registry.js';
+import { CANCELLED_BY_DELETE, isFinalLine } from '../runs/registry.js';
+import { cancelLocated, locateRun } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
 import { runView, type RunView } from '../runs/views.js';
-import { agentParams, agentSchema, parse, sessionIdSchema } from '../schemas/requests.js';
+import { agentParams, agentSchema, parse, runIdSchema } from '../schemas/requests.js';
 import { authenticate, requireToken } from './access.js';
 import { wantsStream } from './streaming.js';
 
@@ -116,7 +117,7 @@ async function answerStarted(
   return reply.code(200).header('location', runPath(run.id)).type('application/json; charset=utf-8').serializer(serialize).send(report);
 }
 
-const idParams = z.object({ id: sessionIdSchema });
+const idParams = z.object({ run_id: runIdSchema });
 const afterQuery = z.object({
   after: z.coerce
     .number({ error: 'after must be a whole number of lines, 0 or more' })
@@ -124,26 +125,6 @@ const afterQuery = z.object({
     .min(0, { error: 'after must be a whole number of lines, 0 or more' })
     .default(0),
 });
-
-/** A run as this pod or its siblings know it: its view and its caller; 404 when no pod knows it. */
-async function locate(app: FastifyInstance, id: string): Promise<{ view: RunView; callerId: string; run?: Run; address?: string }> {
-  const here = app.runs.get(id);
-  if (here !== undefined && (here.holder === null || here.ended)) {
-    return { view: runView(here, app.runs.podName), callerId: here.spec.callerId, run: here };
-  }
-  const there = await app.runs.siblings.find(id);
-  if (there !== undefined) {
-    const { caller_id: callerId, ...view } = there.view;
-    return { view, callerId, ...(there.held ? { address: there.address } : {}) };
-  }
-  if (here !== undefined) return { view: runView(here, app.runs.podName), callerId: here.spec.callerId, run: here };
-  throw new GatewayError('run_not_found', `No run ${id} is known: it never existed, or it ended and was forgotten.`);
-}
-
-function requireOwner(callerId: string, ownerId: string): void {
-  if (callerId !== ownerId)
-    throw new GatewayError('run_not_yours', 'This run belongs to another caller: only the caller who started it sees or cancels it.');
-}
 
 export async function runRoutes(app: FastifyInstance): Promise<void> {
   requireToken(app);
@@ -183,34 +164,23 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     return { runs };
   });
 
-  app.get('/v1/runs/:id', async (request) => {
-    const { id } = parse(idParams, request.params, 'path');
+  app.get('/v1/runs/:run_id', async (request) => {
+    const { run_id: id } = parse(idParams, request.params, 'path');
     const caller = await authenticate(app, request);
-    const found = await locate(app, id);
-    requireOwner(caller.id, found.callerId);
-    return found.view;
+    return (await locateRun(app.runs, id, caller.id)).view;
   });
 
-  app.get('/v1/runs/:id/events', async (request, reply) => {
-    const { id } = parse(idParams, request.params, 'path');
+  app.get('/v1/runs/:run_id/events', async (request, reply) => {
+    const { run_id: id } = parse(idParams, request.params, 'path');
     const { after } = parse(afterQuery, request.query, 'query');
     const caller = await authenticate(app, request);
-    const found = await locate(app, id);
-    requireOwner(caller.id, found.callerId);
+    await locateRun(app.runs, id, caller.id);
     return streamLines(app, reply, id, after, 200);
   });
 
-  app.delete('/v1/runs/:id', async (request) => {
-    const { id } = parse(idParams, request.params, 'path');
+  app.delete('/v1/runs/:run_id', async (request) => {
+    const { run_id: id } = parse(idParams, request.params, 'path');
     const caller = await authenticate(app, request);
-    const found = await locate(app, id);
-    requireOwner(caller.id, found.callerId);
-    if (found.run !== undefined && found.run.holder === null) {
-      await app.runs.cancel(found.run);
-      return runView(found.run, app.runs.podName);
-    }
-    if (found.address !== undefined)
-      return (await app.runs.siblings.cancel(found.address, id, 'DELETE /v1/runs/{id} cancelled it')) ?? found.view;
-    return found.view;
+    return cancelLocated(app.runs, await locateRun(app.runs, id, caller.id), CANCELLED_BY_DELETE);
   });
 }

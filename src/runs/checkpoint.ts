@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { AgentAccess } from '../domain/vocabulary.js';
-import { agentSchema, sessionIdSchema } from '../schemas/requests.js';
+import { agentSchema, runIdSchema } from '../schemas/requests.js';
 import type { AttemptReport } from '../suites/report/run-report.js';
 import type { RunState } from '../suites/run/run-state.js';
 import type { Resumed, RunStates } from '../suites/run/start.js';
@@ -23,7 +22,7 @@ const accessSchema = z.object({
 });
 
 const identitySchema = z.object({
-  runId: sessionIdSchema,
+  runId: runIdSchema,
   runLabel: z.string().min(1).max(256),
   seed: z.number().int().min(0),
   startedAt: z.number().int().min(0),
@@ -50,7 +49,7 @@ const roundSchema = z.object({
 });
 
 const specSchema = z.object({
-  id: sessionIdSchema,
+  id: runIdSchema,
   kind: z.enum(['run', 'comparison']),
   body: z.unknown(),
   caller_id: z.string().min(1).max(512),
@@ -160,7 +159,7 @@ export function checkpointOf(
     ended_at: run.endedAt,
     moves: run.moves,
     stops: [...run.stops].map(([conversation, s]) => ({ conversation, ...s })),
-    resumed: resumed as CheckpointWire['resumed'],
+    resumed,
     in_flight: [...run.inFlight],
     holder_port: to.holderPort,
     pod: to.pod,
@@ -195,7 +194,7 @@ export function applyCheckpoint(held: Run | undefined, push: Checkpoint, holder:
         body: s.body,
         callerId: s.caller_id,
         agent: s.agent,
-        access: s.access as AgentAccess,
+        access: s.access,
         baseline: s.baseline,
         monitor: s.monitor,
         detached: s.detached,

@@ -24,10 +24,13 @@ export interface RunTimings {
 
 const STREAM_POLL_MS = 100;
 
+/** Why DELETE /v1/runs/{id} cancelled a run, as its report says it. */
+export const CANCELLED_BY_DELETE = 'DELETE /v1/runs/{id} cancelled it';
+
 const REASONS = {
-  unfollowed: (ms: number) => `nobody followed it for ${ms < 10_000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s after its last follower hung up`,
+  unfollowed: (ms: number) =>
+    `nobody followed it for ${ms < 10_000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s after its last follower hung up`,
   drainedAlone: 'the pod running it shut down, and no other pod of the release could take it over',
-  deleted: 'DELETE /v1/runs/{id} cancelled it',
 };
 
 /** A line that ends a run's stream: its report, or its error. */
@@ -88,8 +91,13 @@ export class RunRegistry {
 
   /** A caller's runs this pod knows, newest first. */
   list(callerId: string): Run[] {
+    return this.all().filter((run) => run.spec.callerId === callerId);
+  }
+
+  /** Every run this pod knows, newest first (the debug page). */
+  all(): Run[] {
     this.#prune();
-    return [...this.#runs.values()].filter((run) => run.spec.callerId === callerId).sort((a, b) => b.spec.createdAt - a.spec.createdAt);
+    return [...this.#runs.values()].sort((a, b) => b.spec.createdAt - a.spec.createdAt);
   }
 
   /** Runs held here now, running. */
@@ -142,7 +150,7 @@ export class RunRegistry {
   }
 
   /** Cancels a run held here: its running turns end with a plain close, its report says so. */
-  async cancel(run: Run, why = REASONS.deleted): Promise<void> {
+  async cancel(run: Run, why: string): Promise<void> {
     if (run.ended || run.holder !== null) return;
     run.cancel(why);
     await this.#executions.get(run.id);
@@ -174,7 +182,7 @@ export class RunRegistry {
     this.#takeoverTimers.clear();
     const running = this.running;
     for (const run of running) run.halt();
-    await Promise.all(running.map((run) => this.#executions.get(run.id)));
+    await Promise.all(running.map((run) => this.#executions.get(run.id) ?? Promise.resolve()));
     await Promise.all(
       running.map(async (run) => {
         const to = await this.#siblings.handOver(run);

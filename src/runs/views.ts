@@ -64,7 +64,7 @@ const tally = (side: SideProgress, attempt: AttemptReport): void => {
 const blank = (): SideProgress => ({ attempts: 0, passed: 0, errors: 0 });
 
 /** Each conversation's progress, from the rounds the run completed. */
-export function progressOf(run: Run): ConversationProgress[] {
+function progressOf(run: Run): ConversationProgress[] {
   const { outline } = run.spec;
   const comparison = run.spec.kind === 'comparison';
   const byConversation = outline.names.map((name, i) => ({

@@ -35,6 +35,12 @@ export const sessionIdSchema = z
   .regex(SESSION_ID, { error: 'session_id must be the engine session id, a UUID' })
   .transform((id) => id.toLowerCase());
 
+/** A run's id, as its stream's first line and its Location name it. */
+export const runIdSchema = z
+  .string()
+  .regex(SESSION_ID, { error: 'run_id must be the id of a run, a UUID' })
+  .transform((id) => id.toLowerCase());
+
 /** An Mcp-Session-Id as the MCP transport allows it: visible ASCII. */
 export const mcpSessionIdSchema = z.string().regex(/^[\x21-\x7E]{1,256}$/, 'visible ASCII, at most 256 characters');
 

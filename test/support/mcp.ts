@@ -53,8 +53,10 @@ export async function threeTurns(t: Test, client: Client): Promise<{ first: Json
 
 /** Every tool the gateway's MCP server lists, sorted. */
 export const TOOL_NAMES = [
+  'cancel_run',
   'compare_revisions',
   'end_conversation',
+  'get_run',
   'list_conversations',
   'restore_memory',
   'run_suite',

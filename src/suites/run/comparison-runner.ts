@@ -22,7 +22,7 @@ const judged = (attempt: AttemptReport | undefined): boolean | null =>
   attempt === undefined || attempt.status === 'error' ? null : attempt.status === 'passed';
 
 /** The decision rule the suite asks for: exactly `repeat` rounds, or sequential rounds until each conversation is decided. */
-export function gateOf(suite: Suite<HttpMemory>): Gate {
+function gateOf(suite: Suite<HttpMemory>): Gate {
   const { attempts: plan } = suite;
   return createGate({
     confidence: suite.confidence,

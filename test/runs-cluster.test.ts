@@ -1,0 +1,152 @@
+// Three real gateway processes of one release (PEERS): a sequential comparison followed through
+// the pod that runs it survives that pod's SIGTERM (handed over, the stream relayed to the
+// report), and a comparison followed through another pod survives the SIGKILL of the pod running
+// it (a sibling takes it over from its checkpoint). Every line reaches the follower, whichever pod
+// it follows through; no conversation ends in `error`; no attempt is streamed that was not made.
+import t from 'tap';
+import { request } from 'undici';
+import { startEngineSimulator } from '../src/simulators/engine.js';
+import { startPlatformSimulator } from '../src/simulators/platform.js';
+import { demoWorld } from '../src/simulators/world.js';
+import { startPod, type Pod } from './support/cluster.js';
+import { comparePath, freePort, type Json } from './support/http.js';
+import { PEER_SECRET } from './support/peers.js';
+import { scaled, sleep } from './support/time.js';
+
+t.setTimeout(scaled(240_000));
+
+/** Four conversations whose agent says yes 80 % of the time, after a pause: identical on both sides. */
+const SUITE = {
+  max_attempts: 12,
+  concurrency: 4,
+  conversations: ['a', 'b', 'c', 'd'].map((name) => ({
+    name,
+    turns: [{ line: 'sim:delay:150' }, { line: 'sim:chance:0.8', expect: { text_matches: 'Yes' } }],
+  })),
+};
+const BUDGET = SUITE.conversations.length * SUITE.max_attempts * 2;
+
+/** Reads an NDJSON stream line by line into `lines`; resolves when it ends. */
+async function collect(body: AsyncIterable<Buffer>, lines: Json[]): Promise<void> {
+  let buffered = '';
+  for await (const chunk of body) {
+    buffered += chunk.toString();
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  }
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + scaled(ms);
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not in time: ${what}`);
+    await sleep(50);
+  }
+}
+
+/** The sessions a comparison spent, as its report counts attempts on both sides. */
+const attemptsOf = (report: Json): number =>
+  ['baseline', 'candidate'].reduce(
+    (n, side) => n + report.runs[side].conversations.reduce((m: number, c: Json) => m + c.attempts.length, 0),
+    0,
+  );
+
+t.test('a comparison outlives the SIGTERM and the SIGKILL of the pod running it', async (t) => {
+  const world = demoWorld();
+  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
+  const platform = await startPlatformSimulator({ world });
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const env = {
+    PROMETHIST_MCP_ENGINE_URL: engine.url,
+    PROMETHIST_PLATFORM_URL: platform.url,
+    PEERS: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    PEER_SECRET,
+    PEER_TIMEOUT_MS: String(scaled(1000)),
+    RUN_TAKEOVER_MS: String(scaled(1000)),
+    SHUTDOWN_GRACE_MS: String(scaled(60_000)),
+    TURN_BUDGET_MS: String(scaled(20_000)),
+    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
+    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
+    AUTH_CACHE_TTL_MS: '60000',
+  };
+  const spawned: Pod[] = [];
+  t.teardown(async () => {
+    for (const pod of spawned) pod.child.kill('SIGKILL');
+    await engine.close();
+    await platform.close();
+  });
+  const [a, b, c] = await Promise.all(ports.map((port) => startPod(port, env, (pod) => spawned.push(pod))));
+  const auth = { authorization: 'Bearer demo-token' };
+  const progressOn = async (pod: Pod, id: string): Promise<number> => {
+    const res = await request(`${pod.url}/v1/runs/${id}`, { headers: auth });
+    const view = (await res.body.json()) as Json;
+    return view.progress?.sessions ?? 0;
+  };
+
+  await t.test('SIGTERM: handed over, and the stream through the draining pod ends with the report', async (t) => {
+    const res = await request(a!.url + comparePath('coach.3'), {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', accept: 'application/x-ndjson' },
+      body: JSON.stringify({ ...SUITE, baseline: 'coach' }),
+    });
+    t.equal(res.statusCode, 200);
+    const lines: Json[] = [];
+    const streamed = collect(res.body, lines);
+    await until(() => lines.length > 0, 20_000, 'the first line');
+    const id = lines[0].run.id;
+    await until(async () => (await progressOn(a!, id)) >= 8, 60_000, 'two rounds of every conversation');
+    a!.child.kill('SIGTERM');
+    await streamed;
+    const last = lines.at(-1);
+    t.ok(last.report !== undefined, `the stream through the draining pod ends with the report, not ${JSON.stringify(last).slice(0, 200)}`);
+    const moved = lines.filter((l) => l.moved !== undefined);
+    t.equal(moved.length, 1, 'it moved once');
+    t.match(moved[0].moved, { cause: 'drain', rounds_completed: Number, attempts_rerun: Number });
+    const { report } = last;
+    t.equal(report.run_id, id);
+    t.notOk(
+      report.conversations.some((conv: Json) => conv.verdict === 'error'),
+      'every conversation has a verdict',
+    );
+    t.ok(attemptsOf(report) <= BUDGET, `sessions within the budget (${attemptsOf(report)} of ${BUDGET})`);
+    t.notOk(
+      lines.some((l) => l.turn?.turn.outcome === 'error'),
+      'no attempt streamed as an error',
+    );
+    t.equal(await a!.exited, 0, 'the drained pod exits 0');
+    // The same lines through another pod, from the first.
+    const again = await request(`${b!.url}/v1/runs/${id}/events`, { headers: auth });
+    const replayed: Json[] = [];
+    await collect(again.body, replayed);
+    t.same(replayed, lines, 'the events route of a sibling serves every line, in the same order');
+    const view = (await (await request(`${c!.url}/v1/runs/${id}`, { headers: auth })).body.json()) as Json;
+    t.match(view, { status: 'passed', moves: [{ cause: 'drain', to: String }] });
+  });
+
+  await t.test('SIGKILL: a sibling takes it over from its checkpoint; the follower through another pod gets the report', async (t) => {
+    const started = await request(b!.url + comparePath('coach.3'), {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', prefer: 'respond-async' },
+      body: JSON.stringify({ ...SUITE, baseline: 'coach' }),
+    });
+    t.equal(started.statusCode, 202);
+    const { id } = (await started.body.json()) as Json;
+    const follow = await request(`${c!.url}/v1/runs/${id}/events`, { headers: auth });
+    const lines: Json[] = [];
+    const streamed = collect(follow.body, lines);
+    await until(async () => (await progressOn(b!, id)) >= 8, 60_000, 'two rounds of every conversation');
+    b!.child.kill('SIGKILL');
+    await streamed;
+    const last = lines.at(-1);
+    t.ok(last.report !== undefined, `the follower through another pod gets the report, not ${JSON.stringify(last).slice(0, 200)}`);
+    t.match(lines.find((l) => l.moved !== undefined)?.moved, { cause: 'takeover' });
+    t.notOk(
+      last.report.conversations.some((conv: Json) => conv.verdict === 'error'),
+      'every conversation has a verdict',
+    );
+    t.ok(attemptsOf(last.report) <= BUDGET, `sessions within the budget (${attemptsOf(last.report)} of ${BUDGET})`);
+  });
+});
