@@ -25,5 +25,5 @@ export {
 } from './gate.js';
 export type { GateMode, GateOptions } from './gate-design.js';
 export { newcombeDifference, passHatK, passRateCheck, wilson, type Interval, type PassRateCheck } from './intervals.js';
-export { fairTail } from './binomial.js';
+export { barnardPValue } from './unconditional.js';
 export { describeVerdict, formatP } from './words.js';
