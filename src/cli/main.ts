@@ -20,6 +20,9 @@ const USAGE = `usage:
   agent-test-gateway compare <suite.yaml>… --baseline REF --candidate REF [--repeat N | --max-attempts N]
           [--concurrency N] [--junit FILE] [--html FILE] [--json FILE]
       run test suites against two revisions; exit 1 when the candidate regressed
+  agent-test-gateway plan --conversations K --baseline-rate P --drop D [--confidence C] [--min-attempts N]
+          [--concurrency N] [--session-seconds S]
+      the max_attempts that catches a drop 80 % of the time, the sessions it spends and how long it takes
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
@@ -31,6 +34,7 @@ let code: number | undefined;
 if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
+else if (command === 'plan') code = await (await import('./plan.js')).main(args);
 else if (command === 'serve' && args.length === 0) {
   requireNode(NODE_MAJOR_NEEDED, 'agent-test-gateway serve (the gateway)');
   await (await import('../serve.js')).serveFromEnvironment();

@@ -156,6 +156,16 @@ function normalCdf(z: number): number {
  * `repeat` is the one look at N.
  */
 export function regressionPower(design: Design, baseline: number, candidate: number, rounds: number): number {
+  return operatingCharacteristics(design, baseline, candidate, rounds).power;
+}
+
+/** The power (see `regressionPower`) and the rounds the rule runs on average, from one DP. */
+export function operatingCharacteristics(
+  design: Design,
+  baseline: number,
+  candidate: number,
+  rounds = design.maxRounds,
+): { power: number; expectedRounds: number } {
   const last = Math.min(rounds, design.maxRounds);
   const width = last + 1;
   let grid = new Float64Array(width * width); // index x * width + y
@@ -168,6 +178,7 @@ export function regressionPower(design: Design, baseline: number, candidate: num
     baseline * candidate,
   ] as const;
   let power = 0;
+  let expectedRounds = 0;
   for (let n = 1; n <= last; n++) {
     next.fill(0, 0, (n + 1) * width);
     for (let x = 0; x < n; x++) {
@@ -189,11 +200,15 @@ export function regressionPower(design: Design, baseline: number, candidate: num
         if (mass === 0) continue;
         const crossed = crossing(design, n, x, y);
         if (crossed === 'regressed') power += mass;
-        if (crossed !== null || futile(design, n, x, y)) grid[index] = 0;
+        if (crossed !== null || futile(design, n, x, y)) {
+          expectedRounds += mass * n;
+          grid[index] = 0;
+        }
       }
     }
   }
-  return power;
+  for (const mass of grid) expectedRounds += mass * last;
+  return { power, expectedRounds };
 }
 
 /**
