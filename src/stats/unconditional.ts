@@ -67,12 +67,37 @@ function emptyPolynomial(): RatePolynomial {
   return { logWeight: [], passes: [], attempts: [] };
 }
 
-function valueAt(polynomial: RatePolynomial, p: number): number {
+/**
+ * The polynomial at p. Terms come grouped by attempts t with s ascending (as both builders push
+ * them), so within a group p^s(1 − p)^(t − s) is one exponential and then a product per term,
+ * walked from the group's largest term down (ascending s when p ≤ ½, descending when p > ½): a
+ * term that underflows on the way is one too small to count. `weights` are the exponentials of
+ * the log weights, computed once per polynomial.
+ */
+function valueAt(polynomial: RatePolynomial, p: number, weights: Float64Array = Float64Array.from(polynomial.logWeight, Math.exp)): number {
   const logP = Math.log(p);
   const logQ = Math.log(1 - p);
+  const { passes, attempts } = polynomial;
+  const up = p <= 0.5;
+  const ratio = up ? p / (1 - p) : (1 - p) / p;
   let sum = 0;
-  const { logWeight, passes, attempts } = polynomial;
-  for (let i = 0; i < logWeight.length; i++) sum += Math.exp(logWeight[i]! + passes[i]! * logP + (attempts[i]! - passes[i]!) * logQ);
+  for (let start = 0; start < passes.length;) {
+    let end = start;
+    while (end + 1 < passes.length && attempts[end + 1] === attempts[start]) end++;
+    const t = attempts[start]!;
+    let i = up ? start : end;
+    let s = passes[i]!;
+    let power = Math.exp(s * logP + (t - s) * logQ);
+    for (;;) {
+      sum += weights[i]! * power;
+      if (up ? i === end : i === start) break;
+      i += up ? 1 : -1;
+      const gap = Math.abs(passes[i]! - s);
+      power *= gap === 1 ? ratio : ratio ** gap;
+      s = passes[i]!;
+    }
+    start = end + 1;
+  }
   return sum;
 }
 
@@ -87,7 +112,9 @@ const GRID = Array.from({ length: 99 }, (_, i) => (i + 1) / 100);
  */
 function supremum(polynomial: RatePolynomial): { value: number; rate: number } {
   if (polynomial.logWeight.length === 0) return { value: 0, rate: 0.5 };
-  const values = GRID.map((p) => valueAt(polynomial, p));
+  const weights = Float64Array.from(polynomial.logWeight, Math.exp);
+  const at = (p: number) => valueAt(polynomial, p, weights);
+  const values = GRID.map(at);
   const order = values.map((value, index) => ({ value, index })).sort((a, b) => b.value - a.value);
   let best = { value: order[0]!.value, rate: GRID[order[0]!.index]! };
   for (const { index } of order.slice(0, 3)) {
@@ -96,21 +123,21 @@ function supremum(polynomial: RatePolynomial): { value: number; rate: number } {
     const ratio = (Math.sqrt(5) - 1) / 2;
     let a = high - ratio * (high - low);
     let b = low + ratio * (high - low);
-    let fa = valueAt(polynomial, a);
-    let fb = valueAt(polynomial, b);
+    let fa = at(a);
+    let fb = at(b);
     while (high - low > 1e-7) {
       if (fa >= fb) {
         high = b;
         b = a;
         fb = fa;
         a = high - ratio * (high - low);
-        fa = valueAt(polynomial, a);
+        fa = at(a);
       } else {
         low = a;
         a = b;
         fa = fb;
         b = low + ratio * (high - low);
-        fb = valueAt(polynomial, b);
+        fb = at(b);
       }
     }
     for (const [value, rate] of [
