@@ -8,7 +8,7 @@
  * const gate = createGate({ confidence: 0.95, conversations: K, mode: { kind: 'sequential', min: 5, max: 20 } });
  * const states = conversations.map(() => gate.conversation());
  * // per conversation, per round (one baseline and one candidate attempt; null = error):
- * const { stop } = states[i].record(baselinePassed, candidatePassed); // stop: null | 'decided' | 'futile' | 'cap' | 'budget'
+ * const { stop } = states[i].record(baselinePassed, candidatePassed); // stop: null | 'decided' | 'futile' | 'budget'
  * // when every conversation stopped:
  * const verdicts = await gate.finalize(states); // per conversation: verdict, p-values, intervals, pass^k, detectable drop, rounds, stop
  * ```
