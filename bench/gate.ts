@@ -1,21 +1,26 @@
 // `npm run bench:gate`: the release gate's decision rules, by seeded simulation of comparisons
 // of 10 conversations whose attempts pass at random (Bernoulli, a seeded PRNG: the same figures
-// every run on every machine). Pure computation: no gateway, no simulator, a few seconds.
+// every run on every machine). Pure computation: no gateway, no simulator.
 //
-// Rules compared:
+// Rules compared, side by side:
 // - today's: `repeat: 3`, a conversation "regressed" when the baseline passed all three attempts
 //   (status passed, `pass_rate` 1) and the candidate did not;
-// - the statistical gate of src/stats/ in its fixed design (`repeat: 3`, `repeat: 20`) and its
-//   sequential one (`max_attempts` 20, the default, and 60; `min_attempts` 5).
+// - the sign test (the gate before issue 35, frozen in bench/sign-test-gate.ts): the discordant
+//   pairs only, Pocock boundary, futility 0.01;
+// - the gate of src/stats/ (every attempt: Barnard's test, the Wang–Tsiatis boundary on the
+//   pooled z, futility 0.04);
+// each in its fixed design (`repeat: 20`) and its sequential one (`max_attempts` 20, the default,
+// and 60; `min_attempts` 5).
 // Figures per rule: the false-alarm rate (any conversation regressed when all 10 are identical,
 // at pass rates 0.7, 0.9, 0.99), the power to flag the one conversation of ten that dropped
-// from 0.9 to 0.6, and the sessions spent against the budget; then, for the sequential gate at
-// max 60, the rounds a drop takes to be decided. Verdicts are Holm's over the p-values
-// (`holm(pValues())`, what `Gate.finalize` does, without its reported numbers).
+// from 0.9 to 0.6, the share of comparisons flagged when every conversation dropped a little
+// (0.9 → 0.8, 0.9 → 0.85: the diffuse drop), and the sessions spent against the budget; then, for
+// the sequential gate at max 60, the rounds a drop takes to be decided. Verdicts are Holm's over
+// the p-values (what `Gate.finalize` does, without its reported numbers).
 // Options: --comparisons N (default 2000), --seed S (default 1).
 // Output: tables, then the last line of stdout is one JSON object.
 import { createGate, holm, type GateMode } from '../src/stats/index.js';
-
+import { SignTestConversation, signTestDesign } from './sign-test-gate.js';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number): number => {
   const at = args.indexOf(name);
@@ -25,6 +30,8 @@ const COMPARISONS = option('--comparisons', 2000);
 const SEED = option('--seed', 1);
 const CONVERSATIONS = 10;
 const ALPHA = 0.05;
+/** The diffuse drops: every conversation from 0.9 to these. */
+const DIFFUSE = [0.8, 0.85];
 
 /** mulberry32: a small seeded PRNG, uniform on [0, 1). */
 function prng(seed: number): () => number {
@@ -72,6 +79,11 @@ function gateRule(name: string, mode: GateMode): Rule {
         while (state.record(random() < baseline, random() < candidate).stop === null);
         return state;
       });
+      // Holm's first step is α/K, where a sequential conversation stops as decided: with none
+      // decided the regression way nothing is rejected, and the others' p-values (a DP each) are
+      // not needed.
+      const decided = states.map((s) => s.stop === 'decided' && s.paired.baseline > s.paired.candidate);
+      if (gate.mode === 'sequential' && !decided.some(Boolean)) return states.map((s) => ({ regressed: false, rounds: s.rounds }));
       const verdicts = holm(
         states.map((state) => state.pValues()!.regressed),
         ALPHA,
@@ -81,12 +93,36 @@ function gateRule(name: string, mode: GateMode): Rule {
   };
 }
 
+function signTestRule(name: string, mode: GateMode): Rule {
+  const design = signTestDesign(ALPHA, CONVERSATIONS, mode);
+  return {
+    name,
+    budget: design.maxRounds,
+    compare: (rates, random) => {
+      const states = rates.map(([baseline, candidate]) => {
+        const state = new SignTestConversation(design);
+        while (state.record(random() < baseline, random() < candidate).stop === null);
+        return state;
+      });
+      const verdicts = holm(
+        states.map((state) => state.pRegressed()),
+        ALPHA,
+      );
+      return states.map((state, i) => ({ regressed: verdicts[i]!.rejected, rounds: state.rounds }));
+    },
+  };
+}
+
 const rules: Rule[] = [
   today,
-  gateRule('gate: repeat 3', { kind: 'repeat', attempts: 3 }),
-  gateRule('gate: repeat 20', { kind: 'repeat', attempts: 20 }),
-  gateRule('gate: sequential, max 20', { kind: 'sequential', min: 5, max: 20 }),
-  gateRule('gate: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
+  signTestRule('sign test: repeat 20', { kind: 'repeat', attempts: 20 }),
+  gateRule('every attempt: repeat 20', { kind: 'repeat', attempts: 20 }),
+  signTestRule('sign test: sequential, max 20', { kind: 'sequential', min: 5, max: 20 }),
+  gateRule('every attempt: sequential, max 20', { kind: 'sequential', min: 5, max: 20 }),
+  signTestRule('sign test: sequential, max 40', { kind: 'sequential', min: 5, max: 40 }),
+  gateRule('every attempt: sequential, max 40', { kind: 'sequential', min: 5, max: 40 }),
+  signTestRule('sign test: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
+  gateRule('every attempt: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
 ];
 
 interface Figures {
@@ -97,6 +133,8 @@ interface Figures {
   power_0_9_to_0_6: number;
   innocent_flagged_per_comparison: number;
   spent_with_drop: number;
+  /** Comparisons with any conversation flagged when all ten dropped from 0.9 to this rate, and the budget spent. */
+  diffuse: Record<string, { flagged: number; spent: number }>;
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
@@ -129,6 +167,20 @@ for (const [index, rule] of rules.entries()) {
     innocent += outcome.slice(1).filter((o) => o.regressed).length;
     rounds += outcome.reduce((sum, o) => sum + o.rounds, 0);
   }
+  const diffuse: Figures['diffuse'] = {};
+  for (const to of DIFFUSE) {
+    let flagged = 0;
+    let spentRounds = 0;
+    for (let c = 0; c < COMPARISONS; c++) {
+      const outcome = rule.compare(
+        Array.from({ length: CONVERSATIONS }, () => [0.9, to]),
+        random,
+      );
+      if (outcome.some((o) => o.regressed)) flagged++;
+      spentRounds += outcome.reduce((sum, o) => sum + o.rounds, 0);
+    }
+    diffuse[to] = { flagged: flagged / COMPARISONS, spent: spentRounds / (COMPARISONS * CONVERSATIONS * rule.budget) };
+  }
   results.push({
     rule: rule.name,
     budget_rounds: rule.budget,
@@ -137,6 +189,7 @@ for (const [index, rule] of rules.entries()) {
     power_0_9_to_0_6: found / COMPARISONS,
     innocent_flagged_per_comparison: innocent / COMPARISONS,
     spent_with_drop: rounds / (COMPARISONS * CONVERSATIONS * rule.budget),
+    diffuse,
   });
 }
 
@@ -155,6 +208,7 @@ header([
   'innocent flagged',
   'budget spent, identical 0.7 / 0.9 / 0.99',
   'spent, one drop',
+  ...DIFFUSE.map((to) => `all ten 0.9 → ${to}: flagged (spent)`),
 ]);
 for (const r of results) {
   const alarms = [0.7, 0.9, 0.99].map((p) => pct(r.false_alarms[p]!)).join(' / ');
@@ -167,6 +221,7 @@ for (const r of results) {
     r.innocent_flagged_per_comparison.toFixed(2),
     spent,
     pct(r.spent_with_drop),
+    ...DIFFUSE.map((to) => `${pct(r.diffuse[to]!.flagged)} (${pct(r.diffuse[to]!.spent)})`),
   ]);
 }
 
@@ -191,7 +246,8 @@ const table = drops.map(([baseline, candidate]) => {
   for (let c = 0; c < COMPARISONS; c++) {
     const state = gate.conversation();
     while (state.record(random() < baseline, random() < candidate).stop === null);
-    if (state.pValues()!.regressed <= gate.stopLevel) {
+    // Decided the regression way is exactly a sequential p-value ≤ α/K (test/stats/false-alarms.test.ts).
+    if (state.stop === 'decided' && state.paired.baseline > state.paired.candidate) {
       flagged++;
       rounds.push(state.rounds);
     }
@@ -201,21 +257,16 @@ const table = drops.map(([baseline, candidate]) => {
     baseline,
     candidate,
     power: flagged / COMPARISONS,
-    exact_power_without_futility: gate.power(baseline, candidate),
+    exact_power: gate.power(baseline, candidate),
     median_rounds_when_flagged: rounds.length > 0 ? rounds[rounds.length >> 1]! : null,
   };
 });
 console.log('');
 console.log('Sequential gate, max 60 rounds, one conversation among 10 (stopping level 0.005):');
 console.log('');
-header(['baseline → candidate', 'flagged', 'exact power without futility', 'median rounds when flagged']);
+header(['baseline → candidate', 'flagged', 'exact power (futility included)', 'median rounds when flagged']);
 for (const drop of table) {
-  row([
-    `${drop.baseline} → ${drop.candidate}`,
-    pct(drop.power),
-    pct(drop.exact_power_without_futility),
-    drop.median_rounds_when_flagged ?? '–',
-  ]);
+  row([`${drop.baseline} → ${drop.candidate}`, pct(drop.power), pct(drop.exact_power), drop.median_rounds_when_flagged ?? '–']);
 }
 // A comparison's end at the largest budget: the verdicts of 20 unchanged conversations that ran
 // all 200 rounds, each with its own baseline rate, so 20 detectable-drop searches. Timed, so the
@@ -259,7 +310,7 @@ console.log(
 );
 
 const seq60 = results.at(-1)!;
-const targets = { false_alarms_max: 0.05, power_min: 0.8, spent_identical_max: 0.5 };
+const targets = { false_alarms_max: 0.05, power_min: 0.85, spent_identical_max: 0.5 };
 const met = {
   false_alarms: Object.values(seq60.false_alarms).every((x) => x <= targets.false_alarms_max),
   power: seq60.power_0_9_to_0_6 >= targets.power_min,

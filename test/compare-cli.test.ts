@@ -32,10 +32,10 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
   ]);
   t.equal(result.code, 1, result.stderr);
   t.match(result.stdout, /agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\)/);
-  t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 7\/7 · candidate failed 0\/7 · replies diverged at turn 2/);
+  t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 6\/6 · candidate failed 0\/6 · replies diverged at turn 2/);
   t.match(
     result.stdout,
-    /tool lookup_order at turn 2 — baseline 7\/7 \(tools called: lookup_order\), candidate 0\/7 \(tools called: none\)/,
+    /tool lookup_order at turn 2 — baseline 6\/6 \(tools called: lookup_order\), candidate 0\/6 \(tools called: none\)/,
   );
   t.match(result.stdout, /✓ refund · fixed/);
   t.match(result.stdout, /✓ size help · unchanged/);
@@ -58,7 +58,7 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
   const reports = JSON.parse(await readFile(json, 'utf8')) as ComparisonReport[];
   t.equal(reports.length, 1);
   t.match(reports[0], { regressed: true, repeat: 20, totals: { regressed: 1, fixed: 1, unchanged: 1 } });
-  t.equal(reports[0]!.runs.candidate.conversations[0]!.attempts.length, 7, 'decided after 7 rounds of the 20 allowed');
+  t.equal(reports[0]!.runs.candidate.conversations[0]!.attempts.length, 6, 'decided after 6 rounds of the 20 allowed');
   t.same(reports[0]!.sessions, { spent: 38, budget: 120 });
 });
 

@@ -36,25 +36,33 @@ t.test('a candidate that breaks one conversation and fixes another', async (t) =
     candidate: { status: 'failed', passed: false, pass_rate: 0, pass_rate_interval: { estimate: 0 } },
     diverged_at_turn: 2,
   });
-  // Every round is a discordant pair won by the baseline: the sequential p-value falls below
-  // 0.05/3 after 7 of them (2^-7 = 0.0078 under the Pocock boundary for 10 pairs), long before 20.
-  t.match(order!.statistics, { stop: 'decided', rounds: 7, sessions: 14, sessions_budget: 40, p_regressed: 0.0078125 });
+  // Every round the baseline passes and the candidate fails: 6 of 6 against 0 of 6 cross the
+  // boundary for 0.05/3 at the second look (sequential p-value 0.0115), long before 20.
+  t.match(order!.statistics, { stop: 'decided', rounds: 6, sessions: 12, sessions_budget: 40 });
+  t.equal(order!.statistics.p_regressed!.toFixed(4), '0.0115');
   t.ok(order!.statistics.p_regressed! <= order!.statistics.p_needed!, 'the p-value is at or below what Holm needed');
   t.same(order!.statistics.difference!.estimate, -1);
-  t.match(order!.statistics.summary, /^the candidate passes 100 points less often \(95 % interval −100 to −50\); p = 0\.0078/);
-  t.same(order!.baseline.pass_hat_k, [1, 1, 1, 1, 1, 1, 1], 'pass^k for k = 1…7');
+  t.match(
+    order!.statistics.summary,
+    /^the candidate passes 100 points less often \(95 % interval −100 to −45\); p = 0\.012, at or below the 0\.017 needed/,
+  );
+  t.same(order!.baseline.pass_hat_k, [1, 1, 1, 1, 1, 1], 'pass^k for k = 1…6');
   t.same(
     order!.differences.map((d) => [d.kind, d.turn, d.name, d.description, d.baseline.passed, d.candidate.passed]),
-    [['expectation', 2, 'tool', 'tool lookup_order', 7, 0]],
+    [['expectation', 2, 'tool', 'tool lookup_order', 6, 0]],
     'only the lookup differs: both gave the date',
   );
   t.equal(order!.differences[0]!.candidate.evidence, 'tools called: none');
   t.equal(order!.differences[0]!.baseline.evidence, 'tools called: lookup_order');
   t.match(refunds, { verdict: 'fixed', baseline: { status: 'failed' }, candidate: { status: 'passed' }, diverged_at_turn: 1 });
-  t.match(refunds!.statistics, { stop: 'decided', rounds: 7 });
+  t.match(refunds!.statistics, { stop: 'decided', rounds: 6 });
   t.match(same, { verdict: 'unchanged', differences: [], diverged_at_turn: null });
-  t.match(same!.statistics, { stop: 'futile', rounds: 5, p_regressed: 1 }, 'no discordant pair in 5 rounds: nothing can be decided');
-  t.match(same!.statistics.summary, /^no difference found: the candidate passed 5 of 5 against 5 of 5/);
+  t.match(
+    same!.statistics,
+    { stop: 'futile', rounds: 7, p_regressed: 1 },
+    'all passing on both sides: no verdict within reach after 7 rounds',
+  );
+  t.match(same!.statistics.summary, /^no difference found: the candidate passed 7 of 7 against 7 of 7/);
   t.same(report.sessions, { spent: 38, budget: 120 });
 
   for (const side of ['baseline', 'candidate'] as const) {

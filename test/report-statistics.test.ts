@@ -53,10 +53,10 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   t.match(
     linesAfter(text, /✓ size help · unchanged/, 3),
     [
-      /^no difference found: the candidate passed 4 of 5 against 4 of 5/,
-      'baseline 4/5 (95 % 0.38–0.96) · candidate 4/5 (95 % 0.38–0.96) · ' +
-        '5 rounds, stopped: no verdict within reach of the budget · 10 of 40 sessions',
-      'pass^k, k = 1…5: baseline 0.80 0.60 0.40 0.20 0.00 · candidate 0.80 0.60 0.40 0.20 0.00',
+      /^no difference found: the candidate passed 6 of 8 against 6 of 8 .*: the gate as designed, this early stop included, catches/,
+      'baseline 6/8 (95 % 0.41–0.93) · candidate 6/8 (95 % 0.41–0.93) · ' +
+        '8 rounds, stopped: no verdict within reach of the budget · 16 of 40 sessions',
+      'pass^k, k = 1…8: baseline 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00 · candidate 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00',
     ],
     'an unchanged conversation stopped as futile',
   );
@@ -144,7 +144,7 @@ t.test('JUnit: each comparison case carries the sentence and the intervals', asy
 
   t.notOk(caseOf('refund').failure, 'a fix is no failure');
   t.match(caseOf('refund')['system-out'], /^fixed: the candidate passes 100 points more often/);
-  t.match(caseOf('size help')['system-out'], /^unchanged: no difference found: .*\nbaseline 4\/5 \(95 % 0\.38–0\.96\)/);
+  t.match(caseOf('size help')['system-out'], /^unchanged: no difference found: .*\nbaseline 6\/8 \(95 % 0\.41–0\.93\)/);
   const error = caseOf('nothing judged');
   t.equal(error.error.type, 'not_compared');
   t.match(

@@ -505,22 +505,29 @@ export type components = {
       summary: string;
       /** @description Candidate − baseline pass rate with Newcombe's 95 % interval; null when the sides cannot be compared. */
       difference: components['schemas']['RateInterval'] | null;
-      /** @description The one-sided p-value for "the candidate passes less often" (a sequential p-value when sequential). */
+      /**
+       * @description The one-sided p-value for "the candidate passes less often", from every judged attempt of both sides: Barnard's
+       *     exact unconditional test (pooled z) for `repeat`, a sequential p-value over the same statistic when sequential.
+       */
       p_regressed: number | null;
       /** @description The same for "the candidate passes more often". */
       p_fixed: number | null;
       /** @description What the p-value had to be at or below for a verdict (Holm's threshold at its rank). */
       p_needed: number | null;
-      /** @description For `unchanged`, the smallest drop of the pass rate these rounds would have caught 80 % of the time; null otherwise or when none. */
+      /**
+       * @description For `unchanged`, the smallest drop from the baseline's pass rate that the gate as designed (its budget and its
+       *     early stops, futility included) catches 80 % of the time: what an early stop relied on. For a comparison cut
+       *     short, the drop the rounds it ran would have caught. Null otherwise or when none.
+       */
       detectable_drop: number | null;
       /** @description Rounds run, each one attempt per side. */
       rounds: number;
       /**
        * @description Why the conversation stopped: `decided` (significant), `futile` (too unlikely to become significant within the
-       *     budget), `cap` (the test's discordant pairs used up), `budget` (max_attempts reached); null: repeat, or cut short.
+       *     budget), `budget` (max_attempts reached); null: repeat, or cut short.
        * @enum {string|null}
        */
-      stop: 'decided' | 'futile' | 'cap' | 'budget' | null;
+      stop: 'decided' | 'futile' | 'budget' | null;
       /** @description Engine sessions spent on both sides. */
       sessions: number;
       /** @description Engine sessions the budget would have allowed on both sides. */

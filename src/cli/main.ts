@@ -24,6 +24,9 @@ const USAGE = `usage:
       follow a run or comparison (started with --detach, REST or MCP) to its report, from any pod
   agent-test-gateway cancel <run id> [--gateway URL]
       cancel a run or comparison
+  agent-test-gateway plan --conversations K --baseline-rate P --drop D [--confidence C] [--min-attempts N]
+          [--concurrency N] [--session-seconds S]
+      the max_attempts that catches a drop 80 % of the time, the sessions it spends and how long it takes
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
@@ -36,6 +39,7 @@ if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
 else if (command === 'follow' || command === 'cancel') code = await (await import('./runs.js')).main(command, args);
+else if (command === 'plan') code = await (await import('./plan.js')).main(args);
 else if (command === 'serve' && args.length === 0) {
   requireNode(NODE_MAJOR_NEEDED, 'agent-test-gateway serve (the gateway)');
   await (await import('../serve.js')).serveFromEnvironment();

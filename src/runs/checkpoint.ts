@@ -87,7 +87,7 @@ export const checkpointSchema = z.object({
   stops: z.array(
     z.object({
       conversation: z.number().int().min(0),
-      stop: z.enum(['decided', 'futile', 'cap', 'budget']),
+      stop: z.enum(['decided', 'futile', 'budget']),
       rounds: z.number().int().min(0),
     }),
   ),

@@ -1,5 +1,4 @@
-import { betaBinomialRow, fairTail } from './binomial.js';
-import { criticalValue, crossingThresholds } from './sequential.js';
+import { boundaryShape, criticalValue, crossingTable, pooledZ } from './unconditional.js';
 
 /**
  * The release gate's decision rule, driven round by round by the runner.
@@ -7,41 +6,32 @@ import { criticalValue, crossingThresholds } from './sequential.js';
  * A comparison runs K conversations. Each conversation runs rounds; a round is one baseline
  * attempt and one candidate attempt (interleaved, as the runner already does). Per conversation:
  *
- * - **Data.** Attempts in `error` are left out (counted apart). The k-th judged baseline attempt
- *   is paired with the k-th judged candidate attempt, by order, whatever their outcomes. A pair
- *   is discordant when exactly one side passed; S counts those the baseline won (evidence of a
- *   regression), C those the candidate won, m = S + C. When both revisions pass with the same
- *   probability, whatever it is, every discordant pair is the baseline's with probability ½,
- *   independently: the test on S given m (the exact sign test, McNemar's exact test) has no
- *   unknown parameter to estimate, so its false-alarm rate is exact, not asymptotic. (It assumes
- *   whether an attempt errs does not depend on whether it would have passed.)
- * - **`repeat: N`** (fixed design): exactly N rounds, one look at the end, one-sided p-values
- *   P(Bin(m, ½) ≥ S) for a regression and P(Bin(m, ½) ≥ C) for a fix.
- * - **Sequential** (`min_attempts` r0, `max_attempts` R): a Pocock-type boundary over
- *   N = max(⌈R/2⌉, r0) discordant pairs (see `sequential.ts`), looked at after every round from
- *   round r0 on, each direction on its own. ⌈R/2⌉ rather than R because R rounds rarely yield
- *   more than R/2 discordant pairs, and a boundary spread over looks that never come is paid for
- *   in power: for R = 60 at level 0.005, 0.9 → 0.6 is found with power 0.816 on N = 30 against
- *   0.762 on N = 60. At least r0, so that the first look (after r0 rounds, up to r0 pairs) can use
- *   every pair it has: with R = 6, five pairs one way decide (1/32) where N = 3 could never go
- *   below 1/8. A conversation stops:
- *   - `decided` when either direction's sequential p-value is ≤ α/K (α = 1 − confidence),
- *     Bonferroni's level: Holm's first step rejects anything at or below it, so the final Holm
- *     verdict keeps every early decision;
- *   - `cap` when m reaches N (the boundary has no looks beyond);
+ * - **Data.** Attempts in `error` are left out (counted apart). Every judged attempt counts: when
+ *   both revisions pass with the same probability p, all of them, on either side, are independent
+ *   passes with probability p (the sessions of a round are independent; the pairing schedules
+ *   them). The test is exact and unconditional: its false-alarm rate is held at the supremum over
+ *   the unknown p (`unconditional.ts`). (It assumes whether an attempt errs does not depend on
+ *   whether it would have passed.)
+ * - **`repeat: N`** (fixed design): exactly N rounds, one look at the end, Barnard's one-sided
+ *   p-values (pooled z) on each side's judged attempts, for a regression and for a fix.
+ * - **Sequential** (`min_attempts` r0, `max_attempts` R): the k-th judged baseline attempt is
+ *   paired with the k-th judged candidate attempt; after every round, from n = r0 pairs on, the
+ *   pooled z of the n pairs' passes is held against the boundary C·(n/R)^(Δ − ½), Δ = 0.25 (between
+ *   Pocock's flat boundary and O'Brien and Fleming's steep one), C calibrated exactly for α/K over
+ *   the looks n = r0…R at the supremum over p. Each direction on its own. A conversation stops:
+ *   - `decided` when either direction crosses: at α/K, Bonferroni's level, which Holm's first step
+ *     rejects anything at, so the final Holm verdict keeps every early decision;
  *   - `budget` after R rounds;
- *   - `futile` when, in both directions, the predictive power of crossing within the rounds left
- *     is below the futility threshold (default 0.01): the chance of crossing, computed exactly
- *     over the remaining rounds, averaged over what the data so far say about the discordance
- *     rate and the direction's share (see `predictivePower`). Futility only ever stops a
- *     conversation without a rejection, so it cannot raise a false alarm (it is non-binding: the
- *     boundary does not count on it). The threshold is the bench's trade-off, exact figures for
- *     10 conversations, R = 60 (power for 0.9 → 0.6; mean rounds on identical revisions at 0.9):
- *     none 0.816, 60 rounds; 0.001 0.815, 34; 0.005 0.811, 29; 0.01 0.802, 25; 0.02 0.781, 21;
- *     0.1 0.607, 11. Futility on the point estimates ("if things go on as so far") lost 4 % of
- *     even a 0.95 → 0.3 regression, stopping after five rounds with one pair each way.
- *   No conversation stops before round r0 (nor is it looked at before: fewer looks only lower
- *   the crossing probability).
+ *   - `futile` when, in both directions, the predictive power of crossing at the last look is
+ *     below the futility threshold (default 0.04): the chance, averaged over what the pairs so far
+ *     say about the difference (a flat prior, the normal approximation of the z's path), that the
+ *     final z reaches C (Spiegelhalter, Freedman and Blackburn 1986: Φ((z − C√t)/√(1 − t)), t = n/R).
+ *     Futility only ever stops a conversation without a rejection, so it cannot raise a false alarm
+ *     (the boundary does not count on it); being a function of the counts alone, it is part of every
+ *     power the gate computes. The boundary's shape and the threshold are the exact trade-off in
+ *     docs/decisions.md (power for 0.9 → 0.6 at R = 60, K = 10: 0.859; identical revisions at 0.9
+ *     spend 27.8 of 60 rounds on average).
+ *   No conversation is looked at before r0 pairs (fewer looks only lower the crossing probability).
  * - **Verdicts** (`finalize`): Holm's step-down at α over the regression p-values of the
  *   conversations that can be compared → `regressed`; separately over the fix p-values →
  *   `fixed`; else `unchanged`. A conversation with no judged attempt on a side is `error` and
@@ -60,9 +50,12 @@ export interface GateOptions {
   /** K: how many conversations the comparison compares (the divisor of the stopping level). */
   conversations: number;
   mode: GateMode;
-  /** Futility threshold on conditional power (sequential only); default 0.01, 0 turns futility off. */
+  /** Futility threshold on predictive power (sequential only); default 0.04, 0 turns futility off. */
   futility?: number;
 }
+
+/** The futility threshold a sequential comparison uses unless told otherwise (docs/decisions.md has the trade-off). */
+const DEFAULT_FUTILITY = 0.04;
 
 /**
  * The numbers fixed once per comparison, before any round: what every conversation's state and
@@ -74,15 +67,14 @@ export interface Design {
   readonly conversations: number;
   /** α/K. */
   readonly stopLevel: number;
-  /** Rounds at most (R, or N for `repeat`). */
+  /** Rounds at most (R, or N for `repeat`): also the pairs at most, the boundary's last look. */
   readonly maxRounds: number;
-  /** r0 (sequential); equal to maxRounds for `repeat`. */
+  /** r0 (sequential); equal to maxRounds for `repeat`. The boundary's first look, in pairs. */
   readonly minRounds: number;
-  /** N = max(⌈R/2⌉, r0) discordant pairs (sequential only; Infinity for `repeat`). */
-  readonly horizon: number;
-  /** c(α/K, N) and its crossing thresholds b[m] (sequential only). */
+  /** C(α/K, r0, R): where z_n/g(n) decides (Infinity: nothing can be decided at this level). */
   readonly critical: number;
-  readonly thresholds: Int32Array;
+  /** C as a table of the smallest x − y that crosses, by pairs n and passes s (`crossingTable`). */
+  readonly table: readonly Int32Array[];
   readonly futility: number;
 }
 
@@ -94,154 +86,139 @@ export interface Design {
 export function designGate(options: GateOptions): Design {
   const confidence = options.confidence ?? 0.95;
   const { conversations, mode } = options;
-  const futility = options.futility ?? 0.01;
+  const futility = options.futility ?? DEFAULT_FUTILITY;
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence ${confidence}: between 0 and 1`);
   if (!Number.isInteger(conversations) || conversations < 1) throw new RangeError(`conversations ${conversations}: at least 1`);
   if (!(futility >= 0 && futility < 1)) throw new RangeError(`futility ${futility}: in [0, 1)`);
   const alpha = 1 - confidence;
   const stopLevel = alpha / conversations;
-  if (mode.kind === 'repeat') {
-    if (!Number.isInteger(mode.attempts) || mode.attempts < 1) throw new RangeError(`attempts ${mode.attempts}: at least 1`);
-    return {
-      kind: 'repeat',
-      alpha,
-      conversations,
-      stopLevel,
-      maxRounds: mode.attempts,
-      minRounds: mode.attempts,
-      horizon: Infinity,
-      critical: 0,
-      thresholds: new Int32Array(0),
-      futility: 0,
-    };
-  }
-  const max = mode.max;
-  const min = Math.min(mode.min ?? 5, max);
-  if (!Number.isInteger(max) || max < 1) throw new RangeError(`max ${max}: at least 1`);
+  const max = mode.kind === 'repeat' ? mode.attempts : mode.max;
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`${mode.kind === 'repeat' ? 'attempts' : 'max'} ${max}: at least 1`);
+  const min = mode.kind === 'repeat' ? max : Math.min(mode.min ?? 5, max);
   if (!Number.isInteger(min) || min < 1) throw new RangeError(`min ${min}: at least 1`);
-  const horizon = Math.max(Math.ceil(max / 2), min);
-  const critical = criticalValue(stopLevel, horizon);
+  const critical = criticalValue(stopLevel, min, max);
   return {
-    kind: 'sequential',
+    kind: mode.kind,
     alpha,
     conversations,
     stopLevel,
     maxRounds: max,
     minRounds: min,
-    horizon,
     critical,
-    thresholds: crossingThresholds(critical, horizon),
-    futility,
+    table: crossingTable(critical, min, max),
+    futility: mode.kind === 'repeat' ? 0 : futility,
   };
 }
 
-/**
- * Predictive power: the chance that one direction crosses the boundary within `left` more
- * rounds, from `wins` of m discordant pairs, averaged over what the data so far say about the
- * unknown rates (Jeffreys priors, so Beta posteriors and Pólya-urn predictions):
- *
- * - the number J of discordant pairs among the `left` rounds is beta-binomial with
- *   Beta(m + ½, n − m + ½), n the judged pairs so far;
- * - each new discordant pair goes this direction's way with the urn probability
- *   (wins + w + ½)/(m + j + 1) after w of j new ones did.
- *
- * Every future round is a look (futility is only asked from round r0 on), and J is capped at
- * N − m. Exact, by DP over the walk, then averaged over J. Unlike the power under the point
- * estimates, it stays high while the data are few: five rounds of an 0.95 → 0.3 regression with
- * one pair each way are no reason to give up.
- */
-export function predictivePower(wins: number, m: number, pairs: number, left: number, design: Design): number {
-  const steps = Math.min(design.horizon - m, left);
-  const within = new Float64Array(steps + 1); // within[j]: crossed within j new discordant pairs
-  let dist = new Float64Array(steps + 2); // by new wins w
-  dist[0] = 1;
-  for (let j = 1; j <= steps; j++) {
-    const next = new Float64Array(steps + 2);
-    const threshold = design.thresholds[m + j]! - wins;
-    let crossed = 0;
-    for (let w = 0; w < j; w++) {
-      const mass = dist[w]!;
-      if (mass === 0) continue;
-      const up = (wins + w + 0.5) / (m + j);
-      next[w + 1]! += mass * up;
-      next[w]! += mass * (1 - up);
-    }
-    for (let w = Math.max(0, threshold); w <= j; w++) {
-      crossed += next[w]!;
-      next[w] = 0;
-    }
-    within[j] = within[j - 1]! + crossed;
-    dist = next;
-  }
-  const counts = betaBinomialRow(left, m + 0.5, pairs - m + 0.5);
-  let power = 0;
-  for (let j = 0; j <= left; j++) power += counts[j]! * within[Math.min(j, steps)]!;
-  return power;
+/** Which way n pairs with x baseline and y candidate passes cross the design's boundary, if any. */
+export function crossing(design: Design, n: number, x: number, y: number): 'regressed' | 'fixed' | null {
+  const needed = design.table[n]![x + y]!;
+  if (x - y >= needed) return 'regressed';
+  if (y - x >= needed) return 'fixed';
+  return null;
+}
+
+/** z_n/g(n): where the pairs stand against the boundary's shape (C decides). */
+export function boundaryStatistic(design: Design, n: number, x: number, y: number): number {
+  return pooledZ(n, x, n, y) / boundaryShape(n, design.maxRounds);
 }
 
 /**
- * The chance that the rule flags a regression in `rounds` rounds when the baseline passes with
- * probability `baseline` and the candidate with `candidate` (no errors), exactly, by DP over the
- * rounds: sequential with the boundary at α/K, looks from r0, stopping on either direction's
- * crossing and at the cap (futility is left out: it is not known in advance); `repeat` with the
- * fixed test at α/K after the rounds.
+ * Whether a sequential conversation at n pairs (x and y passes, no crossing) stops as futile: the
+ * predictive power Φ((±z − C√t)/√(1 − t)), t = n/R, is below the threshold in both directions.
+ * Never at or after the last look, never before the first, never when futility is off; at the
+ * first look when the boundary is out of reach of every count.
+ */
+export function futile(design: Design, n: number, x: number, y: number): boolean {
+  if (design.futility === 0 || n < design.minRounds || n >= design.maxRounds) return false;
+  // A boundary no count can reach: nothing left to hope for.
+  if (!Number.isFinite(design.critical)) return true;
+  const t = n / design.maxRounds;
+  const z = pooledZ(n, x, n, y);
+  const reach = design.critical * Math.sqrt(t);
+  const spread = Math.sqrt(1 - t);
+  return normalCdf((z - reach) / spread) < design.futility && normalCdf((-z - reach) / spread) < design.futility;
+}
+
+/** Φ, the standard normal distribution function (Abramowitz and Stegun 26.2.17, error below 7.5e-8). */
+function normalCdf(z: number): number {
+  const t = 1 / (1 + 0.2316419 * Math.abs(z));
+  const density = Math.exp((-z * z) / 2) / Math.sqrt(2 * Math.PI);
+  const tail = density * t * (0.31938153 + t * (-0.356563782 + t * (1.781477937 + t * (-1.821255978 + t * 1.330274429))));
+  return z >= 0 ? 1 - tail : tail;
+}
+
+/**
+ * The chance that the rule flags a regression in `rounds` rounds (at most R) when the baseline
+ * passes with probability `baseline` and the candidate with `candidate` (no errors), exactly, by
+ * DP over the pairs' counts (x, y): looks from r0 on, stopping on either direction's crossing and
+ * on futility (the rule's own stops, so this is the power the rule has, early stops included);
+ * `repeat` is the one look at N.
  */
 export function regressionPower(design: Design, baseline: number, candidate: number, rounds: number): number {
-  const win = baseline * (1 - candidate);
-  const lose = (1 - baseline) * candidate;
-  const horizon = Math.min(design.horizon, rounds);
-  const width = horizon + 1;
-  let grid = new Float64Array(width * width); // index S * width + C
+  return operatingCharacteristics(design, baseline, candidate, rounds).power;
+}
+
+/** The power (see `regressionPower`) and the rounds the rule runs on average, from one DP. */
+export function operatingCharacteristics(
+  design: Design,
+  baseline: number,
+  candidate: number,
+  rounds = design.maxRounds,
+): { power: number; expectedRounds: number } {
+  const last = Math.min(rounds, design.maxRounds);
+  const width = last + 1;
+  let grid = new Float64Array(width * width); // index x * width + y
+  let next = new Float64Array(width * width);
   grid[0] = 1;
+  const outcomes = [
+    (1 - baseline) * (1 - candidate),
+    baseline * (1 - candidate),
+    (1 - baseline) * candidate,
+    baseline * candidate,
+  ] as const;
   let power = 0;
-  for (let r = 1; r <= rounds; r++) {
-    const next = new Float64Array(width * width);
-    // Before round r at most r − 1 pairs are discordant: the cells beyond hold nothing yet.
-    const before = Math.min(r - 1, horizon);
-    for (let S = 0; S <= before; S++) {
-      for (let C = 0; S + C <= before; C++) {
-        const mass = grid[S * width + C]!;
+  let expectedRounds = 0;
+  for (let n = 1; n <= last; n++) {
+    next.fill(0, 0, (n + 1) * width);
+    for (let x = 0; x < n; x++) {
+      for (let y = 0; y < n; y++) {
+        const mass = grid[x * width + y]!;
         if (mass === 0) continue;
-        if (S + C >= horizon) {
-          next[S * width + C]! += mass;
-          continue;
-        }
-        next[(S + 1) * width + C]! += mass * win;
-        next[S * width + C + 1]! += mass * lose;
-        next[S * width + C]! += mass * (1 - win - lose);
+        next[x * width + y]! += mass * outcomes[0];
+        next[(x + 1) * width + y]! += mass * outcomes[1];
+        next[x * width + y + 1]! += mass * outcomes[2];
+        next[(x + 1) * width + y + 1]! += mass * outcomes[3];
       }
     }
-    grid = next;
-    if (design.kind === 'sequential' && r >= design.minRounds) {
-      const after = Math.min(r, horizon);
-      for (let S = 0; S <= after; S++) {
-        for (let C = 0; S + C <= after; C++) {
-          const index = S * width + C;
-          const mass = grid[index]!;
-          if (mass === 0) continue;
-          const m = S + C;
-          if (S >= design.thresholds[m]!) power += mass;
-          if (S >= design.thresholds[m]! || C >= design.thresholds[m]! || m >= design.horizon) grid[index] = 0;
+    [grid, next] = [next, grid];
+    if (n < design.minRounds) continue;
+    for (let x = 0; x <= n; x++) {
+      for (let y = 0; y <= n; y++) {
+        const index = x * width + y;
+        const mass = grid[index]!;
+        if (mass === 0) continue;
+        const crossed = crossing(design, n, x, y);
+        if (crossed === 'regressed') power += mass;
+        if (crossed !== null || futile(design, n, x, y)) {
+          expectedRounds += mass * n;
+          grid[index] = 0;
         }
       }
     }
   }
-  if (design.kind === 'repeat') {
-    for (let S = 0; S <= horizon; S++) {
-      for (let C = 0; S + C <= horizon; C++) if (fairTail(S + C, S) <= design.stopLevel) power += grid[S * width + C]!;
-    }
-  }
-  return power;
+  for (const mass of grid) expectedRounds += mass * last;
+  return { power, expectedRounds };
 }
 
 /**
  * The detectable drop (see `ConversationVerdict.detectable_drop`): the smallest δ in steps of
- * 0.01 with power ≥ 0.8 at the baseline's rate p and the candidate's p − δ. Power is found by a
- * bisection (it grows with δ: a lower candidate rate only turns candidate passes into failures),
- * then checked one step down, so the answer is the smallest step meeting 0.8 even where
- * rounding makes the curve flat.
+ * 0.01 with power ≥ 0.8 at the baseline's rate p and the candidate's p − δ, the rule's early stops
+ * (futility included) counted as they are. Power is found by a bisection (it grows with δ: a lower
+ * candidate rate only turns candidate passes into failures), then checked one step down, so the
+ * answer is the smallest step meeting 0.8 even where rounding makes the curve flat.
  *
- * Each power is a DP of up to R·N²/2 cells (3–31 ms at max_attempts 200, median 7.5) and a search takes
+ * Each power is a DP of up to R³/3 cells (about 30 ms at max_attempts 200) and a search takes
  * about nine: it yields to the event loop before each, so that the end of a long comparison
  * holds the pod's live conversations for one power at a time, never for the whole search.
  */

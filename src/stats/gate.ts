@@ -1,7 +1,15 @@
-import { type Design, type GateOptions, designGate, detectableDrop, predictivePower, regressionPower } from './gate-design.js';
+import {
+  type Design,
+  type GateOptions,
+  boundaryStatistic,
+  crossing,
+  designGate,
+  detectableDrop,
+  futile,
+  regressionPower,
+} from './gate-design.js';
 import { type Interval, newcombeDifference, passHatK, wilson } from './intervals.js';
-import { fairTail } from './binomial.js';
-import { sequentialPValue } from './sequential.js';
+import { barnardPValue, crossingProbability } from './unconditional.js';
 
 /**
  * The release gate as the runner drives it: one `ConversationGate` per conversation, fed round by
@@ -10,7 +18,7 @@ import { sequentialPValue } from './sequential.js';
  */
 
 /** Why a conversation stopped; null while it should go on. */
-export type ComparisonStop = 'decided' | 'futile' | 'cap' | 'budget';
+export type ComparisonStop = 'decided' | 'futile' | 'budget';
 
 export type Verdict = 'regressed' | 'fixed' | 'unchanged' | 'error';
 
@@ -32,7 +40,10 @@ export interface SideSummary {
 /** One conversation's outcome of a comparison. */
 export interface ConversationVerdict {
   verdict: Verdict;
-  /** The one-sided p-value for "the candidate passes less often" (sequential p-value in sequential mode); null for `error`. */
+  /**
+   * The one-sided p-value for "the candidate passes less often" (Barnard's, or the sequential
+   * p-value in sequential mode); null for `error`.
+   */
   p_regressed: number | null;
   /** The same for "the candidate passes more often". */
   p_fixed: number | null;
@@ -42,13 +53,14 @@ export interface ConversationVerdict {
   difference: Interval | null;
   baseline: SideSummary;
   candidate: SideSummary;
-  /** Discordant pairs: won by the baseline (`baseline_only` passed) and by the candidate. */
+  /** Discordant pairs (shown, no longer the test's only data): won by the baseline (`baseline_only` passed) and by the candidate. */
   discordant: { baseline_only: number; candidate_only: number };
   /**
    * For `unchanged`: the smallest drop of the pass rate (a fraction, in steps of 0.01) from the
-   * baseline's observed rate that the rule, run for the rounds this conversation ran, would have
-   * flagged with probability ≥ 0.8 at the stopping level α/K; null when even a drop to 0 would
-   * not have been (or for other verdicts).
+   * baseline's observed rate that the rule as designed (its budget, its early stops, futility
+   * included) flags with probability ≥ 0.8 at the stopping level α/K — what an early stop relied
+   * on; for a conversation cut short (stop null), the rule run for the rounds it ran. Null when
+   * even a drop to 0 would not be (or for other verdicts).
    */
   detectable_drop: number | null;
   /** Rounds run (each one attempt per side). */
@@ -74,11 +86,15 @@ export class ConversationGate {
   /** Judged outcomes not yet paired (only one side's is ever non-empty). */
   #unpairedBaseline: boolean[] = [];
   #unpairedCandidate: boolean[] = [];
+  /** Pairs, and the passes among them of each side: what the sequential rule reads. */
   #pairs = 0;
+  #pairedBaseline = 0;
+  #pairedCandidate = 0;
   #baselineOnly = 0;
   #candidateOnly = 0;
-  #smallestRegressed = 1;
-  #smallestFixed = 1;
+  /** The largest z_n/g(n) over the looks taken, each direction (the sequential p-values' statistic). */
+  #largestRegressed = 0;
+  #largestFixed = 0;
   #stop: ComparisonStop | null = null;
 
   /** @internal Use `Gate.conversation()`. */
@@ -101,6 +117,11 @@ export class ConversationGate {
     return { baselineOnly: this.#baselineOnly, candidateOnly: this.#candidateOnly };
   }
 
+  /** Pairs so far and the passes among them of each side: the state the sequential rule goes on from. */
+  get paired(): { pairs: number; baseline: number; candidate: number } {
+    return { pairs: this.#pairs, baseline: this.#pairedBaseline, candidate: this.#pairedCandidate };
+  }
+
   /**
    * One round: the baseline's and the candidate's attempt, `true` passed, `false` failed, `null`
    * in error. Returns whether the conversation stops here (and why); recording after a stop
@@ -116,40 +137,48 @@ export class ConversationGate {
       const baseline = this.#unpairedBaseline.shift()!;
       const candidate = this.#unpairedCandidate.shift()!;
       this.#pairs++;
-      if (baseline === candidate || this.#baselineOnly + this.#candidateOnly >= design.horizon) continue;
-      if (baseline) this.#baselineOnly++;
-      else this.#candidateOnly++;
+      if (baseline) this.#pairedBaseline++;
+      if (candidate) this.#pairedCandidate++;
+      if (baseline && !candidate) this.#baselineOnly++;
+      if (candidate && !baseline) this.#candidateOnly++;
     }
     if (design.kind === 'repeat') {
       if (this.#rounds >= design.maxRounds) this.#stop = 'budget';
       return { stop: this.#stop };
     }
-    if (this.#rounds < design.minRounds) return { stop: null };
-    const m = this.#baselineOnly + this.#candidateOnly;
-    this.#smallestRegressed = Math.min(this.#smallestRegressed, fairTail(m, this.#baselineOnly));
-    this.#smallestFixed = Math.min(this.#smallestFixed, fairTail(m, this.#candidateOnly));
-    if (this.#smallestRegressed <= design.critical || this.#smallestFixed <= design.critical) this.#stop = 'decided';
-    else if (m >= design.horizon) this.#stop = 'cap';
+    const n = this.#pairs;
+    if (n < design.minRounds) {
+      if (this.#rounds >= design.maxRounds) this.#stop = 'budget';
+      return { stop: this.#stop };
+    }
+    const [x, y] = [this.#pairedBaseline, this.#pairedCandidate];
+    const statistic = boundaryStatistic(design, n, x, y);
+    this.#largestRegressed = Math.max(this.#largestRegressed, statistic);
+    this.#largestFixed = Math.max(this.#largestFixed, -statistic);
+    if (crossing(design, n, x, y) !== null) this.#stop = 'decided';
     else if (this.#rounds >= design.maxRounds) this.#stop = 'budget';
-    else if (design.futility > 0 && this.#futile()) this.#stop = 'futile';
+    else if (futile(design, n, x, y)) this.#stop = 'futile';
     return { stop: this.#stop };
   }
 
   /**
    * The two one-sided p-values as they stand (sequential p-values in sequential mode), or null
-   * when a side has no judged attempt (the conversation cannot be compared).
+   * when a side has no judged attempt (the conversation cannot be compared). A sequential one
+   * costs a DP over the design's looks the first time its statistic is seen (cached after).
    */
   pValues(): { regressed: number; fixed: number } | null {
-    if (this.#baseline.attempts === 0 || this.#candidate.attempts === 0) return null;
+    const baseline = this.#baseline;
+    const candidate = this.#candidate;
+    if (baseline.attempts === 0 || candidate.attempts === 0) return null;
     const design = this.#design;
     if (design.kind === 'repeat') {
-      const m = this.#baselineOnly + this.#candidateOnly;
-      return { regressed: fairTail(m, this.#baselineOnly), fixed: fairTail(m, this.#candidateOnly) };
+      return {
+        regressed: barnardPValue(baseline.attempts, baseline.passed, candidate.attempts, candidate.passed),
+        fixed: barnardPValue(candidate.attempts, candidate.passed, baseline.attempts, baseline.passed),
+      };
     }
-    return {
-      regressed: sequentialPValue(this.#smallestRegressed, design.horizon),
-      fixed: sequentialPValue(this.#smallestFixed, design.horizon),
-    };
+    const pValue = (largest: number) => (largest > 0 ? crossingProbability(largest, design.minRounds, design.maxRounds) : 1);
+    return { regressed: pValue(this.#largestRegressed), fixed: pValue(this.#largestFixed) };
   }
 
   /** A copy with the same state, to explore "what if" (the exact tests walk every path with it). */
@@ -161,10 +190,12 @@ export class ConversationGate {
     copy.#unpairedBaseline = [...this.#unpairedBaseline];
     copy.#unpairedCandidate = [...this.#unpairedCandidate];
     copy.#pairs = this.#pairs;
+    copy.#pairedBaseline = this.#pairedBaseline;
+    copy.#pairedCandidate = this.#pairedCandidate;
     copy.#baselineOnly = this.#baselineOnly;
     copy.#candidateOnly = this.#candidateOnly;
-    copy.#smallestRegressed = this.#smallestRegressed;
-    copy.#smallestFixed = this.#smallestFixed;
+    copy.#largestRegressed = this.#largestRegressed;
+    copy.#largestFixed = this.#largestFixed;
     copy.#stop = this.#stop;
     return copy;
   }
@@ -172,14 +203,6 @@ export class ConversationGate {
   /** @internal The summary `finalize` reports, before Holm. */
   summary(): { baseline: Side; candidate: Side; pairs: number } {
     return { baseline: { ...this.#baseline }, candidate: { ...this.#candidate }, pairs: this.#pairs };
-  }
-
-  #futile(): boolean {
-    const design = this.#design;
-    const m = this.#baselineOnly + this.#candidateOnly;
-    const left = design.maxRounds - this.#rounds;
-    if (predictivePower(this.#baselineOnly, m, this.#pairs, left, design) >= design.futility) return false;
-    return predictivePower(this.#candidateOnly, m, this.#pairs, left, design) < design.futility;
   }
 }
 
@@ -279,7 +302,12 @@ export class Gate {
    */
   async finalize(conversations: readonly ConversationGate[]): Promise<ConversationVerdict[]> {
     const design = this.#design;
-    const pValues = conversations.map((conversation) => conversation.pValues());
+    const pValues: Array<{ regressed: number; fixed: number } | null> = [];
+    for (const conversation of conversations) {
+      // A sequential p-value is a DP over the design's looks (up to about 0.2 s at max_attempts 200): one per turn of the loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      pValues.push(conversation.pValues());
+    }
     const comparable = pValues.flatMap((p, index) => (p ? [{ index, p }] : []));
     const regressed = holm(
       comparable.map(({ p }) => p.regressed),
@@ -321,7 +349,10 @@ export class Gate {
         baseline: summarize(baseline),
         candidate: summarize(candidate),
         discordant: { baseline_only: baselineOnly, candidate_only: candidateOnly },
-        detectable_drop: verdict === 'unchanged' ? await this.detectableDrop(baselineRate, conversation.rounds) : null,
+        detectable_drop:
+          verdict === 'unchanged'
+            ? await this.detectableDrop(baselineRate, conversation.stop === null ? conversation.rounds : design.maxRounds)
+            : null,
         rounds: conversation.rounds,
         stop: conversation.stop,
       });

@@ -8,7 +8,7 @@
  * const gate = createGate({ confidence: 0.95, conversations: K, mode: { kind: 'sequential', min: 5, max: 20 } });
  * const states = conversations.map(() => gate.conversation());
  * // per conversation, per round (one baseline and one candidate attempt; null = error):
- * const { stop } = states[i].record(baselinePassed, candidatePassed); // stop: null | 'decided' | 'futile' | 'cap' | 'budget'
+ * const { stop } = states[i].record(baselinePassed, candidatePassed); // stop: null | 'decided' | 'futile' | 'budget'
  * // when every conversation stopped:
  * const verdicts = await gate.finalize(states); // per conversation: verdict, p-values, intervals, pass^k, detectable drop, rounds, stop
  * ```
@@ -25,5 +25,5 @@ export {
 } from './gate.js';
 export type { GateMode, GateOptions } from './gate-design.js';
 export { newcombeDifference, passHatK, passRateCheck, wilson, type Interval, type PassRateCheck } from './intervals.js';
-export { fairTail } from './binomial.js';
+export { barnardPValue } from './unconditional.js';
 export { describeVerdict, formatP } from './words.js';

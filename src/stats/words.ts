@@ -24,11 +24,28 @@ export function describeVerdict(result: ConversationVerdict, conversations: numb
   }
   const { candidate, baseline } = result;
   const rates = `${candidate.passed} of ${candidate.attempts} against ${baseline.passed} of ${baseline.attempts}`;
-  const caught =
-    result.detectable_drop === null
+  const p = formatP(Math.min(p_regressed, p_fixed));
+  return `no difference found: the candidate passed ${rates} ${interval}, p = ${p}; ${protection(result)}`;
+}
+
+/**
+ * What an `unchanged` verdict protects against: the drop the gate as designed catches 80 % of the
+ * time at this baseline rate. A conversation stopped early relied on exactly that (its early stop
+ * is part of the rule whose power it is), so it says so rather than the drop its few rounds alone
+ * would have caught.
+ */
+function protection(result: ConversationVerdict): string {
+  if (result.detectable_drop === null) {
+    return result.stop === null
       ? 'these attempts were too few to catch any drop reliably'
-      : `a drop of ${Math.round(result.detectable_drop * 100)} points or more would have been caught 80 % of the time`;
-  return `no difference found: the candidate passed ${rates} ${interval}, p = ${formatP(Math.min(p_regressed, p_fixed))}; ${caught}`;
+      : 'the gate as designed has too few attempts to catch any drop reliably';
+  }
+  const drop = `a drop of ${Math.round(result.detectable_drop * 100)} points or more`;
+  if (result.stop === 'futile') {
+    return `stopped early as no verdict was within reach: the gate as designed, this early stop included, catches ${drop} 80 % of the time`;
+  }
+  if (result.stop === null) return `${drop} would have been caught 80 % of the time in the rounds run`;
+  return `the gate as designed catches ${drop} 80 % of the time`;
 }
 
 /** A difference of pass rates in points, with its sign: "−52", "+8", "0". */

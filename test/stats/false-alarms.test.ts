@@ -3,12 +3,14 @@ import { createGate, holm, type ConversationGate, type Gate } from '../../src/st
 
 /**
  * The false-alarm rate of the whole decision rule, computed exactly: every path of the rounds,
- * not a sample. The gate itself decides each step (its `record`, stops, p-values and Holm); the
- * test only adds up probabilities. Paths are merged by (round, S, C), the discordant pairs won by
- * each side: a live conversation's future depends on nothing else (that is the design; the
- * smallest nominal p-value so far matters only once it crossed, and then the conversation has
- * stopped). With no errors, a round's four outcomes have probabilities p², p(1 − p), (1 − p)p,
- * (1 − p)² when both revisions pass with probability p.
+ * not a sample. The gate itself decides each step (its `record`, stops, p-values); the test only
+ * adds up probabilities. Paths are merged by (x, y), the passes of each side among the pairs: a
+ * live conversation's future depends on nothing else (its boundary, its futility and its budget
+ * read the counts and the round; the largest statistic so far matters only once it crossed, and
+ * then the conversation has stopped). With no errors, a round's four outcomes have probabilities
+ * p², p(1 − p), (1 − p)p, (1 − p)² when both revisions pass with probability p. The pooled z is
+ * odd under swapping passes and failures, so P_p(regressed) = P_{1−p}(fixed) = P_{1−p}(regressed):
+ * the rates 0.50–0.99 cover 0.01–0.99.
  */
 
 const OUTCOMES: Array<[boolean, boolean]> = [
@@ -23,15 +25,12 @@ interface Step {
   outcome: number;
   /** Index among the next round's live states, or -1 when the conversation stops here. */
   to: number;
-  /** At a stop: the regression p-value is ≤ the level asked for. */
+  /** At a stop: flagged as regressed. */
   flagged: boolean;
   rounds: number;
 }
 
-/**
- * Walks the gate over every path (merged by S, C) and returns the steps per round. `flag(c)` is
- * asked at each stop.
- */
+/** Walks the gate over every path (merged by x, y) and returns the steps per round. `flag(c)` is asked at each stop. */
 function walk(gate: Gate, flag: (conversation: ConversationGate) => boolean): Step[][] {
   let live: ConversationGate[] = [gate.conversation()];
   const rounds: Step[][] = [];
@@ -47,8 +46,8 @@ function walk(gate: Gate, flag: (conversation: ConversationGate) => boolean): St
           steps.push({ from, outcome, to: -1, flagged: flag(copy), rounds: copy.rounds });
           return;
         }
-        const { baselineOnly, candidateOnly } = copy.discordant;
-        const key = `${baselineOnly},${candidateOnly}`;
+        const { baseline: x, candidate: y } = copy.paired;
+        const key = `${x},${y}`;
         let to = next.get(key);
         if (to === undefined) {
           to = nextLive.length;
@@ -85,42 +84,52 @@ function evaluate(rounds: Step[][], baseline: number, candidate: number): { flag
   return { flagged, expectedRounds };
 }
 
+/** A sequential stop is a regression exactly when it crossed the boundary the baseline's way. */
+const crossedDown = (c: ConversationGate): boolean => c.stop === 'decided' && c.paired.baseline > c.paired.candidate;
+
 const PASS_RATES = Array.from({ length: 50 }, (_, i) => (50 + i) / 100);
-const BUDGETS = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60];
 
-t.test('one conversation, α = 0.05: P(regressed) ≤ 0.05 for p = 0.50…0.99 and R = 1…60', async (t) => {
-  let worst = { rate: 0, p: 0, budget: 0 };
-  for (const max of BUDGETS) {
-    const gate = createGate({ confidence: 0.95, conversations: 1, mode: { kind: 'sequential', max } });
-    const rounds = walk(gate, (c) => holm([c.pValues()!.regressed], 0.05)[0]!.rejected);
-    for (const p of PASS_RATES) {
-      const { flagged } = evaluate(rounds, p, p);
-      if (flagged > worst.rate) worst = { rate: flagged, p, budget: max };
-    }
-  }
-  t.ok(worst.rate <= 0.05, `worst false-alarm rate ${worst.rate.toFixed(5)} ≤ 0.05`, worst);
-  t.ok(worst.rate > 0.005, 'and not vacuous: the rule does reject somewhere', worst);
+t.test('a sequential stop is flagged at α/K exactly when its sequential p-value says so', async (t) => {
+  const gate = createGate({ conversations: 3, mode: { kind: 'sequential', max: 16 } });
+  let checked = 0;
+  const disagreements: string[] = [];
+  walk(gate, (c) => {
+    if (c.pValues()!.regressed <= gate.stopLevel !== crossedDown(c)) disagreements.push(`${c.stop} at ${JSON.stringify(c.paired)}`);
+    checked++;
+    return false;
+  });
+  t.same(disagreements, [], `${checked} stops`);
+  t.ok(checked > 100);
 });
 
-t.test('ten conversations, α = 0.05 with Holm: P(any regressed) ≤ 0.05', async (t) => {
-  let worst = { rate: 0, p: 0, budget: 0 };
-  for (const max of [5, 10, 20, 30, 40, 60]) {
-    const gate = createGate({ confidence: 0.95, conversations: 10, mode: { kind: 'sequential', max } });
-    t.ok(Math.abs(gate.stopLevel - 0.005) < 1e-15);
-    // Under the global null Holm rejects something exactly when the smallest p-value is ≤ α/10,
-    // so with independent conversations FWER = 1 − Π(1 − P(p_i ≤ α/10)).
-    const rounds = walk(gate, (c) => c.pValues()!.regressed <= 0.05 / 10);
-    for (const p of PASS_RATES) {
-      const single = evaluate(rounds, p, p).flagged;
-      const fwer = 1 - (1 - single) ** 10;
-      if (fwer > worst.rate) worst = { rate: fwer, p, budget: max };
+t.test('sequential, K = 1…20 conversations, budgets up to 60: P(any regressed) ≤ α at every pass rate', async (t) => {
+  for (const conversations of [1, 2, 3, 5, 10, 20]) {
+    let worst = { rate: 0, p: 0, budget: 0 };
+    for (const max of [5, 6, 10, 20, 40, 60]) {
+      const gate = createGate({ confidence: 0.95, conversations, mode: { kind: 'sequential', max } });
+      const rounds = walk(gate, crossedDown);
+      for (const p of PASS_RATES) {
+        // Under the global null Holm rejects something exactly when the smallest p-value is ≤ α/K,
+        // so with independent conversations FWER = 1 − Π(1 − P(p_i ≤ α/K)).
+        const single = evaluate(rounds, p, p).flagged;
+        const fwer = 1 - (1 - single) ** conversations;
+        if (fwer > worst.rate) worst = { rate: fwer, p, budget: max };
+      }
     }
+    t.ok(worst.rate <= 0.05, `${conversations} conversation(s): worst ${worst.rate.toFixed(5)} ≤ 0.05`, worst);
+    if (conversations <= 10) t.ok(worst.rate > 0.005, 'and not vacuous: the rule does reject somewhere', worst);
   }
-  t.ok(worst.rate <= 0.05, `worst family-wise false-alarm rate ${worst.rate.toFixed(5)} ≤ 0.05`, worst);
 });
 
-t.test('repeat: N, one look at the end: P(regressed) ≤ α for N = 1…20, one and ten conversations', async (t) => {
-  for (const conversations of [1, 10]) {
+t.test('one conversation, every pass rate 0.01–0.99: P(regressed) ≤ α, and not far below', async (t) => {
+  const gate = createGate({ confidence: 0.95, conversations: 1, mode: { kind: 'sequential', max: 30 } });
+  const rounds = walk(gate, crossedDown);
+  const worst = Math.max(...Array.from({ length: 99 }, (_, i) => evaluate(rounds, (i + 1) / 100, (i + 1) / 100).flagged));
+  t.ok(worst <= 0.05 && worst > 0.03, `worst over 0.01–0.99: ${worst.toFixed(5)}`);
+});
+
+t.test('repeat: N, one look at the end: P(regressed) ≤ α for N = 1…20 and K = 1, 3, 10', async (t) => {
+  for (const conversations of [1, 3, 10]) {
     let worst = { rate: 0, p: 0, attempts: 0 };
     for (let attempts = 1; attempts <= 20; attempts++) {
       const gate = createGate({ conversations, mode: { kind: 'repeat', attempts } });
@@ -136,13 +145,35 @@ t.test('repeat: N, one look at the end: P(regressed) ≤ α for N = 1…20, one 
   }
 });
 
-t.test('a strong regression (0.95 → 0.3) stops early: expected rounds well below the budget', async (t) => {
+t.test('5 of 5 against 0 of 5 among up to three conversations is regressed', async (t) => {
+  for (const conversations of [1, 2, 3]) {
+    for (const mode of [{ kind: 'repeat', attempts: 5 } as const, { kind: 'sequential', min: 5, max: 5 } as const]) {
+      const gate = createGate({ conversations, mode });
+      const states = Array.from({ length: conversations }, () => gate.conversation());
+      for (let i = 0; i < 5; i++) for (const [index, state] of states.entries()) state.record(true, index > 0);
+      const [verdict] = await gate.finalize(states);
+      t.equal(verdict!.verdict, 'regressed', `${mode.kind}, K = ${conversations}: p = ${verdict!.p_regressed}`);
+    }
+  }
+  // Barnard's p-value of 5/5 against 0/5: only that outcome is as extreme, sup_p p⁵(1 − p)⁵ = 1/1024.
+  const gate = createGate({ conversations: 3, mode: { kind: 'repeat', attempts: 5 } });
+  const state = gate.conversation();
+  for (let i = 0; i < 5; i++) state.record(true, false);
+  t.ok(Math.abs(state.pValues()!.regressed - 1 / 1024) < 1e-12);
+  t.ok(holm([state.pValues()!.regressed, 1, 1], 0.05)[0]!.rejected, 'Holm at 0.05/3 = 0.0167');
+});
+
+t.test('max_attempts 60, ten conversations: power and sessions, exactly', async (t) => {
   const gate = createGate({ conversations: 10, mode: { kind: 'sequential', max: 60 } });
-  const rounds = walk(gate, (c) => c.pValues()!.regressed <= gate.stopLevel);
-  const { flagged, expectedRounds } = evaluate(rounds, 0.95, 0.3);
-  t.ok(flagged > 0.99, `flagged with probability ${flagged.toFixed(4)}`);
-  t.ok(expectedRounds < 20, `expected rounds ${expectedRounds.toFixed(2)} of 60`);
-  // And identical revisions spend at most half the budget on average (futility).
+  const rounds = walk(gate, crossedDown);
+  const drop = evaluate(rounds, 0.9, 0.6);
+  t.equal(drop.flagged.toFixed(4), gate.power(0.9, 0.6).toFixed(4), 'the walk and the design’s power agree');
+  t.ok(drop.flagged >= 0.85, `power for 0.9 → 0.6: ${drop.flagged.toFixed(4)} ≥ 0.85`);
   const same = evaluate(rounds, 0.9, 0.9);
-  t.ok(same.expectedRounds <= 30, `identical at 0.9: expected rounds ${same.expectedRounds.toFixed(2)} of 60`);
+  t.ok(same.expectedRounds <= 30, `identical at 0.9: ${same.expectedRounds.toFixed(2)} of 60 rounds, at most half`);
+  const strong = evaluate(rounds, 0.95, 0.3);
+  t.ok(
+    strong.flagged > 0.99 && strong.expectedRounds < 20,
+    `0.95 → 0.3: ${strong.flagged.toFixed(4)} in ${strong.expectedRounds.toFixed(2)} rounds`,
+  );
 });

@@ -1,36 +1,57 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
-import { createGate, describeVerdict, fairTail, formatP, holm } from '../../src/stats/index.js';
-import { criticalValue, crossingProbability, sequentialPValue } from '../../src/stats/sequential.js';
+import { barnardPValue, createGate, describeVerdict, formatP, holm } from '../../src/stats/index.js';
+import {
+  boundaryShape,
+  criticalValue,
+  crossingPolynomial,
+  crossingProbability,
+  crossingTable,
+  pooledZ,
+} from '../../src/stats/unconditional.js';
 
-t.test('the boundary: F_N(c) by DP equals the enumeration of every fair-coin path, c is the largest', async (t) => {
-  for (const horizon of [1, 4, 9, 12]) {
-    for (const level of [0.05, 0.005]) {
-      const critical = criticalValue(level, horizon);
-      const tails = new Set<number>();
-      for (let m = 1; m <= horizon; m++) for (let s = 1; s <= m; s++) tails.add(fairTail(m, s));
-      for (const c of [...tails]) {
-        // Enumerate all 2^N paths: a path crosses when some prefix's nominal p-value is ≤ c.
+t.test('the crossing probability by path counts equals the enumeration of every path; C is the tightest', async (t) => {
+  for (const [firstLook, maxPairs] of [
+    [1, 4],
+    [2, 5],
+    [5, 5],
+  ] as const) {
+    const values = new Set<number>();
+    for (let n = firstLook; n <= maxPairs; n++) {
+      for (let x = 1; x <= n; x++) for (let y = 0; y < x; y++) values.add(pooledZ(n, x, n, y) / boundaryShape(n, maxPairs));
+    }
+    for (const threshold of [...values].sort((a, b) => a - b)) {
+      const polynomial = crossingPolynomial(crossingTable(threshold, firstLook, maxPairs));
+      for (const p of [0.3, 0.5, 0.9]) {
+        // Every sequence of 2·R outcomes (baseline, candidate per pair): crossed when some look's z/g reaches the threshold.
         let crossed = 0;
-        for (let path = 0; path < 2 ** horizon; path++) {
-          let s = 0;
-          for (let m = 1; m <= horizon; m++) {
-            s += (path >> (m - 1)) & 1;
-            if (fairTail(m, s) <= c) {
-              crossed++;
-              break;
-            }
+        for (let path = 0; path < 4 ** maxPairs; path++) {
+          let [x, y, probability, hit] = [0, 0, 1, false];
+          for (let n = 1; n <= maxPairs; n++) {
+            const b = (path >> (2 * (n - 1))) & 1;
+            const c = (path >> (2 * (n - 1) + 1)) & 1;
+            x += b;
+            y += c;
+            probability *= (b ? p : 1 - p) * (c ? p : 1 - p);
+            if (!hit && n >= firstLook && pooledZ(n, x, n, y) / boundaryShape(n, maxPairs) >= threshold - 1e-9) hit = true;
           }
+          if (hit) crossed += probability;
         }
-        t.equal(crossingProbability(c, horizon), crossed / 2 ** horizon, `N ${horizon}, c ${c}`);
-        if (c <= critical) t.ok(crossingProbability(c, horizon) <= level);
-        else t.ok(crossingProbability(c, horizon) > level, `c = ${critical} is the largest for ${level}, N ${horizon}`);
+        const computed = polynomial.logWeight.reduce(
+          (sum, log, i) => sum + Math.exp(log) * p ** polynomial.passes[i]! * (1 - p) ** (polynomial.attempts[i]! - polynomial.passes[i]!),
+          0,
+        );
+        t.ok(Math.abs(computed - crossed) < 1e-12, `looks ${firstLook}–${maxPairs}, threshold ${threshold.toFixed(3)}, p ${p}`);
       }
     }
+    for (const level of [0.05, 0.02]) {
+      const critical = criticalValue(level, firstLook, maxPairs);
+      const below = [...values].filter((v) => v < critical - 1e-9);
+      t.ok(crossingProbability(critical, firstLook, maxPairs) <= level, `C(${level}) keeps the level`);
+      if (below.length > 0) t.ok(crossingProbability(Math.max(...below), firstLook, maxPairs) > level, 'and the next value down does not');
+    }
   }
-  t.equal(criticalValue(0.005, 3), 0, 'three pairs cannot reach 0.005: the rule never rejects');
-  t.equal(sequentialPValue(1, 30), 1);
-  t.ok(sequentialPValue(criticalValue(0.005, 30), 30) <= 0.005);
+  t.equal(criticalValue(0.005, 3, 3), Infinity, 'three pairs cannot reach 0.005 (3/3 against 0/3 is 1/64): the rule never rejects');
 });
 
 t.test('record: pairs by order of judged attempts, errors left out, stops', async (t) => {
@@ -57,7 +78,7 @@ t.test('record: pairs by order of judged attempts, errors left out, stops', asyn
   while (stops.length < 20 && stops.at(-1) == null) stops.push(s.record(true, false).stop);
   t.same(stops.slice(0, 4), [null, null, null, null], 'nothing stops before min_attempts (5)');
   t.equal(stops.at(-1), 'decided', `decided after ${stops.length} rounds of straight regressions`);
-  t.ok(stops.length <= 8);
+  t.equal(stops.length, 5, '5 of 5 against 0 of 5 decide at the first look');
   t.throws(() => s.record(true, true), /stopped/);
   const [result] = await strong.finalize([s]);
   t.equal(result!.verdict, 'regressed');
@@ -71,7 +92,7 @@ t.test('record: pairs by order of judged attempts, errors left out, stops', asyn
   const repeat = createGate({ conversations: 2, mode: { kind: 'repeat', attempts: 3 } });
   const r = repeat.conversation();
   t.same([r.record(true, false).stop, r.record(true, false).stop, r.record(true, false).stop], [null, null, 'budget']);
-  t.equal(r.pValues()!.regressed, 1 / 8, 'repeat: the fixed-design p-value');
+  t.ok(Math.abs(r.pValues()!.regressed - 1 / 64) < 1e-12, 'repeat: Barnard’s p-value, sup p³(1 − p)³ = 1/64 (the sign test said 1/8)');
 });
 
 t.test('finalize: Holm over comparable conversations, error without a judged attempt', async (t) => {
@@ -86,7 +107,7 @@ t.test('finalize: Holm over comparable conversations, error without a judged att
   }
   const [a, b, c] = await gate.finalize([regressed, unchanged, broken]);
   t.equal(a!.verdict, 'regressed', `p ${a!.p_regressed}`);
-  t.equal(a!.p_regressed, fairTail(11, 11));
+  t.equal(a!.p_regressed, barnardPValue(12, 12, 12, 1));
   t.equal(b!.verdict, 'unchanged');
   t.ok(b!.detectable_drop === null || b!.detectable_drop > 0);
   t.match(describeVerdict(b!, 3), /^no difference found: the candidate passed 4 of 12 against 6 of 12/);
@@ -102,26 +123,14 @@ t.test('a fix, and an unchanged verdict too short to catch anything', async (t) 
   const [a] = await gate.finalize([fixed, gate.conversation()]);
   t.match(a, { verdict: 'fixed', p_regressed: 1, stop: 'decided', discordant: { baseline_only: 0, candidate_only: fixed.rounds } });
   t.match(describeVerdict(a!, 2), /^the candidate passes 100 points more often .*needed with 2 conversations$/);
-  // max 10: N = 5 pairs, and 1/32 never reaches α/2 = 0.025: nothing can be decided, so it stops at round 5.
-  const small = createGate({ conversations: 2, mode: { kind: 'sequential', max: 10 } });
+  // Twenty conversations, at most 4 rounds: 4 of 4 against 0 of 4 is 1/256, above α/20 = 0.0025:
+  // nothing can be decided, so it stops at the first look (round 2).
+  const small = createGate({ conversations: 20, mode: { kind: 'sequential', min: 2, max: 4 } });
   const short = small.conversation();
-  const stops = Array.from({ length: 5 }, (_, i) => short.record(true, i === 0).stop);
-  t.same(stops, [null, null, null, null, 'futile']);
+  t.same([short.record(true, false).stop, short.record(true, false).stop], [null, 'futile']);
   const [b] = await small.finalize([short]);
-  t.match(b, { verdict: 'unchanged', detectable_drop: null, rounds: 5 });
-  t.match(describeVerdict(b!, 2), /these attempts were too few to catch any drop reliably$/);
-});
-
-t.test('a budget under twice min_attempts: the first look uses every pair it has', async (t) => {
-  // max 6: ⌈6/2⌉ = 3 pairs would cap the walk below the first look (round 5), where 3 of 3 one way
-  // is 1/8 at best; the boundary spans min_attempts' 5 pairs instead, and 5 of 5 (1/32) decide.
-  const gate = createGate({ conversations: 1, mode: { kind: 'sequential', max: 6 } });
-  const c = gate.conversation();
-  const stops = Array.from({ length: 5 }, () => c.record(false, true).stop);
-  t.same(stops, [null, null, null, null, 'decided']);
-  const [verdict] = await gate.finalize([c]);
-  t.match(verdict, { verdict: 'fixed', rounds: 5, discordant: { baseline_only: 0, candidate_only: 5 } });
-  t.ok(verdict!.p_fixed! <= 0.05, `p ${verdict!.p_fixed}`);
+  t.match(b, { verdict: 'unchanged', detectable_drop: null, rounds: 2 });
+  t.match(describeVerdict(b!, 20), /the gate as designed has too few attempts to catch any drop reliably$/);
 });
 
 t.test("Holm's step-down, by hand", async (t) => {
@@ -140,7 +149,7 @@ t.test("Holm's step-down, by hand", async (t) => {
   );
 });
 
-t.test('the detectable drop shrinks as rounds grow', async (t) => {
+t.test('the detectable drop shrinks as rounds grow; an unchanged verdict reports the design’s', async (t) => {
   const gate = createGate({ conversations: 10, mode: { kind: 'sequential', max: 60 } });
   const drops = await Promise.all([10, 20, 30, 40, 60].map((rounds) => gate.detectableDrop(0.9, rounds)));
   t.equal(drops[0], null, 'ten rounds cannot catch any drop from 0.9 at 0.005');
@@ -149,8 +158,17 @@ t.test('the detectable drop shrinks as rounds grow', async (t) => {
     found.every((d, i) => i === 0 || d <= found[i - 1]!),
     `monotone: ${found.join(', ')}`,
   );
-  t.equal(found.at(-1), 0.3, 'R = 60: 0.9 → 0.6 is just caught 80 % of the time');
-  t.ok(gate.power(0.9, 0.6) >= 0.8 && gate.power(0.9, 0.61) < 0.8);
+  t.equal(found.at(-1), 0.28, 'R = 60: 0.9 → 0.62 is just caught 80 % of the time, early stops included');
+  t.ok(gate.power(0.9, 0.62) >= 0.8 && gate.power(0.9, 0.63) < 0.8);
+  // Stopped for futility after a few rounds: the drop said is the one the rule, with its early
+  // stops, catches 80 % of the time over its budget, not the one its few rounds alone would have.
+  const same = gate.conversation();
+  for (let round = 0; same.stop === null; round++) same.record(round % 10 !== 0, round % 10 !== 0);
+  const [verdict] = await gate.finalize([same]);
+  const baselineRate = verdict!.baseline.rate!;
+  t.match(verdict, { verdict: 'unchanged', stop: 'futile', detectable_drop: await gate.detectableDrop(baselineRate, 60) });
+  t.ok(same.rounds < 60, `stopped after ${same.rounds} rounds`);
+  t.ok(verdict!.detectable_drop! < ((await gate.detectableDrop(baselineRate, same.rounds)) ?? 1), `${verdict!.detectable_drop}`);
   const repeat = createGate({ conversations: 1, mode: { kind: 'repeat', attempts: 20 } });
   t.ok(((await repeat.detectableDrop(0.9, 20)) ?? 1) < ((await repeat.detectableDrop(0.9, 10)) ?? 1));
 });

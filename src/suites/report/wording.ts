@@ -60,7 +60,6 @@ export const CHECK_WORDS = { met: 'met', missed: 'missed', undecided: 'cannot be
 export const STOP_WORDS = {
   decided: 'decided',
   futile: 'stopped: no verdict within reach of the budget',
-  cap: 'stopped: its informative pairs used up',
   budget: 'the budget used up',
 } as const;
 

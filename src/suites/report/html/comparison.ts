@@ -216,7 +216,8 @@ function verdictStatistics(c: ConversationComparison): Html {
           'Detectable drop',
           st.detectable_drop === null
             ? html`<span class="muted">none: too few attempts to catch a drop reliably</span>`
-            : html`<b>${Math.round(st.detectable_drop * 100)} points</b> or more, caught 80 % of the time`,
+            : html`<b>${Math.round(st.detectable_drop * 100)} points</b> or more, caught 80 % of the time
+                ${st.stop === null ? 'in the rounds run' : 'by the gate as designed, early stops included'}`,
         )
       : null,
     fact(
