@@ -29,7 +29,7 @@ const linesAfter = (text: string, head: RegExp, n: number): string[] => {
 
 t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and sessions', async (t) => {
   const report = await comparisonFixture(PLANS);
-  t.match(report.totals, { regressed: 1, fixed: 1, unchanged: 2, error: 1 }, 'the gate decided as planned');
+  t.match(report.totals, { regressed: 1, fixed: 1, unchanged: 2, error: 1, fails_on_both_sides: 1 }, 'the gate decided as planned');
   const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
   const text = renderComparison(report, 'gate');
 
@@ -51,14 +51,22 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   t.match(byName['order status']!.statistics.summary, /^the candidate passes 100 points less often \(95 % interval −100 to −\d+\); p = /);
   t.match(linesAfter(text, /✓ refund · fixed/, 1)[0], /^the candidate passes 100 points more often/);
   t.match(
-    linesAfter(text, /✓ size help · unchanged/, 3),
+    linesAfter(text, /! size help · unchanged · fails on both sides · baseline flaky 4\/5 · candidate flaky 4\/5/, 5),
     [
       /^no difference found: the candidate passed 4 of 5 against 4 of 5/,
       'baseline 4/5 (95 % 0.38–0.96) · candidate 4/5 (95 % 0.38–0.96) · ' +
         '5 rounds, stopped: no verdict within reach of the budget · 10 of 40 sessions',
       'pass^k, k = 1…5: baseline 0.80 0.60 0.40 0.20 0.00 · candidate 0.80 0.60 0.40 0.20 0.00',
+      'fails on both sides — not a regression, but neither revision meets its pass_rate: baseline flaky 4/5, candidate flaky 4/5',
+      'fails alike: tool lookup_order at turn 1 — baseline 4/5 (tools called: none), candidate 4/5 (tools called: none)',
     ],
-    'an unchanged conversation stopped as futile',
+    'an unchanged conversation stopped as futile, failing on both sides (4 of 5 under pass_rate 1): marked !, with what fails alike',
+  );
+  t.equal(byName['size help']!.fails_on_both_sides, true);
+  t.same(
+    report.conversations.filter((c) => c.fails_on_both_sides).map((c) => c.name),
+    ['size help'],
+    'a regression, a fix, a pass on both sides and a conversation not compared are not "fails on both sides"',
   );
   const greeting = byName.greeting!;
   t.match(
@@ -85,7 +93,7 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   t.match(
     text,
     new RegExp(
-      `\\n  ✗ REGRESSED · 1 regressed, 1 fixed, 2 unchanged, 1 could not compare · ` +
+      `\\n  ✗ REGRESSED · 1 regressed, 1 fixed, 2 unchanged, 1 could not compare · 1 fails on both sides · ` +
         `${report.sessions.spent} of ${report.sessions.budget} sessions spent · `,
     ),
     'the total says the sessions spent of the budget',
@@ -144,7 +152,17 @@ t.test('JUnit: each comparison case carries the sentence and the intervals', asy
 
   t.notOk(caseOf('refund').failure, 'a fix is no failure');
   t.match(caseOf('refund')['system-out'], /^fixed: the candidate passes 100 points more often/);
-  t.match(caseOf('size help')['system-out'], /^unchanged: no difference found: .*\nbaseline 4\/5 \(95 % 0\.38–0\.96\)/);
+  t.match(
+    caseOf('size help')['system-out'],
+    /^fails on both sides — not a regression, but neither revision meets its pass_rate: baseline flaky 4\/5, candidate flaky 4\/5\n/,
+    'failing on both sides: passing, and said first',
+  );
+  t.match(caseOf('size help')['system-out'], /\nunchanged: no difference found: .*\nbaseline 4\/5 \(95 % 0\.38–0\.96\)/);
+  t.match(
+    caseOf('size help')['system-out'],
+    /\nfails alike: tool lookup_order at turn 1 — baseline 4\/5 \(tools called: none\), candidate 4\/5/,
+  );
+  t.notOk(caseOf('size help').failure ?? caseOf('size help').error, 'no failure: the gate lets it pass');
   const error = caseOf('nothing judged');
   t.equal(error.error.type, 'not_compared');
   t.match(
@@ -152,15 +170,22 @@ t.test('JUnit: each comparison case carries the sentence and the intervals', asy
     /^error: cannot be compared: the baseline has no attempt that could be judged\nbaseline 0\/0 \(no judged attempt\)/,
   );
   t.same(
-    cases.filter((c) => c.name.endsWith(' / compared with agent:coach') && c.failure).map((c) => c.name),
-    ['order status / compared with agent:coach'],
-    'one comparison failure: the regression',
+    cases.map((c) => c.name),
+    PLANS.map((p) => `${p.name} / compared with agent:coach`),
+    "one testcase per conversation: the candidate's own turns are not cases of a comparison",
   );
+  t.same(
+    cases.filter((c) => c.failure).map((c) => c.name),
+    ['order status / compared with agent:coach'],
+    'one failure: the regression, though the candidate failed attempts of three conversations',
+  );
+  t.match(suite, { tests: '5', failures: '1', errors: '1', skipped: '0' }, 'the counts follow the verdicts');
 
   const properties = Object.fromEntries((suite.properties.property as Json[]).map((p) => [p.name, p.value]));
   t.match(properties, {
     baseline: 'agent:coach',
     confidence: '0.95',
+    fails_on_both_sides: '1',
     sessions_spent: String(report.sessions.spent),
     sessions_budget: String(report.sessions.budget),
   });
