@@ -7,6 +7,7 @@
 
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
+import { comparisonReportHtml } from '../src/suites/report/html/render.js';
 import { junitXml } from '../src/suites/report/junit.js';
 import { renderComparison, renderReport } from '../src/suites/report/text.js';
 import type { Json } from './support/http.js';
@@ -189,4 +190,18 @@ t.test('JUnit: each comparison case carries the sentence and the intervals', asy
     sessions_spent: String(report.sessions.spent),
     sessions_budget: String(report.sessions.budget),
   });
+});
+
+t.test('the comparison as HTML, read without a browser: a conversation failing on both sides marked and counted', async (t) => {
+  const report = await comparisonFixture(PLANS);
+  const page = comparisonReportHtml(report);
+  const sizeHelp = page.slice(page.indexOf('id="cmp-2"'), page.indexOf('id="cmp-3"'));
+  t.match(sizeHelp, /<span class="badge unchanged">unchanged<\/span> <span class="badge both-fail">fails on both sides<\/span>/);
+  t.match(sizeHelp, /Fails on both sides: not a regression, but neither revision meets its pass_rate — 1 check failing alike/);
+  t.match(sizeHelp, /4\/5 passed/, 'what fails alike, with its tallies');
+  t.equal(page.split('class="badge both-fail"').length - 1, 2, 'in the overview and in its section, nowhere else');
+  t.match(page, /<dt>Fails on both sides<\/dt>\s*<dd><b>1 conversation<\/b>/, 'counted in the summary');
+  t.match(page, /unchanged, both fail<\/text>/, 'and in the plot');
+  const passing = comparisonReportHtml(await comparisonFixture([PLANS[0]!, PLANS[1]!]));
+  t.notMatch(passing, /both-fail"|Fails on both sides/, 'not said where nothing fails on both sides');
 });
