@@ -57,6 +57,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # dist/entrypoint.js: no arguments or `serve` runs the gateway, anything else is the CLI
-# (`run`, `chat`, `--help`). test/package.test.ts runs this command line on the packed package.
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "dist/entrypoint.js"]
+# (`run`, `chat`, `--help`). An absolute path, so that a CI step may run it from its checkout
+# (docker run -w "$PWD", docs/ci.md). test/package.test.ts runs this command line on the packed package.
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/entrypoint.js"]
 CMD ["serve"]

@@ -23,6 +23,7 @@
 const childProcess = require('child_process');
 const fs = require('fs');
 const path = require('path');
+const timers = require('timers');
 const tty = require('tty');
 
 const root = path.resolve(__dirname, '..');
@@ -218,6 +219,16 @@ function launch(command, args, node, fetched) {
     };
     process.on(signal, handlers[signal]);
   }
+  // npm runs a script through sh, and passes a SIGTERM sent to npm on to that sh, which dies of it without
+  // passing it further: this launcher would live on, orphaned, and its command with it. A parent that went away
+  // is taken as SIGTERM, so that a signal to `npm run demo` or `npm start` stops every process it started.
+  const parent = process.ppid;
+  const orphaned = timers.setInterval(() => {
+    if (process.ppid === parent) return;
+    timers.clearInterval(orphaned);
+    handlers.SIGTERM();
+  }, 200);
+  orphaned.unref();
 
   child.on('error', (err) => {
     process.stderr.write(label + ': cannot run ' + command + ': ' + err.message + '\n');

@@ -49,10 +49,12 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
   t.equal(regression.failure.type, 'regression');
   t.match(regression.failure.message, /^regressed: tool lookup_order/);
   t.notOk(cases.find((c) => c.name === 'refund / compared with agent:coach').failure, 'a fix is no failure');
-  t.ok(
-    cases.some((c) => /^order status \/ attempt 1 \/ turn 2/.test(c.name)),
-    "the candidate's own cases follow",
+  t.same(
+    cases.map((c) => c.name),
+    ['order status / compared with agent:coach', 'refund / compared with agent:coach', 'size help / compared with agent:coach'],
+    "one testcase per conversation, none of the candidate's own turns",
   );
+  t.match(doc.testsuite[0], { tests: '3', failures: '1', errors: '0' });
   t.ok(doc.testsuite[0].properties.property.some((p: Json) => p.name === 'baseline' && p.value === 'agent:coach'));
 
   const reports = JSON.parse(await readFile(json, 'utf8')) as ComparisonReport[];
@@ -74,6 +76,34 @@ t.test('a candidate that only fixes a failing conversation: exit 0', async (t) =
   t.equal(result.code, 0, result.stderr);
   t.match(result.stdout, /✓ refund · fixed · baseline failed 0\/5 · candidate passed 5\/5/);
   t.match(result.stdout, /✓ no regression · 0 regressed, 1 fixed, 0 unchanged/);
+});
+
+t.test('a conversation failing on both sides: exit 0, a passing JUnit testcase, and said so', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir();
+  const [suite, junit] = [join(dir, 'both.yaml'), join(dir, 'both.xml')];
+  await writeFile(
+    suite,
+    'agent: coach\nconversations:\n  - name: zebra\n    turns:\n      - line: hi\n        expect: { text_contains: zebra }\n',
+  );
+  const result = await cli('compare', [suite, '--baseline=coach', '--candidate=coach.3', `--gateway=${s.url}`, `--junit=${junit}`]);
+  t.equal(result.code, 0, 'not a regression: the gate lets it pass');
+  t.match(result.stdout, /\n {2}! zebra · unchanged · fails on both sides · baseline failed 0\/(\d+) · candidate failed 0\/\1\n/);
+  t.match(
+    result.stdout,
+    /\n {6}fails alike: text_contains "zebra" at turn 1 — baseline 0\/(\d+) \(the text .* lacks "zebra"\), candidate 0\/\1 /,
+  );
+  t.match(result.stdout, /✓ no regression · 0 regressed, 0 fixed, 1 unchanged · 1 fails on both sides · /);
+  t.match(result.stdout, /✓ 0 conversations regressed in 1 of 1 suite compared \(coach → coach\.3\); 1 fails on both sides\n$/);
+
+  const { valid, doc } = await readJunit(junit);
+  t.equal(valid, true);
+  t.match(doc, { tests: '1', failures: '0', errors: '0' }, 'CI reporters see what the exit status says');
+  const [only] = doc.testsuite[0].testcase as Json[];
+  t.equal(only.name, 'zebra / compared with agent:coach');
+  t.notOk(only.failure ?? only.error);
+  t.match(only['system-out'], /^fails on both sides — not a regression, but neither revision meets its pass_rate/);
+  t.ok(doc.testsuite[0].properties.property.some((p: Json) => p.name === 'fails_on_both_sides' && p.value === '1'));
 });
 
 t.test('what cannot run is exit 2, and nothing reaches the engine', async (t) => {

@@ -3,8 +3,8 @@
  * A taken port is named with the way out; a turn streams its sentences spread in time.
  */
 
-import { spawnSync } from 'node:child_process';
-import { existsSync, realpathSync, symlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { delimiter, join, sep } from 'node:path';
@@ -15,7 +15,7 @@ import { parse as parseYaml } from 'yaml';
 import { ndjsonLines } from '../src/http/ndjson.js';
 import { CLI_NODE_MAJOR_NEEDED } from '../src/node-version.js';
 import { demoBanner, startDemo } from './support/demo.js';
-import { childEnv } from './support/stack.js';
+import { childEnv, eventually } from './support/stack.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -137,3 +137,76 @@ t.test(
     }
   },
 );
+
+/** Every process below `pid`, from /proc: each process's parent is the fourth field of its stat line. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  const below = (p: number): number[] => (children.get(p) ?? []).flatMap((c) => [c, ...below(c)]);
+  return below(pid);
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+t.test(
+  'a signal to `npm run demo` stops every process it started',
+  { skip: existsSync('/proc/self/stat') ? false : 'no /proc to find the processes in' },
+  async (t) => {
+    // SIGTERM to npm's PID, as a process manager or `kill` sends it; SIGINT to its process group, as Ctrl-C at a
+    // terminal sends it. (A SIGINT to npm's PID alone is passed to its sh, which waits for its command first.)
+    for (const [signal, to] of [
+      ['SIGTERM', 'pid'],
+      ['SIGINT', 'group'],
+    ] as const) {
+      // npm, its sh, the launcher (scripts/node24.cjs), the demo.
+      const npm = spawn('npm', ['run', 'demo'], {
+        cwd: ROOT,
+        env: childEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEBUG_PAGE: 'false' }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: to === 'group',
+      });
+      let out = '';
+      npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const started = descendantsWhenReady(npm.pid!, () => out);
+      const tree = await started;
+      t.teardown(() => {
+        for (const pid of tree) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      });
+      t.ok(tree.length >= 2, `${signal}: npm started ${tree.length} processes (the launcher and the demo at least)`);
+      if (to === 'group') process.kill(-npm.pid!, signal);
+      else npm.kill(signal);
+      await eventually(() => tree.every((pid) => !alive(pid)), 30_000).catch(() => undefined);
+      t.same(
+        tree.filter(alive).map((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')),
+        [],
+        `${signal} to npm's ${to === 'pid' ? 'PID' : 'process group'}: none of its processes lives on`,
+      );
+    }
+  },
+);
+
+/** Waits for the demo's banner, then answers every process below npm's. */
+async function descendantsWhenReady(pid: number, output: () => string): Promise<number[]> {
+  await eventually(() => /Ctrl-C stops everything/.test(output()), 90_000).catch(() => {
+    throw new Error(`npm run demo never printed its banner:\n${output()}`);
+  });
+  return descendants(pid);
+}

@@ -58,7 +58,7 @@ t.test('CronJob: the image command, Forbid, no retry, the deadline and the histo
   t.equal(pod.restartPolicy, 'Never');
   t.equal(pod.automountServiceAccountToken, false);
   const [container] = pod.containers;
-  t.notOk('command' in container, "the image's entrypoint (tini, then node dist/entrypoint.js) stays");
+  t.notOk('command' in container, "the image's entrypoint (tini, then node /app/dist/entrypoint.js) stays");
   // Both branches of each if stay in the skeleton: every optional flag shows with its value.
   t.same(container.args, [
     'run',

@@ -263,13 +263,15 @@ t.test('Dockerfile: multi-stage, non-root, health-checked, the entrypoint as the
   const user = runtime.filter((l) => l.startsWith('USER ')).pop();
   t.equal(user, 'USER node', "runs as the image's node user");
   t.ok(runtime.includes('EXPOSE 8080'));
+  t.ok(runtime.includes('WORKDIR /app'), 'the package in /app, where the entrypoint names it');
   const health = runtime.find((l) => l.startsWith('HEALTHCHECK '));
   t.match(health, /CMD \["node", "-e", .*\/healthz/, 'HEALTHCHECK with node itself');
   const entrypoint = runtime.find((l) => l.startsWith('ENTRYPOINT '));
   t.same(
     JSON.parse(entrypoint!.slice('ENTRYPOINT '.length)),
-    ['/usr/bin/tini', '--', 'node', 'dist/entrypoint.js'],
-    'tini forwards SIGTERM to the entrypoint, which serves or runs the CLI (test/package.test.ts runs it)',
+    ['/usr/bin/tini', '--', 'node', '/app/dist/entrypoint.js'],
+    'tini forwards SIGTERM to the entrypoint, which serves or runs the CLI (test/package.test.ts runs it); ' +
+      'an absolute path, so that it runs from any working directory',
   );
   const cmd = runtime.find((l) => l.startsWith('CMD '));
   t.same(JSON.parse(cmd!.slice('CMD '.length)), ['serve'], 'serves unless given CLI arguments');

@@ -273,7 +273,7 @@ t.test('the plot a comparison report opens with, from a report built by hand', {
     [
       ['order status', 'regressed', '#cmp-0'],
       ['refund', 'fixed', '#cmp-1'],
-      [hostile, 'unchanged', '#cmp-2'],
+      [hostile, 'unchanged, both fail', '#cmp-2'],
       ['nothing judged', 'could not compare', '#cmp-3'],
     ],
     'each row names its conversation and verdict, linked to its section',
@@ -320,7 +320,30 @@ t.test('the plot a comparison report opens with, from a report built by hand', {
   t.match((await page.locator('.plot-caption').textContent())!.replace(/\s+/g, ' '), /95 % confidence over all 4 conversations/);
   t.match(
     await page.locator('svg.plot').getAttribute('aria-label'),
-    /^Pass rates with their 95 % intervals, .*: 1 regressed, 1 fixed, 1 unchanged, 1 could not be compared$/,
+    /^Pass rates with their 95 % intervals, .*: 1 regressed, 1 fixed, 1 unchanged, 1 could not be compared; 1 failing on both sides$/,
+  );
+  // 4 of 5 on each side under pass_rate 1: not a regression, but failing on both sides, marked where the verdict is.
+  const both = page.locator('#cmp-2');
+  const bothHead = page.locator('#cmp-2 > summary .badge');
+  t.same(await bothHead.allTextContents(), ['unchanged', 'fails on both sides'], 'its section marks it');
+  t.match(
+    (await both.locator('.diffs .cap').textContent())!.replace(/\s+/g, ' '),
+    /^Fails on both sides: not a regression, but neither revision meets its pass_rate — 1 check failing alike$/,
+  );
+  t.match(
+    (await both.locator('.diffs tbody tr').textContent())!.replace(/\s+/g, ' '),
+    /turn 1 expectation tool lookup_order 4\/5 passed ?tools called: none 4\/5 passed ?tools called: none/,
+    'what fails alike, with both tallies',
+  );
+  t.same(
+    await page.$$eval('.card.table tbody tr', (rows) => rows.map((r) => r.querySelectorAll('td .badge.both-fail').length)),
+    [0, 0, 1, 0],
+    'the overview marks it too',
+  );
+  t.match(
+    (await page.locator('.summary .facts').textContent())!.replace(/\s+/g, ' '),
+    /Fails on both sides 1 conversation not a regression, but neither revision meets its pass rate/,
+    'and the summary counts it',
   );
   const legend = await page.$$eval('svg.plot .legend', (els) => els.map((el) => el.textContent));
   t.same(legend, ['baseline agent:coach', 'candidate agent:coach.3'], 'a legend');
@@ -424,7 +447,11 @@ t.test('a run report as HTML', { skip: NO_CHROMIUM }, async (t) => {
 t.test('a comparison report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   const s = await startStack(t, { model: true });
   const report = await post<ComparisonReport>(s, comparePath(), showcaseComparison);
-  t.same(report.totals, { conversations: 4, regressed: 2, fixed: 1, unchanged: 1, error: 0 }, 'the comparison came out as designed');
+  t.same(
+    report.totals,
+    { conversations: 4, regressed: 2, fixed: 1, unchanged: 1, error: 0, fails_on_both_sides: 0 },
+    'the comparison came out as designed',
+  );
   const page = comparisonReportHtml(report);
   checkMarkup(t, page);
 

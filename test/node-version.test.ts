@@ -6,10 +6,13 @@
  */
 
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { delimiter, join, sep } from 'node:path';
+import { chmodSync, cpSync, existsSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, delimiter, join, sep } from 'node:path';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t, { type Test } from 'tap';
-import { CHECKOUT_HINT, CLI_NODE_MAJOR_NEEDED, NODE_MAJOR_NEEDED } from '../src/node-version.js';
+import { CHECKOUT_HINT, CLI_NODE_MAJOR_NEEDED, INSTALLED_HINT, NODE_MAJOR_NEEDED } from '../src/node-version.js';
+import { escapeHtml } from '../src/suites/report/html/kit.js';
+import type { Json } from './support/http.js';
 import { childEnv } from './support/stack.js';
 import { ROOT } from './support/root.js';
 
@@ -100,19 +103,21 @@ t.test("started by the machine's older Node, the command and the server exit 2 w
   const server = PACKAGE.scripts.start!.split(' ').at(-1)!;
   // The command needs Node 22, the server 24; on a Node older than both, the command's check comes first.
   const command = majorOf(node.version) < CLI_NODE_MAJOR_NEEDED ? CLI_NODE_MAJOR_NEEDED : undefined;
-  const lines: Array<[string, string[], string]> = [
-    ['the command (bin)', [bin, '--help'], needs(command ?? 0)],
-    ['the command: run', [bin, 'run', 'examples/basic.yaml', '--gateway', 'http://127.0.0.1:9'], needs(command ?? 0)],
-    ['the server (npm start runs it)', [server], needs(NODE_MAJOR_NEEDED)],
-    ["the image's command", ['dist/entrypoint.js'], needs(command ?? NODE_MAJOR_NEEDED)],
-    ["the image's command: run", ['dist/entrypoint.js', 'run', 'examples/basic.yaml'], needs(command ?? 0)],
+  // run and compare also say, as their last line, that the suite could not run (and write the reports asked for: below).
+  const notRun = '✗ could not run the suite: node_too_old\n';
+  const lines: Array<[string, string[], string, string]> = [
+    ['the command (bin)', [bin, '--help'], needs(command ?? 0), ''],
+    ['the command: run', [bin, 'run', 'examples/basic.yaml', '--gateway', 'http://127.0.0.1:9'], needs(command ?? 0), notRun],
+    ['the server (npm start runs it)', [server], needs(NODE_MAJOR_NEEDED), ''],
+    ["the image's command", ['dist/entrypoint.js'], needs(command ?? NODE_MAJOR_NEEDED), ''],
+    ["the image's command: run", ['dist/entrypoint.js', 'run', 'examples/basic.yaml'], needs(command ?? 0), notRun],
   ];
-  for (const [what, args, message] of lines) {
+  for (const [what, args, message, stdout] of lines) {
     if (command === undefined && message === needs(0)) continue; // a Node 22 machine: the command runs (the test below)
     const ran = spawnSync(node.path, args, { cwd: ROOT, env: childEnv(), encoding: 'utf8', timeout: 20_000 });
     t.equal(ran.status, 2, `${what}: exit 2`);
     t.equal(ran.stderr, message, `${what}: one line naming the Node it needs`);
-    t.equal(ran.stdout, '', `${what}: nothing else`);
+    t.equal(ran.stdout, stdout, `${what}: nothing else`);
   }
 
   // The same files on this Node (the one the tests run on) pass the check.
@@ -120,6 +125,80 @@ t.test("started by the machine's older Node, the command and the server exit 2 w
   t.equal(help.status, 0, `--help exits 0 on ${process.version}${help.status === 0 ? '' : `:\n${help.stderr}`}`);
   t.match(help.stdout, /agent-test-gateway run <suite\.yaml>…/);
 });
+
+/**
+ * The reports `run` and `compare` were asked for, written on a Node too old for the command, read back: the
+ * JUnit's one <error> per suite, the HTML's "could not run" section, the JSON's error, each with `message`.
+ */
+async function notRunReports(t: Test, dir: string, files: string[], message: string) {
+  const junit = readFileSync(join(dir, 'reports', 'agents.xml'), 'utf8');
+  const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', isArray: (name) => name === 'testsuite' }).parse(junit);
+  t.equal(XMLValidator.validate(junit), true, 'the JUnit is well-formed');
+  t.same(
+    (parsed.testsuites.testsuite as Json[]).map((suite) => [
+      suite.name,
+      suite.errors,
+      suite.testcase.error.type,
+      suite.testcase.error.message,
+    ]),
+    files.map((file) => [basename(file, '.yaml'), '1', 'node_too_old', `Not run: ${message}`]),
+    'the JUnit: an <error> per suite, saying what to do',
+  );
+  const page = readFileSync(join(dir, 'reports', 'agents.html'), 'utf8');
+  t.match(page, /<title>✗ could not run/, 'the HTML report: could not run');
+  t.ok(page.includes(escapeHtml(`Not run: ${message}`)), 'the HTML says what to do');
+  t.match(page, /node_too_old/);
+  t.match(
+    JSON.parse(readFileSync(join(dir, 'reports', 'agents.json'), 'utf8')),
+    files.map((file) => ({ name: basename(file, '.yaml'), file, error: { error: 'node_too_old', message: `Not run: ${message}` } })),
+    'the JSON: the error in each suite’s place',
+  );
+}
+
+const noNodeTooOldForTheCommand =
+  noOldNode || (majorOf(old!.version) < CLI_NODE_MAJOR_NEEDED ? false : `the machine's ${old!.version} runs the command`);
+
+t.test(
+  "on the machine's older Node, run and compare still write the reports they were asked for",
+  { skip: noNodeTooOldForTheCommand },
+  async (t) => {
+    buildIfStale(t);
+    const node = old!;
+    const reports = ['--junit', 'reports/agents.xml', '--html', 'reports/agents.html', '--json', 'reports/agents.json'];
+    const files = ['suites/a.yaml', 'suites/b.yaml'];
+
+    // In this checkout: the line names the launcher.
+    const suites = { 'a.yaml': 'agent: coach\n', 'b.yaml': 'agent: coach\n' };
+    const root = t.testdir({
+      checkout: { suites },
+      project: { suites: { ...suites } },
+      app: { 'package.json': readFileSync(join(ROOT, 'package.json'), 'utf8') },
+    });
+    const [here, project, app] = ['checkout', 'project', 'app'].map((dir) => join(root, dir)) as [string, string, string];
+    const bin = join(ROOT, PACKAGE.bin['agent-test-gateway']!);
+    const needs = `agent-test-gateway needs Node.js ${CLI_NODE_MAJOR_NEEDED} or newer; this is Node.js ${node.version}.`;
+    const checkout = `${needs}${CHECKOUT_HINT}`;
+    const ran = spawnSync(node.path, [bin, 'run', ...files, ...reports], { cwd: here, env: childEnv(), encoding: 'utf8', timeout: 20_000 });
+    t.equal(ran.status, 2, 'exit 2');
+    t.equal(ran.stdout, '✗ could not run any of 2 suites: node_too_old\n', 'the last line: could not run, and why');
+    t.match(ran.stderr, `${checkout}\n`, 'the line saying what to do');
+    await notRunReports(t, here, files, checkout);
+
+    // Installed (no scripts/ beside dist/, as in node_modules or the image): the line says what to do in CI.
+    for (const dir of ['dist', 'public']) cpSync(join(ROOT, dir), join(app, dir), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'));
+    const installed = `${needs}${INSTALLED_HINT}`;
+    const compare = spawnSync(
+      node.path,
+      [join(app, 'dist', 'entrypoint.js'), 'compare', ...files, '--baseline', 'coach', '--candidate', 'coach.3', ...reports],
+      { cwd: project, env: childEnv(), encoding: 'utf8', timeout: 20_000 },
+    );
+    t.equal(compare.status, 2, 'compare: exit 2');
+    t.equal(compare.stdout, '✗ could not compare any of 2 suites (coach → coach.3): node_too_old\n');
+    t.match(compare.stderr, `${installed}\n`, 'what to do: a newer Node, or the image');
+    await notRunReports(t, project, files, installed);
+  },
+);
 
 const noCachedNode =
   noOldNode || (existsSync(CACHED_NODE) ? false : `no Node ${NODE_MAJOR_NEEDED} in node_modules/.cache yet (not fetched here)`);

@@ -167,6 +167,13 @@ t.test('from the project: npx agent-test-gateway --help, run and chat', async (t
   t.same(s.engine.record.connections.at(-1)?.frames, ['#intro', 'Where is my order?']);
 });
 
+/** The words of a documented command line (`pattern`'s group): split at spaces, single quotes keeping a pattern whole. */
+function containerStepArgs(doc: string, pattern: RegExp): string[] {
+  const found = pattern.exec(doc)?.[1];
+  if (found === undefined) throw new Error(`docs/ci.md has no line matching ${pattern}`);
+  return [...found.trim().matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+}
+
 /** ENTRYPOINT followed by CMD, as the runtime stage of the Dockerfile declares them. */
 async function imageCommand(): Promise<{ entrypoint: string[]; cmd: string[] }> {
   const lines = (await readFile(join(ROOT, 'Dockerfile'), 'utf8')).split('\n');
@@ -188,9 +195,11 @@ t.test("the image's command line: serves by default, runs the CLI when given its
   const hasTini = tini !== undefined;
   // Without tini here the command runs under node directly, and the run under tini is the skip.
   if (!hasTini) t.test('the command line under tini, as in the image', needs('tini', t), () => {});
-  const line = (args: string[]) => (hasTini ? [tini, ...entrypoint.slice(1), ...args] : [...entrypoint.slice(2), ...args]);
   // /app in the image: package.json, dist, openapi.yaml, public, and node_modules beside (here, above) them.
   const app = installed;
+  const atApp = (word: string) => (word.startsWith('/app/') ? join(app, word.slice('/app/'.length)) : word);
+  const line = (args: string[]) =>
+    (hasTini ? [tini, ...entrypoint.slice(1), ...args] : [...entrypoint.slice(2), ...args]).map((word) => atApp(word));
   // The examples' simulated users and judges need a model: the stack's model simulator.
   const s = await startStack(t, { model: true });
   const port = await freePort();
@@ -245,6 +254,26 @@ t.test("the image's command line: serves by default, runs the CLI when given its
   const help = await image(['--help']);
   t.equal(help.code, 0, ...exited0("the image's --help", help));
   t.match(help.stdout, /agent-test-gateway serve/);
+
+  // docs/ci.md's container steps, as written there, from a checkout that is not /app: GitHub Actions' `docker run -w
+  // "$PWD"` (the ENTRYPOINT with the step's arguments), GitLab's job in the image (its script's node /app/dist/entrypoint.js).
+  const ci = await readFile(join(ROOT, 'docs', 'ci.md'), 'utf8');
+  const checkout = join(work, 'checkout');
+  await cp(join(ROOT, 'examples'), join(checkout, 'tests', 'agents'), { recursive: true });
+  const steps: Array<[string, string[]]> = [
+    ['GitHub Actions', line(containerStepArgs(ci, /registry\.example\.com\/agent-test-gateway:[\d.]+\n\s+(run .*)\n/))],
+    ['GitLab CI', containerStepArgs(ci, /\n\s+- (node \/app\/dist\/entrypoint\.js run .*)\n/)],
+  ];
+  for (const [what, words] of steps) {
+    await rm(join(checkout, 'reports'), { recursive: true, force: true });
+    const [command, ...rest] = words.map(atApp);
+    const step = await runToEnd(command!, rest, checkout, { ...env, AGENT_TEST_GATEWAY_URL: gateway });
+    t.equal(step.code, 0, ...exited0(`${what}: ${words.join(' ')}`, step));
+    const junit = words[words.indexOf('--junit') + 1]!;
+    t.match(await readFile(join(checkout, junit), 'utf8'), /<testsuites [^>]*failures="0"/, `${what}: ${junit} written in the checkout`);
+    t.ok(existsSync(join(checkout, words[words.indexOf('--html') + 1]!)), `${what}: the HTML report too`);
+    t.match(step.stdout, `✓ ${examples} of ${examples} suites passed`, `${what}: the pattern expanded in the checkout`);
+  }
 
   server.kill('SIGTERM');
   t.equal(await stopped, 0, 'SIGTERM drains and exits 0');

@@ -22,7 +22,12 @@ t.test('identical revisions: unchanged, with the drop the attempts could have ca
     conversations: [chance('ninety', 'sim:chance:0.9'), chance('seventy', 'sim:chance:0.7')],
   });
   t.equal(report.regressed, false);
-  t.same(report.totals, { conversations: 2, regressed: 0, fixed: 0, unchanged: 2, error: 0 });
+  t.match(report.totals, { conversations: 2, regressed: 0, fixed: 0, unchanged: 2, error: 0 });
+  t.equal(
+    report.totals.fails_on_both_sides,
+    report.conversations.filter((c) => !c.baseline.passed && !c.candidate.passed).length,
+    'under pass_rate 1, a conversation with a failed attempt on each side fails on both sides',
+  );
   for (const c of report.conversations) {
     t.equal(c.verdict, 'unchanged', c.statistics.summary);
     t.match(c.statistics.summary, /^no difference found/);

@@ -7,6 +7,7 @@
 
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
+import { comparisonReportHtml } from '../src/suites/report/html/render.js';
 import { junitXml } from '../src/suites/report/junit.js';
 import { renderComparison, renderReport } from '../src/suites/report/text.js';
 import type { Json } from './support/http.js';
@@ -29,7 +30,7 @@ const linesAfter = (text: string, head: RegExp, n: number): string[] => {
 
 t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and sessions', async (t) => {
   const report = await comparisonFixture(PLANS);
-  t.match(report.totals, { regressed: 1, fixed: 1, unchanged: 2, error: 1 }, 'the gate decided as planned');
+  t.match(report.totals, { regressed: 1, fixed: 1, unchanged: 2, error: 1, fails_on_both_sides: 1 }, 'the gate decided as planned');
   const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
   const text = renderComparison(report, 'gate');
 
@@ -51,14 +52,22 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   t.match(byName['order status']!.statistics.summary, /^the candidate passes 100 points less often \(95 % interval −100 to −\d+\); p = /);
   t.match(linesAfter(text, /✓ refund · fixed/, 1)[0], /^the candidate passes 100 points more often/);
   t.match(
-    linesAfter(text, /✓ size help · unchanged/, 3),
+    linesAfter(text, /! size help · unchanged · fails on both sides · baseline flaky 6\/8 · candidate flaky 6\/8/, 5),
     [
       /^no difference found: the candidate passed 6 of 8 against 6 of 8 .*: the gate as designed, this early stop included, catches/,
       'baseline 6/8 (95 % 0.41–0.93) · candidate 6/8 (95 % 0.41–0.93) · ' +
         '8 rounds, stopped: no verdict within reach of the budget · 16 of 40 sessions',
       'pass^k, k = 1…8: baseline 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00 · candidate 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00',
+      'fails on both sides — not a regression, but neither revision meets its pass_rate: baseline flaky 6/8, candidate flaky 6/8',
+      'fails alike: tool lookup_order at turn 1 — baseline 6/8 (tools called: none), candidate 6/8 (tools called: none)',
     ],
-    'an unchanged conversation stopped as futile',
+    'an unchanged conversation stopped as futile, failing on both sides (4 of 5 under pass_rate 1): marked !, with what fails alike',
+  );
+  t.equal(byName['size help']!.fails_on_both_sides, true);
+  t.same(
+    report.conversations.filter((c) => c.fails_on_both_sides).map((c) => c.name),
+    ['size help'],
+    'a regression, a fix, a pass on both sides and a conversation not compared are not "fails on both sides"',
   );
   const greeting = byName.greeting!;
   t.match(
@@ -85,7 +94,7 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   t.match(
     text,
     new RegExp(
-      `\\n  ✗ REGRESSED · 1 regressed, 1 fixed, 2 unchanged, 1 could not compare · ` +
+      `\\n  ✗ REGRESSED · 1 regressed, 1 fixed, 2 unchanged, 1 could not compare · 1 fails on both sides · ` +
         `${report.sessions.spent} of ${report.sessions.budget} sessions spent · `,
     ),
     'the total says the sessions spent of the budget',
@@ -144,7 +153,17 @@ t.test('JUnit: each comparison case carries the sentence and the intervals', asy
 
   t.notOk(caseOf('refund').failure, 'a fix is no failure');
   t.match(caseOf('refund')['system-out'], /^fixed: the candidate passes 100 points more often/);
-  t.match(caseOf('size help')['system-out'], /^unchanged: no difference found: .*\nbaseline 6\/8 \(95 % 0\.41–0\.93\)/);
+  t.match(
+    caseOf('size help')['system-out'],
+    /^fails on both sides — not a regression, but neither revision meets its pass_rate: baseline flaky 6\/8, candidate flaky 6\/8\n/,
+    'failing on both sides: passing, and said first',
+  );
+  t.match(caseOf('size help')['system-out'], /\nunchanged: no difference found: .*\nbaseline 6\/8 \(95 % 0\.41–0\.93\)/);
+  t.match(
+    caseOf('size help')['system-out'],
+    /\nfails alike: tool lookup_order at turn 1 — baseline 6\/8 \(tools called: none\), candidate 6\/8/,
+  );
+  t.notOk(caseOf('size help').failure ?? caseOf('size help').error, 'no failure: the gate lets it pass');
   const error = caseOf('nothing judged');
   t.equal(error.error.type, 'not_compared');
   t.match(
@@ -152,16 +171,37 @@ t.test('JUnit: each comparison case carries the sentence and the intervals', asy
     /^error: cannot be compared: the baseline has no attempt that could be judged\nbaseline 0\/0 \(no judged attempt\)/,
   );
   t.same(
-    cases.filter((c) => c.name.endsWith(' / compared with agent:coach') && c.failure).map((c) => c.name),
-    ['order status / compared with agent:coach'],
-    'one comparison failure: the regression',
+    cases.map((c) => c.name),
+    PLANS.map((p) => `${p.name} / compared with agent:coach`),
+    "one testcase per conversation: the candidate's own turns are not cases of a comparison",
   );
+  t.same(
+    cases.filter((c) => c.failure).map((c) => c.name),
+    ['order status / compared with agent:coach'],
+    'one failure: the regression, though the candidate failed attempts of three conversations',
+  );
+  t.match(suite, { tests: '5', failures: '1', errors: '1', skipped: '0' }, 'the counts follow the verdicts');
 
   const properties = Object.fromEntries((suite.properties.property as Json[]).map((p) => [p.name, p.value]));
   t.match(properties, {
     baseline: 'agent:coach',
     confidence: '0.95',
+    fails_on_both_sides: '1',
     sessions_spent: String(report.sessions.spent),
     sessions_budget: String(report.sessions.budget),
   });
+});
+
+t.test('the comparison as HTML, read without a browser: a conversation failing on both sides marked and counted', async (t) => {
+  const report = await comparisonFixture(PLANS);
+  const page = comparisonReportHtml(report);
+  const sizeHelp = page.slice(page.indexOf('id="cmp-2"'), page.indexOf('id="cmp-3"'));
+  t.match(sizeHelp, /<span class="badge unchanged">unchanged<\/span> <span class="badge both-fail">fails on both sides<\/span>/);
+  t.match(sizeHelp, /Fails on both sides: not a regression, but neither revision meets its pass_rate — 1 check failing alike/);
+  t.match(sizeHelp, /6\/8 passed/, 'what fails alike, with its tallies');
+  t.equal(page.split('class="badge both-fail"').length - 1, 2, 'in the overview and in its section, nowhere else');
+  t.match(page, /<dt>Fails on both sides<\/dt>\s*<dd><b>1 conversation<\/b>/, 'counted in the summary');
+  t.match(page, /unchanged, both fail<\/text>/, 'and in the plot');
+  const passing = comparisonReportHtml(await comparisonFixture([PLANS[0]!, PLANS[1]!]));
+  t.notMatch(passing, /both-fail"|Fails on both sides/, 'not said where nothing fails on both sides');
 });

@@ -468,6 +468,8 @@ export type components = {
         fixed: number;
         unchanged: number;
         error: number;
+        /** @description Conversations counted as `unchanged` or `fixed` that fail on both sides (`fails_on_both_sides`). */
+        fails_on_both_sides: number;
       };
       /** @description Turn latency of each side over all its turns. */
       latency: {
@@ -547,6 +549,11 @@ export type components = {
        * @enum {string}
        */
       verdict: 'regressed' | 'fixed' | 'unchanged' | 'error';
+      /**
+       * @description Neither side met its pass rate, and the verdict is `unchanged` or `fixed`: not a regression (the gate lets it
+       *     pass), but the conversation fails on the baseline too.
+       */
+      fails_on_both_sides: boolean;
       statistics: components['schemas']['ComparisonStatistics'];
       baseline: components['schemas']['ComparedSide'];
       candidate: components['schemas']['ComparedSide'];

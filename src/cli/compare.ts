@@ -45,7 +45,8 @@ export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseli
                     (default: the suites' own; else sequential, 5 to 20)
   --concurrency N   conversations at once, both sides together (1-50, default 10), over the suites'
                     own concurrency
-  --junit FILE      also write JUnit XML to FILE: a regression is a <failure>
+  --junit FILE      also write JUnit XML to FILE: a testcase per conversation, a <failure> when it
+                    regressed
   --html FILE       also write one self-contained HTML report to FILE, both sides next to each other
   --json FILE       also write the full comparison reports to FILE (a JSON array, one per suite)
   --detach          start each comparison and print its id, without following it
@@ -108,6 +109,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   if (!(await writeReports('compare', options, io, entries, comparisonReportHtml))) outcomes.push('broken');
   if (interrupted) return cancelledExit(io, 'comparison');
   const regressed = reports.reduce((n, r) => n + r.totals.regressed, 0);
+  const bothFail = reports.reduce((n, r) => n + r.totals.fails_on_both_sides, 0);
   const status = exitStatus(outcomes);
   if (reports.every((r) => r.totals.error === r.totals.conversations)) {
     io.stdout(couldNotLine('compare', entries, against));
@@ -115,7 +117,8 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   }
   io.stdout(
     `${status === 0 ? PASS : FAIL} ${regressed} conversation${regressed === 1 ? '' : 's'} regressed in ${reports.length} of ` +
-      `${ready.suites.length} suite${ready.suites.length === 1 ? '' : 's'} compared (${baseline.key} → ${candidate.key})\n`,
+      `${ready.suites.length} suite${ready.suites.length === 1 ? '' : 's'} compared (${baseline.key} → ${candidate.key})` +
+      `${bothFail > 0 ? `; ${bothFail} fail${bothFail === 1 ? 's' : ''} on both sides` : ''}\n`,
   );
   return status;
 }

@@ -1,4 +1,6 @@
-import { glob, stat } from 'node:fs/promises';
+// A namespace import: `glob` (Node ≥ 22) is looked up when a pattern is expanded, so that this module, and the
+// report writers that import it, still load on an older Node to say it is too old (src/cli/old-node.ts).
+import * as fs from 'node:fs/promises';
 
 const GLOB = /[*?[{]/;
 
@@ -16,14 +18,14 @@ export async function expandSuitePatterns(args: string[]): Promise<string[]> {
       continue;
     }
     const matches: string[] = [];
-    for await (const match of glob(arg)) matches.push(match);
+    for await (const match of fs.glob(arg)) matches.push(match);
     files.push(...(matches.length > 0 ? matches.sort() : [arg]));
   }
   return files;
 }
 
 const exists = (path: string): Promise<boolean> =>
-  stat(path).then(
+  fs.stat(path).then(
     () => true,
     () => false,
   );

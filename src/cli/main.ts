@@ -7,9 +7,23 @@
  * The Node.js check comes first (Node 22 for the command, 24 for `serve`); the commands are imported
  * only after it (src/node-version.ts).
  */
-import { CLI_NODE_MAJOR_NEEDED, NODE_MAJOR_NEEDED, requireNode } from '../node-version.js';
+import { CLI_NODE_MAJOR_NEEDED, NODE_MAJOR_NEEDED, nodeProblem, requireNode } from '../node-version.js';
 
-requireNode(CLI_NODE_MAJOR_NEEDED);
+/**
+ * On a Node older than the command needs: the line saying so and what to do, and for `run` and
+ * `compare` every report asked for (--junit, --html, --json) as not run, so that CI's report step
+ * finds them; where even those writers do not load, the line alone. Exit 2.
+ */
+async function refuseOldNode(command: string | undefined, args: string[], problem: string): Promise<number> {
+  process.stderr.write(`${problem}\n`);
+  if (command !== 'run' && command !== 'compare') return 2;
+  try {
+    await (await import('./old-node.js')).writeReportsNotRun(command, args, problem);
+  } catch {
+    // A Node too old to load the report writers: the line above is all it can say.
+  }
+  return 2;
+}
 
 const USAGE = `usage:
   agent-test-gateway chat <agent> [--gateway URL] [--device-ref REF] [--locale TAG] [--session ID]
@@ -34,8 +48,10 @@ or http://127.0.0.1:8080.
 `;
 
 const [command, ...args] = process.argv.slice(2);
+const tooOld = nodeProblem(CLI_NODE_MAJOR_NEEDED);
 let code: number | undefined;
-if (command === 'chat') code = await (await import('./chat.js')).main(args);
+if (tooOld !== undefined) code = await refuseOldNode(command, args, tooOld);
+else if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
 else if (command === 'follow' || command === 'cancel') code = await (await import('./runs.js')).main(command, args);

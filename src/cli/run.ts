@@ -133,9 +133,26 @@ export function couldNotLine(verb: 'run' | 'compare', entries: Array<Entry<unkno
 }
 
 /**
+ * Every report asked for, each suite file as not run for the reason `errorOf` gives (CI's report
+ * step then finds its files, and no report looks green), and the last line saying so: exit 2.
+ */
+export async function writeNotRun<R>(
+  command: 'run' | 'compare',
+  options: SuiteOptions,
+  io: Io,
+  htmlOf: (...reports: Array<R | NotRunSuite>) => string,
+  against: string | undefined,
+  errorOf: (file: string) => { error: string; message: string },
+): Promise<number> {
+  const entries = options.files.map((file) => notRunEntry<R>({ name: basename(file, extname(file)), file }, errorOf(file), against));
+  await writeReports(command, options, io, entries, htmlOf);
+  io.stdout(couldNotLine(command, entries, against));
+  return 2;
+}
+
+/**
  * The token and every suite, read before anything runs; when either is missing or wrong, says so
- * and still writes every report asked for, each file as not run (CI's report step then finds its
- * files, and no report looks green).
+ * and still writes every report asked for, each file as not run.
  */
 export async function suitesOrExit<R>(
   command: 'run' | 'compare',
@@ -145,12 +162,8 @@ export async function suitesOrExit<R>(
   htmlOf: (...reports: Array<R | NotRunSuite>) => string,
   against: string | undefined,
 ): Promise<{ token: string; suites: PreparedSuite[] } | number> {
-  const notRun = async (errorOf: (file: string) => { error: string; message: string }): Promise<number> => {
-    const entries = options.files.map((file) => notRunEntry<R>({ name: basename(file, extname(file)), file }, errorOf(file), against));
-    await writeReports(command, options, io, entries, htmlOf);
-    io.stdout(couldNotLine(command, entries, against));
-    return 2;
-  };
+  const notRun = (errorOf: (file: string) => { error: string; message: string }): Promise<number> =>
+    writeNotRun(command, options, io, htmlOf, against, errorOf);
   const token = tokenFrom(io.env);
   if (!token) {
     io.stderr(`agent-test-gateway ${command}: ${MISSING_TOKEN}\n`);

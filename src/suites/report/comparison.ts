@@ -138,8 +138,8 @@ function tallies(attempts: AttemptReport[]): Map<string, Tallied> {
 const shareOf = (t: Tally): number | null => (t.evaluated === 0 ? null : t.passed / t.evaluated);
 const noTally = (): Tally => ({ passed: 0, evaluated: 0, evidence: null });
 
-/** The expectations and criteria whose share of passing attempts differs between the sides, in the suite's order. */
-function differencesOf(baseline: AttemptReport[], candidate: AttemptReport[]): Difference[] {
+/** Each expectation and criterion of either side with both sides' tallies, in the suite's order, kept where `keep` says. */
+function pairedTallies(baseline: AttemptReport[], candidate: AttemptReport[], keep: (left: Tally, right: Tally) => boolean): Difference[] {
   const b = tallies(baseline);
   const c = tallies(candidate);
   const keys = [...new Set([...b.keys(), ...c.keys()])];
@@ -147,10 +147,26 @@ function differencesOf(baseline: AttemptReport[], candidate: AttemptReport[]): D
     const outcome = (b.get(key) ?? c.get(key))!.outcome;
     const left = b.get(key)?.tally ?? noTally();
     const right = c.get(key)?.tally ?? noTally();
-    if (shareOf(left) === shareOf(right)) return [];
+    if (!keep(left, right)) return [];
     return [
       { kind: outcome.kind, turn: outcome.turn, name: outcome.name, description: outcome.description, baseline: left, candidate: right },
     ];
+  });
+}
+
+/** The expectations and criteria whose share of passing attempts differs between the sides, in the suite's order. */
+const differencesOf = (baseline: AttemptReport[], candidate: AttemptReport[]): Difference[] =>
+  pairedTallies(baseline, candidate, (left, right) => shareOf(left) !== shareOf(right));
+
+/**
+ * What a conversation that fails on both sides fails on alike: the expectations and criteria that fail in the same
+ * share of attempts on each side (those whose share differs are its `differences`). Read from the report's runs.
+ */
+export function failingAlike(report: Pick<ComparisonReport, 'runs'>, c: Pick<ConversationComparison, 'index'>): Difference[] {
+  const attemptsOf = (side: Side) => report.runs[side].conversations.find((conv) => conv.index === c.index)?.attempts ?? [];
+  return pairedTallies(attemptsOf('baseline'), attemptsOf('candidate'), (left, right) => {
+    const share = shareOf(left);
+    return share !== null && share < 1 && share === shareOf(right);
   });
 }
 
@@ -194,6 +210,8 @@ function compareConversation(
     name: baseline.name,
     index: baseline.index,
     verdict: decided.verdict,
+    // Neither side met its pass rate: the gate lets it pass (not a regression), and the report says it fails on both.
+    fails_on_both_sides: (decided.verdict === 'unchanged' || decided.verdict === 'fixed') && !baseline.passed && !candidate.passed,
     statistics: {
       summary: describeVerdict(decided, conversations),
       difference: decided.difference,
@@ -214,8 +232,18 @@ function compareConversation(
 }
 
 function totalsOfComparison(conversations: ConversationComparison[]): ComparisonTotals {
-  const totals: ComparisonTotals = { conversations: conversations.length, regressed: 0, fixed: 0, unchanged: 0, error: 0 };
-  for (const c of conversations) totals[c.verdict] += 1;
+  const totals: ComparisonTotals = {
+    conversations: conversations.length,
+    regressed: 0,
+    fixed: 0,
+    unchanged: 0,
+    error: 0,
+    fails_on_both_sides: 0,
+  };
+  for (const c of conversations) {
+    totals[c.verdict] += 1;
+    if (c.fails_on_both_sides) totals.fails_on_both_sides += 1;
+  }
   return totals;
 }
 

@@ -1,6 +1,6 @@
-import type { ComparisonReport, ConversationComparison } from './comparison.js';
+import { failingAlike, type ComparisonReport, type ConversationComparison } from './comparison.js';
 import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
-import { differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';
+import { bothSidesLine, differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';
 import { describeExpectation, lineOf } from './wording.js';
 
 /**
@@ -8,17 +8,18 @@ import { describeExpectation, lineOf } from './wording.js';
  * turn (classname = the suite, name = "conversation[ / attempt K] / turn N: line") and one per
  * criterion, a <failure> for a failed expectation or criterion, an <error> for a turn the gateway
  * could not run or an attempt that could not go on, <skipped> for a turn never sent. A comparison
- * adds, before the candidate's cases, one <testcase> per conversation ("conversation / compared
- * with the baseline"): a <failure> when it regressed, an <error> when the sides could not be
- * compared, the verdict's sentence and each side's pass rate with its interval in the detail; the
- * candidate's own cases follow as a run's do.
+ * is one <testcase> per conversation ("conversation / compared with the baseline"), following the
+ * verdict as the exit status does: a <failure> when it regressed, an <error> when the sides could
+ * not be compared, passing otherwise — a conversation failing on both sides too, said first in its
+ * <system-out> with what fails alike. The verdict's sentence and each side's pass rate with its
+ * interval are in the detail; the transcripts are in the HTML and JSON reports.
  */
 export interface JUnitSuite {
   name: string;
   file: string;
   /** the run's report (a comparison's candidate run), or why the suite did not run at all */
   report?: RunReport;
-  /** the comparison the report is the candidate's side of */
+  /** the comparison the report is the candidate's side of: its cases replace the run's */
   comparison?: ComparisonReport;
   error?: { error: string; message: string };
 }
@@ -126,14 +127,18 @@ function attemptCases(classname: string, conv: string, attempt: AttemptReport, r
 
 /**
  * A conversation's comparison: <failure> when it regressed, with what differs; <error> when the sides
- * could not be compared. The verdict's sentence (how sure, at what p-value) leads the detail.
+ * could not be compared. The verdict's sentence (how sure, at what p-value) leads the detail; a
+ * conversation failing on both sides says so first, and what fails alike follows what differs.
  */
-function comparisonCase(classname: string, c: ConversationComparison, baseline: string): Case {
-  const name = `${c.name} / compared with ${baseline}`;
+function comparisonCase(classname: string, report: ComparisonReport, c: ConversationComparison): Case {
+  const name = `${c.name} / compared with ${report.baseline.agent}`;
+  const alike = c.fails_on_both_sides ? failingAlike(report, c) : [];
   const detail = [
+    ...(c.fails_on_both_sides ? [bothSidesLine(c)] : []),
     `${c.verdict}: ${c.statistics.summary}`,
     ...statisticsLines(c),
     ...c.differences.map(differenceLine),
+    ...alike.map((d) => `fails alike: ${differenceLine(d)}`),
     ...(c.diverged_at_turn === null ? [] : [`the agent's replies diverged at turn ${c.diverged_at_turn}`]),
   ].join('\n');
   if (c.verdict === 'regressed') {
@@ -154,19 +159,18 @@ function comparisonCase(classname: string, c: ConversationComparison, baseline: 
 }
 
 function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
-  const counts: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, ms: suite.report?.duration_ms ?? 0 };
+  const { comparison } = suite;
+  const counts: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, ms: (comparison ?? suite.report)?.duration_ms ?? 0 };
   const classname = suite.name;
   let cases: Case[];
   if (suite.report === undefined) {
     const error = suite.error ?? { error: 'error', message: 'The suite did not run.' };
     cases = [{ xml: testcase(classname, 'run', 0, [errorTag(error, error.message)]), kind: 'error' }];
+  } else if (comparison !== undefined) {
+    cases = comparison.conversations.map((c) => comparisonCase(classname, comparison, c));
   } else {
     const { repeat } = suite.report;
-    const baseline = suite.comparison?.baseline.agent;
-    cases = [
-      ...(suite.comparison?.conversations.map((c) => comparisonCase(classname, c, baseline!)) ?? []),
-      ...suite.report.conversations.flatMap((conv) => conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat))),
-    ];
+    cases = suite.report.conversations.flatMap((conv) => conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat)));
   }
   counts.tests = cases.length;
   counts.failures = cases.filter((c) => c.kind === 'failure').length;
@@ -185,6 +189,7 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
                 baseline: suite.comparison.baseline.agent,
                 baseline_revision: String(suite.comparison.baseline.revision.revision),
                 confidence: String(suite.comparison.confidence),
+                fails_on_both_sides: String(suite.comparison.totals.fails_on_both_sides),
                 sessions_spent: String(suite.comparison.sessions.spent),
                 sessions_budget: String(suite.comparison.sessions.budget),
               }

@@ -1,4 +1,12 @@
-import type { ComparedRevision, ComparisonReport, ConversationComparison, Difference, Latency, SideResult } from './comparison.js';
+import {
+  failingAlike,
+  type ComparedRevision,
+  type ComparisonReport,
+  type ConversationComparison,
+  type Difference,
+  type Latency,
+  type SideResult,
+} from './comparison.js';
 import type { AttemptReport, ConversationReport, CriterionResult, ModelUsage, RunReport, TurnReport } from './run-report.js';
 import {
   attemptsModeText,
@@ -192,16 +200,29 @@ function roundsText(c: ConversationComparison): string {
   return `${rounds} round${rounds === 1 ? '' : 's'}${stopped} · ${sessions} of ${sessions_budget} sessions`;
 }
 
-function renderConversationComparison(c: ConversationComparison): string[] {
-  const mark = c.verdict === 'regressed' || c.verdict === 'error' ? FAIL : PASS;
+/** The mark of a conversation that fails on both sides: not the gate's ✗ (it does not block), not a ✓. */
+const BOTH_FAIL = '!';
+
+/** `fails on both sides — not a regression, but neither revision meets its pass_rate: baseline failed 0/5, candidate failed 0/5` */
+export const bothSidesLine = (c: ConversationComparison): string =>
+  `fails on both sides — not a regression, but neither revision meets its pass_rate: ` +
+  `baseline ${sideText(c.baseline)}, candidate ${sideText(c.candidate)}`;
+
+function renderConversationComparison(report: ComparisonReport, c: ConversationComparison): string[] {
+  const mark = c.verdict === 'regressed' || c.verdict === 'error' ? FAIL : c.fails_on_both_sides ? BOTH_FAIL : PASS;
   const verdict = c.verdict === 'regressed' ? 'REGRESSED' : c.verdict === 'error' ? 'could not compare' : c.verdict;
   const out = [
-    `  ${mark} ${c.name} · ${verdict} · baseline ${sideText(c.baseline)} · candidate ${sideText(c.candidate)}` +
+    `  ${mark} ${c.name} · ${verdict}${c.fails_on_both_sides ? ' · fails on both sides' : ''} · ` +
+      `baseline ${sideText(c.baseline)} · candidate ${sideText(c.candidate)}` +
       `${c.diverged_at_turn === null ? '' : ` · replies diverged at turn ${c.diverged_at_turn}`}`,
   ];
   out.push(`      ${c.statistics.summary}`);
   for (const line of statisticsLines(c)) out.push(`      ${line}`);
   for (const d of c.differences) out.push(`      ${differenceLine(d)}`);
+  if (c.fails_on_both_sides) {
+    out.push(`      ${bothSidesLine(c)}`);
+    for (const d of failingAlike(report, c)) out.push(`      fails alike: ${differenceLine(d)}`);
+  }
   out.push(`      latency: baseline ${latencyText(c.baseline.latency)} · candidate ${latencyText(c.candidate.latency)}`);
   return out;
 }
@@ -212,13 +233,14 @@ export function renderComparison(report: ComparisonReport, title: string): strin
     `${title} — ${revisionText(report.baseline)} → ${revisionText(report.candidate)} · seed ${report.seed} · ` +
       `${confidenceText(report.confidence)} · ${attemptsModeText(report.attempts)}`,
   ];
-  for (const c of report.conversations) out.push(...renderConversationComparison(c));
-  const { regressed, fixed, unchanged, error } = report.totals;
+  for (const c of report.conversations) out.push(...renderConversationComparison(report, c));
+  const { regressed, fixed, unchanged, error, fails_on_both_sides: bothFail } = report.totals;
   const usage = report.model_usage.total.calls > 0 ? ` · ${usageText(report.model_usage.total)}` : '';
   const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
   out.push(
     `  ${report.regressed ? `${FAIL} REGRESSED` : `${PASS} no regression`} · ${regressed} regressed, ${fixed} fixed, ` +
       `${unchanged} unchanged${error > 0 ? `, ${error} could not compare` : ''} · ` +
+      `${bothFail > 0 ? `${bothFail} ${bothFail === 1 ? 'fails' : 'fail'} on both sides · ` : ''}` +
       `${report.sessions.spent} of ${report.sessions.budget} sessions spent${usage} · ${took}`,
   );
   return `${out.join('\n')}\n`;

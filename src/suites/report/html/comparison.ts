@@ -1,5 +1,14 @@
 import { formatP } from '../../../stats/index.js';
-import type { ComparisonReport, ConversationComparison, Difference, RateInterval, Side, SideResult, Tally } from '../comparison.js';
+import {
+  failingAlike,
+  type ComparisonReport,
+  type ConversationComparison,
+  type Difference,
+  type RateInterval,
+  type Side,
+  type SideResult,
+  type Tally,
+} from '../comparison.js';
 import { attemptsModeText, confidenceText, fraction, STOP_WORDS } from '../wording.js';
 import { duration, html, join, plural, usage, type Fragment, type Html } from './kit.js';
 import { passRatePlot } from './plot.js';
@@ -96,6 +105,15 @@ function comparisonSummary(report: ComparisonReport): Html {
     <dl class="facts">
       ${fact('Seed · prompt version', html`<code>${report.seed}</code> · <code>${report.prompt_version}</code>`)}
       ${fact('Attempts', html`${attemptsModeText(report.attempts)} <span class="sep">·</span> ${confidenceText(report.confidence)}`)}
+      ${
+        t.fails_on_both_sides === 0
+          ? ''
+          : fact(
+              'Fails on both sides',
+              html`<b>${plural(t.fails_on_both_sides, 'conversation')}</b>
+                <span class="muted">not a regression, but neither revision meets its pass rate</span>`,
+            )
+      }
       ${fact('Sessions', html`${report.sessions.spent} of ${report.sessions.budget} spent`)}
       ${fact('Model usage, both sides', usage(report.model_usage.total))}
       ${report.runs.candidate.memory === null ? '' : fact('Memory', memoryText(report.runs.candidate.memory), true)}
@@ -122,11 +140,17 @@ const sideCell = (s: SideResult): Html => html`${badge(s.status, conversationLab
 
 const differsLine = (d: Difference): Html => html`<div>${d.description}</div>`;
 
+/** The verdict's badge, and beside it whether the conversation fails on both sides (which the gate lets pass). */
+const verdictBadges = (c: ConversationComparison): Html =>
+  html`${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}${
+    c.fails_on_both_sides ? html` ${badge('both-fail', 'fails on both sides')}` : ''
+  }`;
+
 function comparisonOverview(report: ComparisonReport, key: string): Html {
   const rows = report.conversations.map(
     (c) =>
       html`<tr>
-        <td>${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}</td>
+        <td>${verdictBadges(c)}</td>
         <td><a href="${`#${convId(`${key}cmp`, c.index)}`}">${c.name}</a></td>
         <td>${sideCell(c.baseline)}</td>
         <td>${sideCell(c.candidate)}</td>
@@ -148,9 +172,9 @@ function tallyCell(mine: Tally, theirs: Tally): Html {
   </td>`;
 }
 
-function differencesTable(c: ConversationComparison): Html {
-  if (c.differences.length === 0) return html``;
-  const worse = c.differences.some((d) => (share(d.candidate) ?? 0) < (share(d.baseline) ?? 0));
+/** The checks that came out differently, or (`alike`) those that fail alike on both sides, in a table of both sides' tallies. */
+function checksTable(rows: Difference[], caption: string, worse: boolean): Html {
+  if (rows.length === 0) return html``;
   const row = (d: Difference) =>
     html`<tr>
       <td class="num">${d.turn === null ? 'conversation' : `turn ${d.turn}`}</td>
@@ -161,7 +185,7 @@ function differencesTable(c: ConversationComparison): Html {
       ${tallyCell(d.baseline, d.candidate)}${tallyCell(d.candidate, d.baseline)}
     </tr>`;
   return html`<div class="${worse ? 'diffs diff' : 'diffs diff good'}">
-    <div class="cap">${plural(c.differences.length, 'expectation or criterion', 'expectations or criteria')} came out differently</div>
+    <div class="cap">${caption}</div>
     <table>
       <thead>
         <tr>
@@ -172,10 +196,26 @@ function differencesTable(c: ConversationComparison): Html {
         </tr>
       </thead>
       <tbody>
-        ${c.differences.map(row)}
+        ${rows.map(row)}
       </tbody>
     </table>
   </div>`;
+}
+
+const differencesTable = (c: ConversationComparison): Html =>
+  checksTable(
+    c.differences,
+    `${plural(c.differences.length, 'expectation or criterion', 'expectations or criteria')} came out differently`,
+    c.differences.some((d) => (share(d.candidate) ?? 0) < (share(d.baseline) ?? 0)),
+  );
+
+/** A conversation failing on both sides: what fails alike, which the differences leave out. */
+function failingAlikeTable(report: ComparisonReport, c: ConversationComparison): Html {
+  if (!c.fails_on_both_sides) return html``;
+  const alike = failingAlike(report, c);
+  const what = alike.length === 0 ? 'see the differences above' : `${plural(alike.length, 'check')} failing alike`;
+  const caption = `Fails on both sides: not a regression, but neither revision meets its pass_rate — ${what}`;
+  return alike.length === 0 ? html`<p class="both-fail">${caption}</p>` : checksTable(alike, caption, true);
 }
 
 /** pass^k, k = 1…8: the chance that k attempts in a row all pass. */
@@ -323,10 +363,10 @@ function comparedConversation(report: ComparisonReport, c: ConversationCompariso
   ];
   return html`<details class="${`card conv ${c.verdict}`}" id="${convId(`${key}cmp`, c.index)}" ${open ? 'open' : ''}>
     <summary>
-      ${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}<span class="name">${c.name}</span>
+      ${verdictBadges(c)}<span class="name">${c.name}</span>
       <span class="stats">${stats}</span>
     </summary>
-    <div class="conv-body">${verdictStatistics(c)}${sidesStats(c)}${differencesTable(c)}${pairs}</div>
+    <div class="conv-body">${verdictStatistics(c)}${sidesStats(c)}${differencesTable(c)}${failingAlikeTable(report, c)}${pairs}</div>
   </details>`;
 }
 

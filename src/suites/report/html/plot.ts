@@ -74,7 +74,7 @@ function row(c: ConversationComparison, i: number, key: string): Html {
       ><text class="name" x="${NAME_END}" y="${top + 21}" text-anchor="end"><title>${c.name}</title>${cut(c.name)}</text></a
     >
     ${sideMarks('baseline', c.baseline, top + 11)}${sideMarks('candidate', c.candidate, top + 23)}
-    <text class="verdict" x="${VERDICT_AT}" y="${top + 21}">${VERDICT_WORD[c.verdict]}</text>
+    <text class="verdict" x="${VERDICT_AT}" y="${top + 21}">${VERDICT_WORD[c.verdict]}${c.fails_on_both_sides ? ', both fail' : ''}</text>
   </g>`;
 }
 
@@ -118,7 +118,8 @@ export function passRatePlot(report: ComparisonReport, key: string): Html {
   const label =
     `Pass rates with their 95 % intervals, baseline ${report.baseline.agent} against candidate ${report.candidate.agent}: ` +
     `${t.regressed} regressed, ${t.fixed} fixed, ${t.unchanged} unchanged` +
-    `${t.error > 0 ? `, ${t.error} could not be compared` : ''}`;
+    `${t.error > 0 ? `, ${t.error} could not be compared` : ''}` +
+    `${t.fails_on_both_sides > 0 ? `; ${t.fails_on_both_sides} failing on both sides` : ''}`;
   return html`<section class="card plot-card">
     <svg class="plot" viewBox="${`0 0 ${WIDTH} ${height}`}" role="img" aria-label="${label}">
       ${bands(report)}${axis(height)}${legend(report)}${report.conversations.map((c, i) => row(c, i, key))}
