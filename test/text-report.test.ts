@@ -50,6 +50,7 @@ const attempt = (turns: TurnReport[], over: Partial<AttemptReport> = {}): Attemp
   criteria: [],
   model_usage: noUsage,
   error: null,
+  review: null,
   notes: [],
   ...over,
 });
@@ -67,6 +68,8 @@ const conversation = (name: string, attempts: AttemptReport[]): ConversationRepo
     pass_rate_check: passRateCheck(passed, attempts.length, 1),
     attempts_passed: passed,
     attempts_total: attempts.length,
+    attempts_invalid: 0,
+    responsibility: { agent: 0, simulated_user: 0, judge: 0, unclear: 0 },
     model_usage: noUsage,
     attempts,
   };
@@ -99,7 +102,7 @@ const run = (conversations: ConversationReport[], over: Partial<RunReport> = {})
         failed: conversations.filter((c) => c.status === 'failed').length,
         error: 0,
       },
-      attempts: { total: conversations.length, passed: conversations.filter((c) => c.passed).length, failed: 0, error: 0 },
+      attempts: { total: conversations.length, passed: conversations.filter((c) => c.passed).length, failed: 0, error: 0, invalid: 0 },
       turns: {
         total: turns.length,
         passed: turns.filter((x) => x.status === 'passed').length,

@@ -17,9 +17,9 @@ const COMPARISON_NOTES = {
   usage: 'A comparison holds real engine sessions on both sides: they count towards usage like any other conversation.',
 };
 
-/** An attempt as the gate reads it: passed, failed, or left out (an error could not be judged). */
+/** An attempt as the gate reads it: passed, failed, or left out (an error could not be judged, an invalid one was spoiled). */
 const judged = (attempt: AttemptReport | undefined): boolean | null =>
-  attempt === undefined || attempt.status === 'error' ? null : attempt.status === 'passed';
+  attempt === undefined || attempt.status === 'error' || attempt.status === 'invalid' ? null : attempt.status === 'passed';
 
 /** The decision rule the suite asks for: exactly `repeat` rounds, or sequential rounds until each conversation is decided. */
 function gateOf(suite: Suite<HttpMemory>): Gate {
@@ -57,12 +57,20 @@ export async function compareSuite(sides: Record<Side, RunContext>, suite: Suite
   for (const side of SIDES) await restoreUnusedFixture(sides[side], states[side]);
   const journey = async (group: number[]) => {
     for (let round = 1; round <= gate.maxRounds && !sides.candidate.signal.aborted; round++) {
-      const open = group.filter((i) => tests[i]!.stop === null);
+      const open = group.filter((i) => tests[i]!.stop === null && SIDES.every((side) => attempts[side][i]!.length < gate.maxRounds));
       if (open.length === 0) return;
       for (const side of SIDES) {
-        for (const i of group) attempts[side][i]!.push(await runAttempt(sides[side], states[side], i, round));
+        for (const i of group) {
+          const spent = attempts[side][i]!;
+          if (spent.length >= gate.maxRounds) continue;
+          spent.push(await runAttempt(sides[side], states[side], i, spent.length + 1));
+          // Sequential: an invalid attempt (the simulated user spoiled it) is run again at once, within the side's budget.
+          while (gate.mode === 'sequential' && spent.at(-1)!.status === 'invalid' && spent.length < gate.maxRounds) {
+            spent.push(await runAttempt(sides[side], states[side], i, spent.length + 1));
+          }
+        }
       }
-      for (const i of open) tests[i]!.record(judged(attempts.baseline[i]![round - 1]), judged(attempts.candidate[i]![round - 1]));
+      for (const i of open) tests[i]!.record(judged(attempts.baseline[i]!.at(-1)), judged(attempts.candidate[i]!.at(-1)));
     }
   };
   const peak = await runUnits(

@@ -107,6 +107,8 @@ export interface Suite<M = HttpMemory> {
   passRate: number;
   /** the run's conversations at once (a comparison's, both sides together), 1–50 */
   concurrency: number;
+  /** whether failed attempts with a simulated user or criteria are reviewed (who is responsible); default true */
+  review: boolean;
   /** the suite's seed for the model; undefined: one is drawn and reported */
   seed: number | undefined;
   conversations: SuiteConversation[];

@@ -248,6 +248,7 @@ function suiteShape(form: SuiteForm) {
       .max(1, { error: 'must be at most 1' })
       .optional(),
     concurrency: concurrencyRule().optional(),
+    review: booleanSchema.optional(),
     seed: z
       .int({ error: 'must be a whole number' })
       .min(0, { error: 'must not be negative' })
@@ -320,6 +321,7 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
     confidence: raw.confidence ?? DEFAULT_CONFIDENCE,
     passRate: raw.pass_rate ?? 1,
     concurrency: raw.concurrency ?? DEFAULT_CONCURRENCY,
+    review: raw.review ?? true,
     seed: raw.seed,
     conversations: raw.conversations.map((conv, i) => conversationOf(conv, i, base)),
   };
