@@ -70,6 +70,7 @@ const conversation = (name: string, attempts: AttemptReport[]): ConversationRepo
     attempts_total: attempts.length,
     attempts_invalid: 0,
     responsibility: { agent: 0, simulated_user: 0, judge: 0, unclear: 0 },
+    criteria_splits: [],
     model_usage: noUsage,
     attempts,
   };
@@ -181,11 +182,29 @@ t.test('a simulated user’s line is marked, and a criterion shows its verdict a
   );
   t.equal(turnTitle('refund', { index: 1, line: 'hi', source: 'script' }), 'refund / turn 1: hi');
   t.equal(
-    criterionLine({ id: 'polite', text: 'The agent stays polite', verdict: 'passed', passed: true, reasoning: 'It thanked the user.' }),
+    criterionLine({
+      id: 'polite',
+      text: 'The agent stays polite',
+      verdict: 'passed',
+      passed: true,
+      reasoning: 'It thanked the user.',
+      votes: 1,
+      agreement: 1,
+      split: false,
+    }),
     '✓ polite: The agent stays polite — It thanked the user.',
   );
   t.equal(
-    criterionLine({ id: 'refund', text: 'The agent starts a refund', verdict: 'inconclusive', passed: false, reasoning: null }),
+    criterionLine({
+      id: 'refund',
+      text: 'The agent starts a refund',
+      verdict: 'inconclusive',
+      passed: false,
+      reasoning: null,
+      votes: 0,
+      agreement: 0,
+      split: false,
+    }),
     '✗ refund (inconclusive): The agent starts a refund',
   );
 });

@@ -195,6 +195,15 @@ export type components = {
       judge: number;
       unclear: number;
     };
+    CriterionSplits: {
+      id: string;
+      text: string;
+      /** @description Rulings with votes (criteria not judged left out). */
+      rulings: number;
+      split: number;
+      /** @description `split` / `rulings`; null without a ruling. */
+      split_share: number | null;
+    };
     /**
      * @description Who is responsible for a failed attempt whose conversation has a simulated user or criteria: first
      *     deterministic checks of the simulated user (it ended on its own line before `min_turns` lines or without
@@ -279,6 +288,11 @@ export type components = {
       /** @description Attempts the simulated user spoiled, left out of the pass rate and its interval and counted apart. */
       attempts_invalid: number;
       responsibility: components['schemas']['ResponsibilityCount'];
+      /**
+       * @description Per criterion judged with more than one vote (conversation and turn level, by id), over the attempts: its
+       *     rulings, how many were split and the share. A criterion the judge splits on often is worded too loosely.
+       */
+      criteria_splits: components['schemas']['CriterionSplits'][];
       model_usage: components['schemas']['ModelUsage'];
       attempts: components['schemas']['RunAttempt'][];
     };
@@ -321,7 +335,10 @@ export type components = {
       review: components['schemas']['AttemptReview'] | null;
       notes: components['schemas']['Notes'];
     };
-    /** @description A judge's ruling on one criterion; the gateway computes `passed`, and `inconclusive` fails. */
+    /**
+     * @description A judge's ruling on one criterion, the majority of its votes; the gateway computes `passed`, and `inconclusive`
+     *     fails.
+     */
     RunCriterion: {
       id: string;
       text: string;
@@ -331,6 +348,15 @@ export type components = {
       passed: boolean;
       /** @description The judge's one-sentence reasoning (its evidence); `not judged: …` when there was no ruling. */
       reasoning: string | null;
+      /** @description The judge's rulings cast (the criterion's `votes`; 0 when it was not judged). */
+      votes: number;
+      /**
+       * @description Votes for the verdict (2 of 3: `agreement` 2, `votes` 3). With no verdict above half of the votes (1 passed,
+       *     1 failed, 1 inconclusive) the ruling is `inconclusive` and this is the largest count.
+       */
+      agreement: number;
+      /** @description The votes disagree (`agreement` below `votes`). */
+      split: boolean;
     };
     /** @description One turn's transcript and its expectations. */
     RunTurn: {

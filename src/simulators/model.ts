@@ -6,8 +6,9 @@ import { uniform } from './chance.js';
 // (docs/simulated-users.md): JSON-schema answers named `simulated_user_turn`, `judge_verdict` or
 // `failure_review`, `usage` in every answer. It is a deterministic stand-in for a real model, not
 // one: the simulated user follows a fixed policy over the role-inverted history, the judge rules
-// by keywords, and the review blames the judge for an inconclusive ruling, else the agent. Faults
-// make it misbehave for tests; `spoil` makes the simulated user spoil a seeded share of attempts.
+// by keywords (a criterion about a coin by a seeded coin flip), and the review blames the judge
+// for an inconclusive ruling, else the agent. Faults make it misbehave for tests; `spoil` makes
+// the simulated user spoil a seeded share of attempts.
 
 type Message = { role: string; content: string };
 
@@ -122,12 +123,19 @@ function ruling(criterion: string, agentText: string): { verdict: string; reason
   return { verdict: 'inconclusive', reasoning: 'The stand-in judge rules only on quoted words, dates and remembering.' };
 }
 
-function judgeVerdict(messages: Message[], fault: ModelFault | undefined) {
+/** A criterion about a coin is a seeded coin flip: heads (passed) when the draw is under one half. */
+function coinFlip(draw: number): { verdict: string; reasoning: string } {
+  return draw < 0.5
+    ? { verdict: 'passed', reasoning: 'The coin came up heads.' }
+    : { verdict: 'failed', reasoning: 'The coin came up tails.' };
+}
+
+function judgeVerdict(messages: Message[], fault: ModelFault | undefined, coin: (id: string) => number) {
   const content = messages.find((m) => m.role === 'user')?.content ?? '';
   const [transcript = '', criteriaBlock = ''] = content.split('\nCriteria:\n');
   const agentText = [...transcript.matchAll(/^ {2}agent: (.*)$/gm)].map((m) => m[1]).join('\n');
   const criteria = [...criteriaBlock.matchAll(/^- ([^:]+): (.*)$/gm)].map((m) => ({ id: m[1]!, text: m[2]! }));
-  const rulings = criteria.map((c) => ({ id: c.id, ...ruling(c.text, agentText) }));
+  const rulings = criteria.map((c) => ({ id: c.id, ...(/\bcoin\b/i.test(c.text) ? coinFlip(coin(c.id)) : ruling(c.text, agentText)) }));
   if (fault === 'wrong_ids') rulings.push({ id: 'not_asked', verdict: 'passed', reasoning: 'An id nobody asked about.' });
   if (fault === 'missing_criterion') rulings.pop();
   return { criteria: rulings };
@@ -155,6 +163,14 @@ export async function startModelSimulator(opts: { host?: string; port?: number }
   const sim: ModelSimulator = { url: '', requests: [], faults: {}, spoil: undefined, close: async () => undefined };
   const hanging = new Set<() => void>();
   let conversations = 0;
+  /** Coin flips drawn so far per seed and criterion: the k-th ruling with a seed draws the k-th number. */
+  const flips = new Map<string, number>();
+  const coin = (seed: number) => (id: string) => {
+    const stream = `${seed}:coin:${id}`;
+    const k = (flips.get(stream) ?? 0) + 1;
+    flips.set(stream, k);
+    return uniform(`${stream}:${k}`);
+  };
   /** Whether this simulated user spoils its conversation: decided at its first line, kept after. */
   const spoils = (messages: Message[], seed: number): boolean => {
     const mine = messages.filter((m) => m.role === 'assistant').map((m) => m.content);
@@ -188,7 +204,7 @@ export async function startModelSimulator(opts: { host?: string; port?: number }
     }
     const answer =
       schema === 'judge_verdict'
-        ? judgeVerdict(messages, fault)
+        ? judgeVerdict(messages, fault, coin(body.seed ?? 0))
         : schema === 'failure_review'
           ? review(messages, fault)
           : spoils(messages, body.seed ?? 0)

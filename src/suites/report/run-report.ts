@@ -24,6 +24,7 @@ export type AttemptReport = Schemas['RunAttempt'];
 export type AttemptReview = Schemas['AttemptReview'];
 export type Responsibility = AttemptReview['responsible'];
 export type ResponsibilityCount = Schemas['ResponsibilityCount'];
+export type CriterionSplits = Schemas['CriterionSplits'];
 export type ConversationStatus = ConversationReport['status'];
 /**
  * `pass_rate_check`: whether the agent's pass rate meets `required_pass_rate`, as far as the attempts tell
@@ -79,6 +80,9 @@ export const unjudged = (c: { id: string; text: string }, why: string): Criterio
   verdict: 'inconclusive',
   passed: false,
   reasoning: `not judged: ${why}`,
+  votes: 0,
+  agreement: 0,
+  split: false,
 });
 
 /** An attempt's status: error when it could not go on or be judged, else whether everything held. */
@@ -96,6 +100,22 @@ function responsibilityOf(attempts: AttemptReport[]): ResponsibilityCount {
   const count: ResponsibilityCount = { agent: 0, simulated_user: 0, judge: 0, unclear: 0 };
   for (const a of attempts) if (a.review !== null) count[a.review.responsible] += 1;
   return count;
+}
+
+/** Per criterion ruled on with more than one vote, over the attempts (in the order first seen): rulings, split ones, their share. */
+function splitsOf(attempts: AttemptReport[]): CriterionSplits[] {
+  const byId = new Map<string, CriterionSplits>();
+  for (const a of attempts) {
+    for (const c of [...a.turns.flatMap((t) => t.criteria), ...a.criteria]) {
+      if (c.votes < 2) continue;
+      const entry = byId.get(c.id) ?? { id: c.id, text: c.text, rulings: 0, split: 0, split_share: null };
+      entry.rulings += 1;
+      if (c.split) entry.split += 1;
+      entry.split_share = entry.split / entry.rulings;
+      byId.set(c.id, entry);
+    }
+  }
+  return [...byId.values()];
 }
 
 /**
@@ -128,6 +148,7 @@ export function conversationReportOf(
     attempts_total: attempts.length,
     attempts_invalid: attempts.length - counted.length,
     responsibility: responsibilityOf(attempts),
+    criteria_splits: splitsOf(attempts),
     model_usage: attempts.reduce((sum, a) => addUsage(sum, a.model_usage), noUsage()),
     attempts,
   };

@@ -24,8 +24,11 @@ export function turnTitle(conversation: string, turn: Pick<TurnReport, 'index' |
 
 /** `✓ criterion_1 The agent gave a date — reasoning` */
 export const criterionLine = (c: CriterionResult): string =>
-  `${c.passed ? PASS : FAIL} ${c.id}${c.verdict === 'inconclusive' ? ' (inconclusive)' : ''}: ` +
+  `${c.passed ? PASS : FAIL} ${c.id}${c.verdict === 'inconclusive' ? ' (inconclusive)' : ''}${votesText(c)}: ` +
   `${c.text}${c.reasoning ? ` — ${c.reasoning}` : ''}`;
+
+/** ` [2 of 3 votes, split]` when the judge voted more than once. */
+const votesText = (c: CriterionResult): string => (c.votes > 1 ? ` [${c.agreement} of ${c.votes} votes${c.split ? ', split' : ''}]` : '');
 
 /** The failed expectations of a turn, one per line: what was expected, and what was seen. */
 export function failureLines(turn: TurnReport): string[] {

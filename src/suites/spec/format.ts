@@ -34,10 +34,11 @@ export interface Expectations {
   exit_within_ms?: number;
 }
 
-/** A plain-language criterion a judge rules on. */
+/** A plain-language criterion a judge rules on, `votes` times per attempt (1, 3 or 5: the majority rules). */
 export interface Criterion {
   id: string;
   text: string;
+  votes: number;
 }
 
 export interface SuiteTurn {
