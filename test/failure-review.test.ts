@@ -4,6 +4,9 @@ import type { AttemptReport, RunReport, TurnReport } from '../src/suites/report/
 import { turnReport } from '../src/suites/report/run-report.js';
 import { checkSimulatedUser } from '../src/suites/run/review.js';
 import { SPOILED_LINE } from '../src/simulators/model.js';
+import { renderReport } from '../src/suites/report/text.js';
+import { junitXml } from '../src/suites/report/junit.js';
+import { runReportHtml } from '../src/suites/report/html/render.js';
 import { startStack, type Stack } from './support/stack.js';
 import { comparePath, runPath } from './support/http.js';
 
@@ -62,6 +65,37 @@ t.test('a simulated user that spoils attempts: invalid, left out of the pass rat
   t.equal(report.totals.attempts.invalid, invalid.length);
   t.equal(report.passed, true, 'what the simulated user spoiled does not fail the run');
   t.equal(reviews(s).length, 0, 'a deterministic check decided: no model call');
+});
+
+t.test('reports: text, JUnit and HTML say who is responsible, the HTML next to the failing turn', async (t) => {
+  const s = await startStack(t, { model: true });
+  s.model!.spoil = { share: 0.5 };
+  const report = await run(s, {
+    seed: 7,
+    repeat: 4,
+    concurrency: 1,
+    conversations: [delivery, { name: 'polite', simulated_user: shopper, expect: { criteria: ['The agent says "sorry <b>"'] } }],
+  });
+  const [spoiled, polite] = report.conversations;
+  t.ok(spoiled!.attempts_invalid > 0 && polite!.responsibility.agent > 0, 'an invalid attempt and an agent failure to show');
+  const text = renderReport(report, 'suite');
+  t.match(
+    text,
+    new RegExp(`delivery · passed · .* · ${spoiled!.attempts_invalid} invalid · responsible: simulated_user ${spoiled!.attempts_invalid}`),
+  );
+  t.match(text, /review: the simulated user \(the attempt is invalid, left out\), turn 2 — The simulated user ended the conversation/);
+  t.match(text, /review: the agent, turn 3 — The agent never said "sorry <b>"\./);
+  t.match(text, new RegExp(`${report.totals.attempts.invalid} invalid \\(the simulated user spoiled them\\)`));
+
+  const xml = junitXml([{ name: 'suite', file: 'suite.yaml', report }]);
+  t.match(xml, /<testcase [^>]*name="delivery \/ attempt \d+ \/ invalid"[^>]*>\s*<skipped message="invalid: review: the simulated user/);
+  t.notMatch(xml, /name="delivery \/ attempt \d+ \/ invalid"[^>]*>\s*<failure/, 'an invalid attempt fails nothing');
+
+  const page = runReportHtml(report);
+  t.match(page, /<div class="review agent">review: the agent, turn 3 — The agent never said &quot;sorry &lt;b&gt;&quot;\.<\/div>/);
+  t.notMatch(page, /sorry <b>/, 'escaped');
+  const turn3 = page.indexOf('<div class="no">3</div>');
+  t.ok(turn3 > 0 && page.indexOf('class="review agent"', turn3) > turn3, 'the sentence sits in the turn it names');
 });
 
 t.test('identical agents stay unchanged while the simulated user spoils 30 % of one side’s attempts', async (t) => {
