@@ -535,7 +535,8 @@ export type components = {
       rounds: number;
       /**
        * @description Why the conversation stopped: `decided` (significant), `futile` (too unlikely to become significant within the
-       *     budget), `cap` (the test's discordant pairs used up), `budget` (max_attempts reached); null: repeat, or cut short.
+       *     budget), `cap` (the test's discordant pairs used up), `budget` (max_attempts reached); null: repeat, or cut short
+       *     (cancelled, or a side's sessions spent on invalid attempts run again).
        * @enum {string|null}
        */
       stop: 'decided' | 'futile' | 'cap' | 'budget' | null;
