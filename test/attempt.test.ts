@@ -280,7 +280,8 @@ t.test('a model that fails makes the attempt an error, not a failure', async (t)
 t.test('a judge that rules: the criterion passes or fails the attempt', async (t) => {
   for (const verdict of ['passed', 'failed'] as const) {
     const { service } = fakeService();
-    const model = fakeModel({ lines: [{ line: 'hi' }, { line: '', done: true }], judge: verdict });
+    // The simulated user says something of its goal: its failure is not the user's.
+    const model = fakeModel({ lines: [{ line: 'Where is my order?' }, { line: '', done: true }], judge: verdict });
     const report = await attempt(withUser({ min_turns: 1 }, ['The agent is polite.']), service, model);
     t.equal(report.status, verdict, `a ${verdict} ruling`);
     t.equal(report.error, null);

@@ -308,7 +308,7 @@ t.test('closing does not wait for a connection that never sent a request', async
 });
 
 t.test("a run naming a monitor feeds the monitors' series, bounded by MAX_MONITOR_SERIES", async (t) => {
-  const s = await startStack(t, { env: { MAX_MONITOR_SERIES: '6' } });
+  const s = await startStack(t, { env: { MAX_MONITOR_SERIES: '8' } });
   const runs = '/v1/agents/coach/runs';
   const conversation = (name: string, pattern: string) => ({ name, turns: [{ line: 'hello', expect: { text_matches: pattern } }] });
   const suite = { conversations: [conversation('yes', 'You said'), conversation('no', 'Never said')], repeat: 2 };
@@ -320,13 +320,14 @@ t.test("a run naming a monitor feeds the monitors' series, bounded by MAX_MONITO
   t.equal(value(text, `${p}monitor_attempts_total`, labels('yes', 'passed')), 2);
   t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'failed')), 2);
   t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'passed')), 0, 'every outcome exists from the run on, at 0');
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'invalid')), 0, 'invalid too');
   t.ok(value(text, `${p}monitor_last_run_timestamp_seconds`, { monitor: 'nightly', agent: 'coach' })! > Date.now() / 1000 - 600);
 
-  // Six label sets are taken: a third conversation's would pass the bound.
+  // Eight label sets (two conversations × four outcomes) are taken: a third conversation's would pass the bound.
   const third = { conversations: [conversation('third', 'You said')], monitor: 'nightly' };
   const bounded = await s.call('POST', runs, { body: third });
   t.same(bounded.body.monitor, { name: 'nightly', recorded: 0, dropped: 1 });
-  t.match(bounded.body.notes.join(' '), /1 of this run's attempts were not recorded for monitor nightly: .*MAX_MONITOR_SERIES \(6\)/);
+  t.match(bounded.body.notes.join(' '), /1 of this run's attempts were not recorded for monitor nightly: .*MAX_MONITOR_SERIES \(8\)/);
   text = (await s.call('GET', '/metrics')).text;
   t.equal(value(text, `${p}monitor_attempts_total`, labels('third', 'passed')), undefined, 'no series past the bound');
   t.equal(value(text, `${p}monitor_series_dropped_total`, {}), 1);

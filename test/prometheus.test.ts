@@ -174,9 +174,13 @@ t.test(
     // as it starts, but one against the simulator may start and finish between two scrapes; the
     // second run then still raises the counters between two samples, so increase() sees attempts.
     t.equal((await run('You said', 2)).passed, true, 'the first run passed');
-    await attempts({ error: 0, failed: 0, passed: 2 });
+    await attempts({ error: 0, failed: 0, invalid: 0, passed: 2 });
     t.equal((await run('You said', 2)).passed, true, 'the second run passed');
-    t.same(await attempts({ error: 0, failed: 0, passed: 4 }), { error: 0, failed: 0, passed: 4 }, 'attempts by outcome, passed');
+    t.same(
+      await attempts({ error: 0, failed: 0, invalid: 0, passed: 4 }),
+      { error: 0, failed: 0, invalid: 0, passed: 4 },
+      'attempts by outcome, passed',
+    );
     const before = await passRate('agent_test_gateway:monitor_conversation_pass_rate:6h', (rate) => rate === 1);
     t.equal(before.value[1], '1', 'the recorded pass rate of the conversation: 1 after the passing runs');
     const byRevision = await passRate('agent_test_gateway:monitor_pass_rate:6h', (rate) => rate === 1);
@@ -186,7 +190,11 @@ t.test(
 
     // Failing: more attempts than passed, the same conversation now expecting what is never said.
     t.equal((await run('Never said', 6)).passed, false, 'the third run failed');
-    t.same(await attempts({ error: 0, failed: 6, passed: 4 }), { error: 0, failed: 6, passed: 4 }, 'attempts by outcome, failed');
+    t.same(
+      await attempts({ error: 0, failed: 6, invalid: 0, passed: 4 }),
+      { error: 0, failed: 6, invalid: 0, passed: 4 },
+      'attempts by outcome, failed',
+    );
     const after = await passRate('agent_test_gateway:monitor_conversation_pass_rate:6h', (rate) => rate < 0.5);
     const fell = Number(after.value[1]);
     t.ok(fell > 0 && fell < 0.5, `the pass rate fell from 1 to ${fell}: under the failing threshold (0.5), the passes still counted`);

@@ -50,6 +50,7 @@ const attempt = (turns: TurnReport[], over: Partial<AttemptReport> = {}): Attemp
   criteria: [],
   model_usage: noUsage,
   error: null,
+  review: null,
   notes: [],
   ...over,
 });
@@ -67,6 +68,9 @@ const conversation = (name: string, attempts: AttemptReport[]): ConversationRepo
     pass_rate_check: passRateCheck(passed, attempts.length, 1),
     attempts_passed: passed,
     attempts_total: attempts.length,
+    attempts_invalid: 0,
+    responsibility: { agent: 0, simulated_user: 0, judge: 0, unclear: 0 },
+    criteria_splits: [],
     model_usage: noUsage,
     attempts,
   };
@@ -99,7 +103,7 @@ const run = (conversations: ConversationReport[], over: Partial<RunReport> = {})
         failed: conversations.filter((c) => c.status === 'failed').length,
         error: 0,
       },
-      attempts: { total: conversations.length, passed: conversations.filter((c) => c.passed).length, failed: 0, error: 0 },
+      attempts: { total: conversations.length, passed: conversations.filter((c) => c.passed).length, failed: 0, error: 0, invalid: 0 },
       turns: {
         total: turns.length,
         passed: turns.filter((x) => x.status === 'passed').length,
@@ -178,11 +182,29 @@ t.test('a simulated user’s line is marked, and a criterion shows its verdict a
   );
   t.equal(turnTitle('refund', { index: 1, line: 'hi', source: 'script' }), 'refund / turn 1: hi');
   t.equal(
-    criterionLine({ id: 'polite', text: 'The agent stays polite', verdict: 'passed', passed: true, reasoning: 'It thanked the user.' }),
+    criterionLine({
+      id: 'polite',
+      text: 'The agent stays polite',
+      verdict: 'passed',
+      passed: true,
+      reasoning: 'It thanked the user.',
+      votes: 1,
+      agreement: 1,
+      split: false,
+    }),
     '✓ polite: The agent stays polite — It thanked the user.',
   );
   t.equal(
-    criterionLine({ id: 'refund', text: 'The agent starts a refund', verdict: 'inconclusive', passed: false, reasoning: null }),
+    criterionLine({
+      id: 'refund',
+      text: 'The agent starts a refund',
+      verdict: 'inconclusive',
+      passed: false,
+      reasoning: null,
+      votes: 0,
+      agreement: 0,
+      split: false,
+    }),
     '✗ refund (inconclusive): The agent starts a refund',
   );
 });

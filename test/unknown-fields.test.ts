@@ -65,7 +65,7 @@ t.test("the suite's known fields come from its schema, a refused one left out", 
   t.equal(
     top,
     'bogus is not a known field; the fields here are agent, name, description, locale, device_ref, time_zone, run_label, ' +
-      'time_offset, memory, repeat, max_attempts, min_attempts, confidence, pass_rate, concurrency, seed, conversations',
+      'time_offset, memory, repeat, max_attempts, min_attempts, confidence, pass_rate, concurrency, review, votes, seed, conversations',
   );
   const conversation = suiteRules({ conversations: [{ turns: [{ line: 'hi' }], run_labl: 'x' }] });
   t.same(conversation, [

@@ -188,6 +188,47 @@ export type components = {
       passed: number;
       failed: number;
       error: number;
+      /** @description Attempts the simulated user spoiled (see `RunAttempt.review`). */
+      invalid: number;
+    };
+    /** @description Reviewed failed and invalid attempts by who was found responsible (see `AttemptReview`). */
+    ResponsibilityCount: {
+      agent: number;
+      simulated_user: number;
+      judge: number;
+      unclear: number;
+    };
+    CriterionSplits: {
+      id: string;
+      text: string;
+      /** @description Rulings with votes (criteria not judged left out). */
+      rulings: number;
+      split: number;
+      /** @description `split` / `rulings`; null without a ruling. */
+      split_share: number | null;
+    };
+    /**
+     * @description Who is responsible for a failed attempt whose conversation has a simulated user or criteria: first
+     *     deterministic checks of the simulated user (it ended on its own line before `min_turns` lines or without
+     *     saying anything of its goal, repeated a line, or sent a line the line rules refuse), then, when none
+     *     fired, the model's `failure_review` (one call, the run's seed, its usage counted). `simulated_user`
+     *     makes the attempt `invalid`; with `judge` or `unclear` it stays failed. A model answer outside the
+     *     schema, or no answer, is `unclear` with a `note` saying so.
+     */
+    AttemptReview: {
+      /** @enum {string} */
+      responsible: 'agent' | 'simulated_user' | 'judge' | 'unclear';
+      /** @description The turn where it went wrong (the transcript's turn index), or null. */
+      turn: number | null;
+      /** @description One sentence. */
+      reason: string;
+      /**
+       * @description Whether a deterministic check of the simulated user or the model's review decided.
+       * @enum {string}
+       */
+      by: 'checks' | 'model';
+      /** @description Why the review is `unclear` when the model gave no usable answer; null otherwise. */
+      note: string | null;
     };
     RunConversationCount: {
       total: number;
@@ -226,17 +267,18 @@ export type components = {
       /** @description Its place in the suite, from 0. */
       index: number;
       /**
-       * @description `passed`: every attempt passed; `flaky`: some did; `failed`: none did; `error`: no attempt could
-       *     be judged or go on (a model failure, the gateway could not run it).
+       * @description Over the attempts that are not `invalid`: `passed`: every attempt passed; `flaky`: some did; `failed`:
+       *     none did; `error`: no attempt could be judged or go on (a model failure, the gateway could not run it,
+       *     or every attempt was invalid).
        * @enum {string}
        */
       status: 'passed' | 'flaky' | 'failed' | 'error';
       /** @description `status` is `passed`, or `flaky` with `pass_rate` at least `required_pass_rate`. */
       passed: boolean;
-      /** @description The share of attempts that passed. */
+      /** @description The share of attempts that passed, invalid attempts left out. */
       pass_rate: number;
       required_pass_rate: number;
-      /** @description The pass rate of the judged attempts (errors left out) with its 95 % Wilson interval. */
+      /** @description The pass rate of the judged attempts (errors and invalid attempts left out) with its 95 % Wilson interval. */
       pass_rate_interval: components['schemas']['RateInterval'];
       /**
        * @description Whether the agent's pass rate meets `required_pass_rate` as far as the attempts tell: `met` when the interval
@@ -246,6 +288,14 @@ export type components = {
       pass_rate_check: 'met' | 'missed' | 'undecided';
       attempts_passed: number;
       attempts_total: number;
+      /** @description Attempts the simulated user spoiled, left out of the pass rate and its interval and counted apart. */
+      attempts_invalid: number;
+      responsibility: components['schemas']['ResponsibilityCount'];
+      /**
+       * @description Per criterion judged with more than one vote (conversation and turn level, by id), over the attempts: its
+       *     rulings, how many were split and the share. A criterion the judge splits on often is worded too loosely.
+       */
+      criteria_splits: components['schemas']['CriterionSplits'][];
       model_usage: components['schemas']['ModelUsage'];
       attempts: components['schemas']['RunAttempt'][];
     };
@@ -253,10 +303,11 @@ export type components = {
     RunAttempt: {
       attempt: number;
       /**
-       * @description `error`: the attempt could not be judged or could not go on (see `error`); not a failure.
+       * @description `error`: the attempt could not be judged or could not go on (see `error`); not a failure. `invalid`: it
+       *     failed, and its review found the simulated user responsible: left out like an error, counted apart.
        * @enum {string}
        */
-      status: 'passed' | 'failed' | 'error';
+      status: 'passed' | 'failed' | 'error' | 'invalid';
       /** @description The engine session; `null` when its first turn could not run. */
       session_id: components['schemas']['SessionId'] | null;
       /** @description The simulated user (under `mcp:`); `null` for a fresh one that never connected. */
@@ -283,9 +334,14 @@ export type components = {
       model_usage: components['schemas']['ModelUsage'];
       /** @description Why the attempt could not go on or be judged. */
       error: components['schemas']['RunProblem'] | null;
+      /** @description Who is responsible for the failure; null when the attempt was not reviewed. */
+      review: components['schemas']['AttemptReview'] | null;
       notes: components['schemas']['Notes'];
     };
-    /** @description A judge's ruling on one criterion; the gateway computes `passed`, and `inconclusive` fails. */
+    /**
+     * @description A judge's ruling on one criterion, the majority of its votes; the gateway computes `passed`, and `inconclusive`
+     *     fails.
+     */
     RunCriterion: {
       id: string;
       text: string;
@@ -295,6 +351,15 @@ export type components = {
       passed: boolean;
       /** @description The judge's one-sentence reasoning (its evidence); `not judged: …` when there was no ruling. */
       reasoning: string | null;
+      /** @description The judge's rulings cast (the criterion's `votes`; 0 when it was not judged). */
+      votes: number;
+      /**
+       * @description Votes for the verdict (2 of 3: `agreement` 2, `votes` 3). With no verdict above half of the votes (1 passed,
+       *     1 failed, 1 inconclusive) the ruling is `inconclusive` and this is the largest count.
+       */
+      agreement: number;
+      /** @description The votes disagree (`agreement` below `votes`). */
+      split: boolean;
     };
     /** @description One turn's transcript and its expectations. */
     RunTurn: {
@@ -526,7 +591,8 @@ export type components = {
       rounds: number;
       /**
        * @description Why the conversation stopped: `decided` (significant), `futile` (too unlikely to become significant within the
-       *     budget), `budget` (max_attempts reached); null: repeat, or cut short.
+       *     budget), `budget` (max_attempts reached); null: repeat, or cut short
+       *     (cancelled, or a side's sessions spent on invalid attempts run again).
        * @enum {string|null}
        */
       stop: 'decided' | 'futile' | 'budget' | null;
@@ -571,6 +637,12 @@ export type components = {
       attempts_total: number;
       /** @description Attempts in error, left out of the test and counted apart. */
       attempts_error: number;
+      /**
+       * @description Attempts the simulated user spoiled, left out of the test and counted apart; in a sequential comparison
+       *     each is run again at once while the side's sessions for the conversation stay within `max_attempts`.
+       */
+      attempts_invalid: number;
+      responsibility: components['schemas']['ResponsibilityCount'];
       /** @description The pass rate of the judged attempts with its 95 % Wilson interval. */
       pass_rate_interval: components['schemas']['RateInterval'];
       /** @description pass^k for k = 1…min(judged attempts, 8), the chance that k attempts in a row all pass (unbiased estimate). */

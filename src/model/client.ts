@@ -23,7 +23,7 @@ export interface ModelRequest<T> {
   temperature: number;
   seed: number;
   messages: ChatMessage[];
-  schemaName: 'simulated_user_turn' | 'judge_verdict';
+  schemaName: 'simulated_user_turn' | 'judge_verdict' | 'failure_review';
   schema: Record<string, unknown>;
   /** The answer as asked for, or a sentence saying what is wrong with it. */
   check: (answer: unknown) => T | string;

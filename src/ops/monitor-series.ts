@@ -1,7 +1,7 @@
 import type { Counter, Gauge } from 'prom-client';
 
-/** How a monitored attempt ended. */
-export const MONITOR_OUTCOMES = ['passed', 'failed', 'error'] as const;
+/** How a monitored attempt ended; `invalid` (the simulated user spoiled it) is left out of pass rates like `error`. */
+export const MONITOR_OUTCOMES = ['passed', 'failed', 'error', 'invalid'] as const;
 export type MonitorOutcome = (typeof MONITOR_OUTCOMES)[number];
 
 /** One monitored run's series: its conversations' counters, created at 0 when it starts. */

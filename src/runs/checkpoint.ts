@@ -46,6 +46,7 @@ const roundSchema = z.object({
   round: z.number().int().min(1),
   attempts: z.array(attemptSchema),
   conversations: z.array(z.number().int().min(0)),
+  sides: z.array(z.enum(['baseline', 'candidate'])),
 });
 
 const specSchema = z.object({

@@ -1,6 +1,5 @@
 import type { AgentAccess, AgentRef } from '../domain/vocabulary.js';
 import type { ComparisonStop } from '../stats/index.js';
-import type { AttemptReport } from '../suites/report/run-report.js';
 import type { CompletedRound, RunJournal } from '../suites/run/journal.js';
 import type { Resumed, RunStates } from '../suites/run/start.js';
 
@@ -114,8 +113,8 @@ export class Run implements RunJournal {
     return this.status !== 'running';
   }
 
-  completed(unit: number, round: number): AttemptReport[] | undefined {
-    return this.#roundsByKey.get(`${unit}:${round}`)?.attempts;
+  completed(unit: number, round: number): CompletedRound | undefined {
+    return this.#roundsByKey.get(`${unit}:${round}`);
   }
 
   /** A round about to run: counted in flight until it completes. */

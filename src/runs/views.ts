@@ -25,7 +25,7 @@ export interface ConversationProgress {
   candidate: SideProgress | null;
   /**
    * Where it stands: `running`; a run's conversation once its attempts are done, by its status;
-   * a comparison's once the gate stopped it, by why (`decided`, `futile`, `cap`, `budget`).
+   * a comparison's once the gate stopped it, by why (`decided`, `futile`, `budget`).
    */
   state: string;
 }
@@ -76,14 +76,14 @@ function progressOf(run: Run): ConversationProgress[] {
     attempts: [] as AttemptReport[],
   }));
   for (const round of run.rounds) {
-    const half = round.attempts.length / 2;
     round.attempts.forEach((attempt, j) => {
       const entry = byConversation[round.conversations[j]!];
       if (entry === undefined) return;
-      if (!comparison) {
+      const side = round.sides[j];
+      if (side === undefined) {
         tally(entry.run, attempt);
         entry.attempts.push(attempt);
-      } else tally(j < half ? entry.baseline : entry.candidate, attempt);
+      } else tally(entry[side], attempt);
     });
   }
   return byConversation.map((entry) => {

@@ -27,7 +27,7 @@ export function seededDraws(seed: number): ChanceDraws {
 }
 
 /** A uniform number in [0, 1) from a text: FNV-1a's 32-bit hash, mixed by one mulberry32 step. */
-function uniform(text: string): number {
+export function uniform(text: string): number {
   let h = 0x811c9dc5;
   for (const c of text) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
   let x = (h + 0x6d2b79f5) | 0;

@@ -1,11 +1,14 @@
 import Fastify from 'fastify';
+import { uniform } from './chance.js';
 
 // The model simulator: an OpenAI-compatible chat completions endpoint on loopback
 // (`POST {url}/chat/completions`, url ending in /v1), exact to the model API the gateway speaks
-// (docs/simulated-users.md): JSON-schema answers named `simulated_user_turn` or `judge_verdict`,
-// `usage` in every answer. It is a deterministic stand-in for a real model, not one: the
-// simulated user follows a fixed policy over the role-inverted history, and the judge rules by
-// keywords. Faults make it misbehave for tests.
+// (docs/simulated-users.md): JSON-schema answers named `simulated_user_turn`, `judge_verdict` or
+// `failure_review`, `usage` in every answer. It is a deterministic stand-in for a real model, not
+// one: the simulated user follows a fixed policy over the role-inverted history, the judge rules
+// by keywords (a criterion about a coin by a seeded coin flip), and the review blames the judge
+// for an inconclusive ruling, else the agent. Faults make it misbehave for tests; `spoil` makes
+// the simulated user spoil a seeded share of attempts.
 
 type Message = { role: string; content: string };
 
@@ -36,19 +39,35 @@ export type ModelFault =
   /** the simulated user's line holds a control character */
   | 'control_line'
   /** the simulated user never says it is done */
-  | 'never_done';
+  | 'never_done'
+  /** the review names a responsible party outside the schema */
+  | 'unknown_responsible'
+  /** the review names a turn past the transcript's end */
+  | 'turn_out_of_range';
+
+/** Which answer a request asks for, as faults name it. */
+type FaultRole = 'simulator' | 'judge' | 'review';
 
 export interface ModelSimulator {
   url: string;
   requests: ModelRequestRecord[];
-  /** the fault, and how many calls it hits (default: every call); applies to the role it names, or to both */
-  faults: { fault?: ModelFault; times?: number; role?: 'simulator' | 'judge' };
+  /** the fault, and how many calls it hits (default: every call); applies to the role it names, or to all */
+  faults: { fault?: ModelFault; times?: number; role?: FaultRole };
+  /**
+   * The simulated user spoils this share of conversations (its first line off its goal, a farewell,
+   * and done), each one's draw seeded by the request's seed and the conversation's ordinal; with
+   * `when`, only conversations where the agent said something matching it count.
+   */
+  spoil: { share: number; when?: RegExp } | undefined;
   close(): Promise<void>;
 }
 
 const DATE =
   /\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|june|july|august|september|october|november|december|\d{4}-\d{2}-\d{2})\b/i;
 const REMEMBERED = /\b(welcome back|last time|you told me|remember)/i;
+
+/** The spoiled simulated user's line: off its goal, and a farewell the demo agent closes on. */
+export const SPOILED_LINE = 'Sorry, wrong chat. Bye.';
 
 /** The persona, goal and facts, read back from the system message the gateway wrote. */
 function userOf(system: string): { goal: string; facts: Array<[string, string]> } {
@@ -104,29 +123,73 @@ function ruling(criterion: string, agentText: string): { verdict: string; reason
   return { verdict: 'inconclusive', reasoning: 'The stand-in judge rules only on quoted words, dates and remembering.' };
 }
 
-function judgeVerdict(messages: Message[], fault: ModelFault | undefined) {
+/** A criterion about a coin is a seeded coin flip: heads (passed) when the draw is under one half. */
+function coinFlip(draw: number): { verdict: string; reasoning: string } {
+  return draw < 0.5
+    ? { verdict: 'passed', reasoning: 'The coin came up heads.' }
+    : { verdict: 'failed', reasoning: 'The coin came up tails.' };
+}
+
+function judgeVerdict(messages: Message[], fault: ModelFault | undefined, coin: (id: string) => number) {
   const content = messages.find((m) => m.role === 'user')?.content ?? '';
   const [transcript = '', criteriaBlock = ''] = content.split('\nCriteria:\n');
   const agentText = [...transcript.matchAll(/^ {2}agent: (.*)$/gm)].map((m) => m[1]).join('\n');
   const criteria = [...criteriaBlock.matchAll(/^- ([^:]+): (.*)$/gm)].map((m) => ({ id: m[1]!, text: m[2]! }));
-  const rulings = criteria.map((c) => ({ id: c.id, ...ruling(c.text, agentText) }));
+  const rulings = criteria.map((c) => ({ id: c.id, ...(/\bcoin\b/i.test(c.text) ? coinFlip(coin(c.id)) : ruling(c.text, agentText)) }));
   if (fault === 'wrong_ids') rulings.push({ id: 'not_asked', verdict: 'passed', reasoning: 'An id nobody asked about.' });
   if (fault === 'missing_criterion') rulings.pop();
   return { criteria: rulings };
+}
+
+/** The stand-in review: an inconclusive ruling is the judge's, anything else the agent's at its last turn. */
+function review(messages: Message[], fault: ModelFault | undefined) {
+  const content = messages.find((m) => m.role === 'user')?.content ?? '';
+  const turns = [...content.matchAll(/^Turn (\d+) /gm)].map((m) => Number(m[1]));
+  const last = turns.at(-1) ?? null;
+  if (fault === 'unknown_responsible') return { responsible: 'the weather', turn: last, reason: 'It rained.' };
+  if (fault === 'turn_out_of_range') return { responsible: 'agent', turn: (last ?? 0) + 5, reason: 'The agent erred later.' };
+  const inconclusive = /^- ([^:]+)(?: \(turn \d+\))?: .* → inconclusive: /m.exec(content);
+  if (inconclusive !== null) {
+    return { responsible: 'judge', turn: null, reason: `The judge could not rule on ${inconclusive[1]} although the transcript tells.` };
+  }
+  const failed = /→ failed: (.*)$/m.exec(content)?.[1] ?? /^- (turn \d+|conversation): (.*)$/m.exec(content)?.[2];
+  return { responsible: 'agent', turn: last, reason: failed ?? 'The agent did not meet the criteria.' };
 }
 
 const words = (messages: Message[]): number => messages.reduce((n, m) => n + m.content.split(/\s+/).length, 0);
 
 export async function startModelSimulator(opts: { host?: string; port?: number } = {}): Promise<ModelSimulator> {
   const app = Fastify({ logger: false });
-  const sim: ModelSimulator = { url: '', requests: [], faults: {}, close: async () => undefined };
+  const sim: ModelSimulator = { url: '', requests: [], faults: {}, spoil: undefined, close: async () => undefined };
   const hanging = new Set<() => void>();
+  let conversations = 0;
+  /** Coin flips drawn so far per seed and criterion: the k-th ruling with a seed draws the k-th number. */
+  const flips = new Map<string, number>();
+  const coin = (seed: number) => (id: string) => {
+    const stream = `${seed}:coin:${id}`;
+    const k = (flips.get(stream) ?? 0) + 1;
+    flips.set(stream, k);
+    return uniform(`${stream}:${k}`);
+  };
+  /** Whether this simulated user spoils its conversation: decided at its first line, kept after. */
+  const spoils = (messages: Message[], seed: number): boolean => {
+    const mine = messages.filter((m) => m.role === 'assistant').map((m) => m.content);
+    if (mine.includes(SPOILED_LINE)) return true;
+    const { spoil } = sim;
+    const goal = userOf(messages[0]?.content ?? '').goal;
+    const first = !mine.some((line) => line === goal || line.startsWith('Please help me:') || /^My .+ is .+\.$/.test(line));
+    if (spoil === undefined || !first) return false;
+    const agentSaid = messages.filter((m) => m.role === 'user').map((m) => m.content);
+    if (spoil.when !== undefined && !agentSaid.some((said) => spoil.when!.test(said))) return false;
+    conversations += 1;
+    return uniform(`${seed}:spoil:${conversations}`) < spoil.share;
+  };
 
   app.post<{ Body: ModelRequestRecord['body'] }>('/v1/chat/completions', async (req, reply) => {
     const body = req.body ?? {};
     sim.requests.push({ authorization: req.headers.authorization, body });
     const schema = body.response_format?.json_schema?.name;
-    const role = schema === 'judge_verdict' ? 'judge' : 'simulator';
+    const role: FaultRole = schema === 'judge_verdict' ? 'judge' : schema === 'failure_review' ? 'review' : 'simulator';
     const { faults } = sim;
     const hit = faults.fault !== undefined && (faults.role === undefined || faults.role === role) && (faults.times ?? Infinity) > 0;
     if (hit && faults.times !== undefined) faults.times -= 1;
@@ -134,10 +197,19 @@ export async function startModelSimulator(opts: { host?: string; port?: number }
     if (fault === 'http_503') return reply.code(503).send({ error: { message: 'The model is overloaded.' } });
     if (fault === 'hang') return new Promise<void>((resolve) => hanging.add(resolve));
     const messages = body.messages ?? [];
-    if (schema !== 'simulated_user_turn' && schema !== 'judge_verdict') {
-      return reply.code(400).send({ error: { message: 'response_format.json_schema.name must be simulated_user_turn or judge_verdict' } });
+    if (schema !== 'simulated_user_turn' && schema !== 'judge_verdict' && schema !== 'failure_review') {
+      return reply
+        .code(400)
+        .send({ error: { message: 'response_format.json_schema.name must be simulated_user_turn, judge_verdict or failure_review' } });
     }
-    const answer = schema === 'judge_verdict' ? judgeVerdict(messages, fault) : simulatedTurn(messages, fault);
+    const answer =
+      schema === 'judge_verdict'
+        ? judgeVerdict(messages, fault, coin(body.seed ?? 0))
+        : schema === 'failure_review'
+          ? review(messages, fault)
+          : spoils(messages, body.seed ?? 0)
+            ? { line: SPOILED_LINE, done: true }
+            : simulatedTurn(messages, fault);
     const content = fault === 'non_json' ? 'Sure! Here is my answer.' : JSON.stringify(answer);
     return {
       id: `chatcmpl-sim-${sim.requests.length}`,

@@ -68,6 +68,7 @@ function attemptOf(n: number, outcome: Outcome, agent: string): AttemptReport {
     criteria: [],
     model_usage: noUsage(),
     error: outcome === null ? { error: 'engine_unavailable', message: 'The engine did not answer.' } : null,
+    review: null,
     notes: [],
   };
 }

@@ -54,7 +54,10 @@ const sideOf = (conv: ConversationReport, summary: SideSummary): SideResult => (
   pass_rate: conv.pass_rate,
   attempts_passed: conv.attempts_passed,
   attempts_total: conv.attempts_total,
-  attempts_error: summary.errors,
+  // The gate leaves both out; each is counted apart.
+  attempts_error: conv.attempts.filter((a) => a.status === 'error').length,
+  attempts_invalid: conv.attempts_invalid,
+  responsibility: conv.responsibility,
   pass_rate_interval: { estimate: summary.rate, low: summary.low, high: summary.high },
   pass_hat_k: summary.pass_hat_k,
   latency: latencyOf(conv.attempts),
@@ -199,6 +202,9 @@ export interface Decision {
   verdicts: ConversationVerdict[];
 }
 
+/** The attempts a comparison reads: an invalid one (the simulated user spoiled it) says nothing of the agent. */
+const counted = (conv: ConversationReport): AttemptReport[] => conv.attempts.filter((a) => a.status !== 'invalid');
+
 function compareConversation(
   baseline: ConversationReport,
   candidate: ConversationReport,
@@ -226,8 +232,8 @@ function compareConversation(
     },
     baseline: sideOf(baseline, decided.baseline),
     candidate: sideOf(candidate, decided.candidate),
-    differences: differencesOf(baseline.attempts, candidate.attempts),
-    diverged_at_turn: divergedAt(baseline.attempts, candidate.attempts),
+    differences: differencesOf(counted(baseline), counted(candidate)),
+    diverged_at_turn: divergedAt(counted(baseline), counted(candidate)),
   };
 }
 

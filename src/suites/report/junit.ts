@@ -1,7 +1,7 @@
 import { failingAlike, type ComparisonReport, type ConversationComparison } from './comparison.js';
 import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
 import { bothSidesLine, differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';
-import { describeExpectation, lineOf } from './wording.js';
+import { describeExpectation, lineOf, reviewLine } from './wording.js';
 
 /**
  * JUnit XML for CI: one <testsuite> per suite file; per conversation attempt, one <testcase> per
@@ -97,9 +97,19 @@ function criterionCase(classname: string, title: string, c: CriterionResult, jud
   };
 }
 
-/** The cases of one attempt: its turns, its criteria, and an <error> when it could not go on. */
+/**
+ * The cases of one attempt: its turns, its criteria, and an <error> when it could not go on; an
+ * invalid attempt (the simulated user spoiled it) is one <skipped> case saying why, since it says
+ * nothing of the agent.
+ */
 function attemptCases(classname: string, conv: string, attempt: AttemptReport, repeat: number): Case[] {
   const title = repeat > 1 ? `${conv} / attempt ${attempt.attempt}` : conv;
+  if (attempt.status === 'invalid') {
+    const message = `invalid: ${reviewLine(attempt.review!)}`;
+    return [
+      { xml: testcase(classname, `${title} / invalid`, attempt.duration_ms, [`      <skipped${attrs({ message })}/>`]), kind: 'skipped' },
+    ];
+  }
   const judged = attempt.status !== 'error';
   const cases = attempt.turns.flatMap((turn) => [
     turnCase(classname, turnTitle(title, turn), turn),

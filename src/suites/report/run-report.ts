@@ -20,6 +20,11 @@ export type TurnReport = Schemas['RunTurn'];
 export type AttemptStatus = AttemptReport['status'];
 export type StopReason = AttemptReport['stop_reason'];
 export type AttemptReport = Schemas['RunAttempt'];
+/** Who is responsible for a failed attempt, and why (see review.ts). */
+export type AttemptReview = Schemas['AttemptReview'];
+export type Responsibility = AttemptReview['responsible'];
+export type ResponsibilityCount = Schemas['ResponsibilityCount'];
+export type CriterionSplits = Schemas['CriterionSplits'];
 export type ConversationStatus = ConversationReport['status'];
 /**
  * `pass_rate_check`: whether the agent's pass rate meets `required_pass_rate`, as far as the attempts tell
@@ -75,6 +80,9 @@ export const unjudged = (c: { id: string; text: string }, why: string): Criterio
   verdict: 'inconclusive',
   passed: false,
   reasoning: `not judged: ${why}`,
+  votes: 0,
+  agreement: 0,
+  split: false,
 });
 
 /** An attempt's status: error when it could not go on or be judged, else whether everything held. */
@@ -87,17 +95,45 @@ export function attemptStatus(attempt: Pick<AttemptReport, 'error' | 'turns' | '
   return held ? 'passed' : 'failed';
 }
 
-/** A conversation's attempts, summed up: `passed` all passed, `flaky` some did, `failed` none did, `error` none could run. */
+/** Reviewed attempts by who was found responsible. */
+function responsibilityOf(attempts: AttemptReport[]): ResponsibilityCount {
+  const count: ResponsibilityCount = { agent: 0, simulated_user: 0, judge: 0, unclear: 0 };
+  for (const a of attempts) if (a.review !== null) count[a.review.responsible] += 1;
+  return count;
+}
+
+/** Per criterion ruled on with more than one vote, over the attempts (in the order first seen): rulings, split ones, their share. */
+function splitsOf(attempts: AttemptReport[]): CriterionSplits[] {
+  const byId = new Map<string, CriterionSplits>();
+  for (const a of attempts) {
+    for (const c of [...a.turns.flatMap((t) => t.criteria), ...a.criteria]) {
+      if (c.votes < 2) continue;
+      const entry = byId.get(c.id) ?? { id: c.id, text: c.text, rulings: 0, split: 0, split_share: null };
+      entry.rulings += 1;
+      if (c.split) entry.split += 1;
+      entry.split_share = entry.split / entry.rulings;
+      byId.set(c.id, entry);
+    }
+  }
+  return [...byId.values()];
+}
+
+/**
+ * A conversation's attempts, summed up over those not invalid (the simulated user spoiled them:
+ * left out, counted apart): `passed` all passed, `flaky` some did, `failed` none did, `error` none
+ * could run or be judged.
+ */
 export function conversationReportOf(
   spec: { name: string; index: number },
   attempts: AttemptReport[],
   requiredPassRate: number,
 ): ConversationReport {
+  const counted = attempts.filter((a) => a.status !== 'invalid');
   const passed = attempts.filter((a) => a.status === 'passed').length;
   const failed = attempts.filter((a) => a.status === 'failed').length;
-  const rate = attempts.length === 0 ? 0 : passed / attempts.length;
+  const rate = counted.length === 0 ? 0 : passed / counted.length;
   const status: ConversationStatus =
-    attempts.length > 0 && passed === attempts.length ? 'passed' : passed > 0 ? 'flaky' : failed > 0 ? 'failed' : 'error';
+    counted.length > 0 && passed === counted.length ? 'passed' : passed > 0 ? 'flaky' : failed > 0 ? 'failed' : 'error';
   const judged = passed + failed;
   return {
     name: spec.name,
@@ -110,6 +146,9 @@ export function conversationReportOf(
     pass_rate_check: passRateCheck(passed, judged, requiredPassRate),
     attempts_passed: passed,
     attempts_total: attempts.length,
+    attempts_invalid: attempts.length - counted.length,
+    responsibility: responsibilityOf(attempts),
+    criteria_splits: splitsOf(attempts),
     model_usage: attempts.reduce((sum, a) => addUsage(sum, a.model_usage), noUsage()),
     attempts,
   };
@@ -119,7 +158,7 @@ export function totalsOf(conversations: ConversationReport[]): RunTotals {
   const count = (): Count => ({ total: 0, passed: 0, failed: 0, skipped: 0 });
   const totals: RunTotals = {
     conversations: { total: 0, passed: 0, flaky: 0, failed: 0, error: 0 },
-    attempts: { total: 0, passed: 0, failed: 0, error: 0 },
+    attempts: { total: 0, passed: 0, failed: 0, error: 0, invalid: 0 },
     turns: count(),
     expectations: count(),
     criteria: count(),

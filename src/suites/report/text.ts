@@ -18,6 +18,7 @@ import {
   lineOf,
   PASS,
   passHatLine,
+  reviewLine,
   SKIP,
   STOP_WORDS,
 } from './wording.js';
@@ -32,8 +33,11 @@ export function turnTitle(conversation: string, turn: Pick<TurnReport, 'index' |
 
 /** `✓ criterion_1 The agent gave a date — reasoning` */
 export const criterionLine = (c: CriterionResult): string =>
-  `${c.passed ? PASS : FAIL} ${c.id}${c.verdict === 'inconclusive' ? ' (inconclusive)' : ''}: ` +
+  `${c.passed ? PASS : FAIL} ${c.id}${c.verdict === 'inconclusive' ? ' (inconclusive)' : ''}${votesText(c)}: ` +
   `${c.text}${c.reasoning ? ` — ${c.reasoning}` : ''}`;
+
+/** ` [2 of 3 votes, split]` when the judge voted more than once. */
+const votesText = (c: CriterionResult): string => (c.votes > 1 ? ` [${c.agreement} of ${c.votes} votes${c.split ? ', split' : ''}]` : '');
 
 /** The failed expectations of a turn, one per line: what was expected, and what was seen. */
 export function failureLines(turn: TurnReport): string[] {
@@ -85,6 +89,7 @@ function summaryLine(report: RunReport): string {
   const parts = [
     `${conversations.total} conversation${conversations.total === 1 ? '' : 's'}${bad.length > 0 ? ` (${bad.join(', ')})` : ''}`,
     ...(report.repeat > 1 ? [`${attempts.passed} of ${attempts.total} attempts passed`] : []),
+    ...(attempts.invalid > 0 ? [`${attempts.invalid} invalid (the simulated user spoiled them)`] : []),
     `${turns.total} turn${turns.total === 1 ? '' : 's'}${
       turns.failed + turns.skipped > 0
         ? ` (${[turns.failed > 0 ? `${turns.failed} failed` : '', turns.skipped > 0 ? `${turns.skipped} skipped` : '']
@@ -119,7 +124,17 @@ function renderAttempt(attempt: AttemptReport, repeat: number): string[] {
   }
   for (const c of attempt.criteria) out.push(`    ${criterionLine(c)}`);
   if (attempt.error !== null) out.push(`    ${FAIL} could not go on: ${attempt.error.message}`);
+  if (attempt.review !== null) out.push(`    ${reviewLine(attempt.review)}`);
   return out;
+}
+
+/** ` · 2 invalid · responsible: agent 1, judge 1`: what the reviews found, when there were any. */
+function reviewsText(conv: ConversationReport): string {
+  const found = Object.entries(conv.responsibility).filter(([, n]) => n > 0);
+  return (
+    (conv.attempts_invalid > 0 ? ` · ${conv.attempts_invalid} invalid` : '') +
+    (found.length > 0 ? ` · responsible: ${found.map(([who, n]) => `${who} ${n}`).join(', ')}` : '')
+  );
 }
 
 /** `3/4 attempts passed (95 % 0.30–0.95) · pass_rate 75%: cannot be told yet`: what the attempts say about the agent's pass rate. */
@@ -130,7 +145,7 @@ export const passRateText = (conv: ConversationReport): string =>
 function conversationHead(conv: ConversationReport): string {
   // One attempt tells nothing about a rate: its interval would only be noise on every line of a plain run.
   const rate = conv.attempts_total > 1 ? ` · ${passRateText(conv)}` : '';
-  return `  ${conv.passed ? PASS : FAIL} ${conv.name} · ${conv.status}${rate}`;
+  return `  ${conv.passed ? PASS : FAIL} ${conv.name} · ${conv.status}${rate}${reviewsText(conv)}`;
 }
 
 export function renderReport(report: RunReport, title: string): string {

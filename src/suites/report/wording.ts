@@ -1,4 +1,4 @@
-import type { ExpectationResult, TurnReport } from './run-report.js';
+import type { AttemptReview, ExpectationResult, TurnReport } from './run-report.js';
 
 /**
  * How a report's facts are worded wherever a person reads them (the terminal, JUnit, HTML, the
@@ -86,3 +86,15 @@ export function passHatLine(baseline: readonly number[], candidate: readonly num
   };
   return `pass^k, k = 1…${k}: baseline ${values(baseline)} · candidate ${values(candidate)}`;
 }
+
+const RESPONSIBLE_WORDS: Record<AttemptReview['responsible'], string> = {
+  agent: 'the agent',
+  simulated_user: 'the simulated user (the attempt is invalid, left out)',
+  judge: 'the judge',
+  unclear: 'unclear',
+};
+
+/** `review: the judge, turn 3 — The judge could not rule …` (and why it is unclear, when the model gave no usable answer). */
+export const reviewLine = (review: AttemptReview): string =>
+  `review: ${RESPONSIBLE_WORDS[review.responsible]}${review.turn === null ? '' : `, turn ${review.turn}`} — ${review.reason}` +
+  `${review.note === null ? '' : ` (${review.note})`}`;

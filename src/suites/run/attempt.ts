@@ -7,6 +7,7 @@ import { CANCELLED, sleep } from './cancellation.js';
 import { judge } from './judge.js';
 import type { AttemptError, AttemptModel } from './model-calls.js';
 import { nextStep } from './simulated-user.js';
+import { reviewable, reviewFailure } from './review.js';
 import { INTRO } from '../../schemas/connect.js';
 import type { Criterion, Expectations, SimulatedUser, SuiteConversation } from '../spec/format.js';
 import {
@@ -60,6 +61,7 @@ class AttemptRun {
       criteria: [],
       model_usage: noUsage(),
       error: null,
+      review: null,
       notes: [],
     };
   }
@@ -204,7 +206,11 @@ class AttemptRun {
     this.skip ??= `the attempt could not go on (${error.error})`;
   }
 
-  /** Closes the conversation plainly, has the judge rule on its criteria, and sums the attempt up. */
+  /**
+   * Closes the conversation plainly, has the judge rule on its criteria, and sums the attempt up;
+   * a failure is reviewed (unless the suite says `review: false`), and one the simulated user
+   * spoiled is `invalid`.
+   */
   async finish(started: number): Promise<AttemptReport> {
     const { report } = this;
     if (this.last !== undefined) report.notes.push(...(await closeConversation(this.ctx, this.last)));
@@ -212,6 +218,10 @@ class AttemptRun {
     if (this.spec.criteria.length > 0) report.criteria = await this.#judge(report.turns, this.spec.criteria);
     report.stop_reason = this.stop ?? 'script_end';
     report.status = attemptStatus(report);
+    if (report.status === 'failed' && this.state.suite.review && reviewable(this.spec) && !this.ctx.signal.aborted) {
+      report.review = await reviewFailure(this.#asker, this.spec, report);
+      if (report.review.responsible === 'simulated_user') report.status = 'invalid';
+    }
     report.duration_ms = Date.now() - started;
     return report;
   }

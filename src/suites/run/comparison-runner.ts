@@ -6,7 +6,8 @@ import { cancelledBecause } from './cancellation.js';
 import type { RunContext } from './context.js';
 import { RunHalted, type RunJournal } from './journal.js';
 import type { RunState } from './run-state.js';
-import { restoreUnusedFixture, runReportOf, runRound, runUnits, saveAfterRun } from './runner.js';
+import { runAttempt } from './attempt.js';
+import { restoreUnusedFixture, runReportOf, runUnits, saveAfterRun } from './runner.js';
 
 const SIDES: Side[] = ['baseline', 'candidate'];
 
@@ -17,9 +18,9 @@ const COMPARISON_NOTES = {
   usage: 'A comparison holds real engine sessions on both sides: they count towards usage like any other conversation.',
 };
 
-/** An attempt as the gate reads it: passed, failed, or left out (an error could not be judged). */
+/** An attempt as the gate reads it: passed, failed, or left out (an error could not be judged, an invalid one was spoiled). */
 const judged = (attempt: AttemptReport | undefined): boolean | null =>
-  attempt === undefined || attempt.status === 'error' ? null : attempt.status === 'passed';
+  attempt === undefined || attempt.status === 'error' || attempt.status === 'invalid' ? null : attempt.status === 'passed';
 
 /** The decision rule the suite asks for: exactly `repeat` rounds, or sequential rounds until each conversation is decided. */
 function gateOf(suite: Suite<HttpMemory>): Gate {
@@ -59,32 +60,36 @@ export async function compareSuite(
   for (const side of SIDES) await restoreUnusedFixture(sides[side], states[side]);
   const journey = async (group: number[], g: number) => {
     for (let round = 1; round <= gate.maxRounds && !journal.halted; round++) {
-      const open = group.filter((i) => tests[i]!.stop === null);
+      const open = group.filter((i) => tests[i]!.stop === null && SIDES.every((side) => attempts[side][i]!.length < gate.maxRounds));
       if (open.length === 0) return;
-      let ran = journal.completed(g, round);
-      if (ran === undefined) {
+      let done = journal.completed(g, round);
+      if (done === undefined) {
         // A cancelled comparison starts no round: its report holds the rounds completed.
         if (sides.candidate.signal.aborted) return;
         journal.starting(g, round, 2 * group.length);
-        ran = [];
+        done = { unit: g, round, attempts: [], conversations: [], sides: [] };
         for (const side of SIDES) {
-          ran.push(
-            ...(await runRound(
-              sides[side],
-              states[side],
-              group.map((i) => [i, round]),
-            )),
-          );
+          for (const i of group) {
+            let spent = attempts[side][i]!.length;
+            if (spent >= gate.maxRounds) continue;
+            const runOne = async () => {
+              const attempt = await runAttempt(sides[side], states[side], i, ++spent);
+              done!.attempts.push(attempt);
+              done!.conversations.push(i);
+              done!.sides.push(side);
+              return attempt;
+            };
+            let last = await runOne();
+            // Sequential: an invalid attempt (the simulated user spoiled it) is run again at once, within the side's budget.
+            while (gate.mode === 'sequential' && last.status === 'invalid' && spent < gate.maxRounds) last = await runOne();
+          }
         }
         if (journal.halted) return;
-        journal.complete({ unit: g, round, attempts: ran, conversations: [...group, ...group] });
+        journal.complete(done);
       }
-      group.forEach((i, j) => {
-        attempts.baseline[i]!.push(ran[j]!);
-        attempts.candidate[i]!.push(ran[group.length + j]!);
-      });
+      done.attempts.forEach((attempt, j) => attempts[done.sides[j]!][done.conversations[j]!]!.push(attempt));
       for (const i of open) {
-        const { stop } = tests[i]!.record(judged(attempts.baseline[i]![round - 1]), judged(attempts.candidate[i]![round - 1]));
+        const { stop } = tests[i]!.record(judged(attempts.baseline[i]!.at(-1)), judged(attempts.candidate[i]!.at(-1)));
         if (stop !== null) journal.stopped(i, stop, tests[i]!.rounds);
       }
     }

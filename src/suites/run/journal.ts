@@ -1,4 +1,5 @@
 import type { ComparisonStop } from '../../stats/index.js';
+import type { Side } from '../report/comparison.js';
 import type { AttemptReport } from '../report/run-report.js';
 
 /**
@@ -14,6 +15,8 @@ export interface CompletedRound {
   attempts: AttemptReport[];
   /** The conversation (its index in the suite) of each attempt. */
   conversations: number[];
+  /** A comparison's: the side of each attempt (a side may run an attempt again within a round); empty in a run. */
+  sides: Side[];
 }
 
 /**
@@ -23,8 +26,8 @@ export interface CompletedRound {
  * same order) and tells it every round it completes.
  */
 export interface RunJournal {
-  /** The attempts of a round completed before, or undefined when it has to run. */
-  completed(unit: number, round: number): AttemptReport[] | undefined;
+  /** A round completed before, or undefined when it has to run. */
+  completed(unit: number, round: number): CompletedRound | undefined;
   /** A round of `attempts` attempts is about to run: if the run moves before it completes, they run again. */
   starting(unit: number, round: number, attempts: number): void;
   complete(round: CompletedRound): void;

@@ -30,7 +30,7 @@ export async function askModel<T>(asker: AttemptModel, req: ModelRequest<T>): Pr
   } catch (err) {
     if (!(err instanceof ModelFailure)) throw err;
     addUsage(asker.usage, err.usage);
-    const what = req.role === 'judge' ? 'The judge' : 'The simulated user';
+    const what = req.schemaName === 'failure_review' ? 'The failure review' : req.role === 'judge' ? 'The judge' : 'The simulated user';
     return { error: { error: 'model_failed', message: `${what} could not answer: ${err.message}.` } };
   }
 }

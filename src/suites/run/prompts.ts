@@ -7,7 +7,7 @@ import type { TurnReport, CriterionVerdict } from '../report/run-report.js';
  * docs/simulated-users.md quotes them; PROMPT_VERSION (in every report) changes whenever their
  * wording does, so two reports tell whether they were prompted alike.
  */
-export const PROMPT_VERSION = '1';
+export const PROMPT_VERSION = '2';
 
 const SIMULATOR_INSTRUCTIONS = [
   'You play a user talking with a conversational agent, to test that agent. Stay in character: you are the user described below, ' +
@@ -86,7 +86,7 @@ export function checkSimulatedTurn(answer: unknown): { line: string; done: boole
 }
 
 /** Every turn's line and source, the agent's text, tools, shown elements, and whether the agent ended the conversation. */
-function transcriptText(turns: TurnReport[]): string {
+export function transcriptText(turns: TurnReport[]): string {
   const out: string[] = [];
   for (const turn of turns) {
     if (turn.status === 'skipped') continue;

@@ -109,14 +109,14 @@ export async function runSuite(ctx: RunContext, state: RunState, journal: RunJou
   const units = unitsOf(state).map((unit, u) =>
     unit.map((round, r) => async () => {
       if (journal.halted) return;
-      let ran = journal.completed(u, r + 1);
+      let ran = journal.completed(u, r + 1)?.attempts;
       if (ran === undefined) {
         // A cancelled run starts nothing more: its report holds the attempts that were made.
         if (ctx.signal.aborted) return;
         journal.starting(u, r + 1, round.length);
         ran = await runRound(ctx, state, round);
         if (journal.halted) return;
-        journal.complete({ unit: u, round: r + 1, attempts: ran, conversations: round.map(([i]) => i) });
+        journal.complete({ unit: u, round: r + 1, attempts: ran, conversations: round.map(([i]) => i), sides: [] });
       }
       round.forEach(([i, k], j) => (attempts[i]![k - 1] = ran[j]!));
     }),

@@ -34,10 +34,11 @@ export interface Expectations {
   exit_within_ms?: number;
 }
 
-/** A plain-language criterion a judge rules on. */
+/** A plain-language criterion a judge rules on, `votes` times per attempt (1, 3 or 5: the majority rules). */
 export interface Criterion {
   id: string;
   text: string;
+  votes: number;
 }
 
 export interface SuiteTurn {
@@ -107,6 +108,8 @@ export interface Suite<M = HttpMemory> {
   passRate: number;
   /** the run's conversations at once (a comparison's, both sides together), 1–50 */
   concurrency: number;
+  /** whether failed attempts with a simulated user or criteria are reviewed (who is responsible); default true */
+  review: boolean;
   /** the suite's seed for the model; undefined: one is drawn and reported */
   seed: number | undefined;
   conversations: SuiteConversation[];

@@ -89,6 +89,11 @@ const turnSchema = z.strictObject({
   expect: expectSchema.nullish(),
 });
 
+/** `votes`: rulings per criterion and attempt, odd so that a majority always exists between passed and failed. */
+const votesSchema = z
+  .int({ error: 'must be a whole number of votes' })
+  .refine((votes) => votes === 1 || votes === 3 || votes === 5, { error: 'must be 1, 3 or 5 (odd, at most 5)' });
+
 const criterionSchema = z.union(
   [
     boundedText(MAX_CRITERION_CHARS),
@@ -97,9 +102,10 @@ const criterionSchema = z.union(
         .string({ error: 'must be a string' })
         .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, { error: 'must start with a letter, then letters, digits, _ or -, at most 64' }),
       text: boundedText(MAX_CRITERION_CHARS),
+      votes: votesSchema.optional(),
     }),
   ],
-  { error: 'must be a criterion: plain text, or { id, text }' },
+  { error: 'must be a criterion: plain text, or { id, text, votes }' },
 );
 
 const conversationExpectSchema = z.strictObject({
@@ -248,6 +254,8 @@ function suiteShape(form: SuiteForm) {
       .max(1, { error: 'must be at most 1' })
       .optional(),
     concurrency: concurrencyRule().optional(),
+    review: booleanSchema.optional(),
+    votes: votesSchema.optional(),
     seed: z
       .int({ error: 'must be a whole number' })
       .min(0, { error: 'must not be negative' })
@@ -264,10 +272,10 @@ function suiteShape(form: SuiteForm) {
 type RawSuite = z.output<ReturnType<typeof suiteShape>>;
 type RawConversation = RawSuite['conversations'][number];
 
-const criteriaOf = (raw: Array<string | Criterion>): Criterion[] =>
-  raw.map((c, i) => (typeof c === 'string' ? { id: criterionId(i), text: c } : c));
+const criteriaOf = (raw: Array<string | { id: string; text: string; votes?: number }>, votes: number): Criterion[] =>
+  raw.map((c, i) => (typeof c === 'string' ? { id: criterionId(i), text: c, votes } : { ...c, votes: c.votes ?? votes }));
 
-function conversationOf(conv: RawConversation, i: number, base: SuiteConversation['connect']): SuiteConversation {
+function conversationOf(conv: RawConversation, i: number, base: SuiteConversation['connect'], votes: number): SuiteConversation {
   const pick = <T>(own: T | undefined, inherited: T | undefined): T | undefined => (own !== undefined ? own : inherited);
   const { criteria, ...checks } = conv.expect ?? {};
   const user = conv.simulated_user;
@@ -282,7 +290,7 @@ function conversationOf(conv: RawConversation, i: number, base: SuiteConversatio
     waitMs: conv.wait_ms ?? 0,
     turns: (conv.turns ?? []).map((turn, j) => {
       const { judge, ...expect } = turn.expect ?? {};
-      return { line: turn.line, expect, judge: judge === undefined ? undefined : { id: `turn_${j + 1}`, text: judge } };
+      return { line: turn.line, expect, judge: judge === undefined ? undefined : { id: `turn_${j + 1}`, text: judge, votes } };
     }),
     simulatedUser:
       user === undefined
@@ -297,7 +305,7 @@ function conversationOf(conv: RawConversation, i: number, base: SuiteConversatio
             temperature: user.temperature ?? 0,
           },
     expect: checks,
-    criteria: criteriaOf(criteria ?? []),
+    criteria: criteriaOf(criteria ?? [], votes),
   };
 }
 
@@ -320,8 +328,9 @@ function normalize<M>(raw: RawSuite, memory: (m: NonNullable<RawSuite['memory']>
     confidence: raw.confidence ?? DEFAULT_CONFIDENCE,
     passRate: raw.pass_rate ?? 1,
     concurrency: raw.concurrency ?? DEFAULT_CONCURRENCY,
+    review: raw.review ?? true,
     seed: raw.seed,
-    conversations: raw.conversations.map((conv, i) => conversationOf(conv, i, base)),
+    conversations: raw.conversations.map((conv, i) => conversationOf(conv, i, base, raw.votes ?? 1)),
   };
 }
 

@@ -313,7 +313,7 @@ function attemptPair(n: number, sides: Record<Side, AttemptReport | undefined>, 
         turn === undefined
           ? html`<div class="${`${place} empty`}" data-side="${side}">no turn ${i + 1}</div>`
           : html`<div class="${place}" data-side="${side}">
-              ${turnHtml(turn, { differs, diverged, attemptError: a!.status === 'error' })}
+              ${turnHtml(turn, { differs, diverged, attemptError: a!.status === 'error', review: a!.review })}
             </div>`,
       );
     }

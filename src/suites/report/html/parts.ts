@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { escapeHtml, html, join, duration, plural, usage, type Fragment, type Html } from './kit.js';
 import type {
   AttemptReport,
+  AttemptReview,
   ConversationReport,
   Count,
   CriterionResult,
@@ -10,7 +11,7 @@ import type {
   RevisionReport,
   TurnReport,
 } from '../run-report.js';
-import { describeExpectation, FAIL, PASS, SKIP } from '../wording.js';
+import { describeExpectation, FAIL, PASS, reviewLine, SKIP } from '../wording.js';
 
 /**
  * The pieces both HTML reports are made of: the page around them, badges, counts, and an attempt
@@ -196,7 +197,12 @@ export interface TurnHtmlOptions {
   diverged: boolean;
   /** the attempt could not go on or be judged (its criteria were never ruled on) */
   attemptError: boolean;
+  /** the attempt's review: its sentence is shown next to the turn it names */
+  review: AttemptReview | null;
 }
+
+/** Who is responsible for a failed attempt, and why. */
+const reviewHtml = (review: AttemptReview): Html => html`<div class="${`review ${review.responsible}`}">${reviewLine(review)}</div>`;
 
 /** One turn as a chat exchange, its chips and checks. */
 export function turnHtml(turn: TurnReport, opts: TurnHtmlOptions): Html {
@@ -235,6 +241,7 @@ export function turnHtml(turn: TurnReport, opts: TurnHtmlOptions): Html {
     <div class="msgs">
       ${user}${agent} ${turn.error === null ? '' : html`<div class="problem">${FAIL} ${turn.error.error}: ${turn.error.message}</div>`}
       ${checks(turn.expectations, turn.criteria, at)} ${turnNotes(turn).map((n) => html`<div class="note">note: ${n}</div>`)}
+      ${opts.review !== null && opts.review.turn === turn.index ? reviewHtml(opts.review) : ''}
     </div>
   </div>`;
 }
@@ -242,12 +249,13 @@ export function turnHtml(turn: TurnReport, opts: TurnHtmlOptions): Html {
 /** The checks over the whole conversation, and why an attempt could not go on. */
 export function wholeHtml(attempt: AttemptReport, differs: DifferingKeys): Html {
   const list = checks(attempt.expectations, attempt.criteria, { turn: null, differs, judged: attempt.status !== 'error' });
-  if (attempt.expectations.length + attempt.criteria.length === 0 && attempt.error === null) return html``;
+  const { review } = attempt;
+  if (attempt.expectations.length + attempt.criteria.length === 0 && attempt.error === null && review === null) return html``;
   const error = attempt.error;
   const stopped = error === null ? '' : html`<div class="problem">${FAIL} could not go on — ${error.error}: ${error.message}</div>`;
   return html`<div class="whole">
     <h4>The whole conversation</h4>
-    ${stopped} ${list}
+    ${stopped} ${list} ${review !== null && review.turn === null ? reviewHtml(review) : ''}
   </div>`;
 }
 
@@ -269,7 +277,9 @@ export function attemptMeta(attempt: AttemptReport): Html {
 /** An attempt's transcript, turn by turn, then its whole-conversation checks and notes. */
 export function attemptBody(attempt: AttemptReport, differs: DifferingKeys): Html {
   const attemptError = attempt.status === 'error';
-  return html`${attempt.turns.map((turn) => turnHtml(turn, { differs, diverged: false, attemptError }))} ${wholeHtml(attempt, differs)}
+  const { review } = attempt;
+  return html`${attempt.turns.map((turn) => turnHtml(turn, { differs, diverged: false, attemptError, review }))}
+  ${wholeHtml(attempt, differs)}
   ${attempt.notes.length === 0 ? '' : html`<div class="note">${attempt.notes.map((n) => html`<div>note: ${n}</div>`)}</div>`}`;
 }
 
