@@ -1,7 +1,7 @@
 import type { Criterion } from '../spec/format.js';
 import { unjudged, type CriterionResult, type TurnReport } from '../report/run-report.js';
 import { askModel, type AttemptError, type AttemptModel } from './model-calls.js';
-import { checkVerdicts, judgeMessages, judgeSchema } from './prompts.js';
+import { checkVerdicts, judgeMessages, judgeSchema, type MemoryEvidence } from './prompts.js';
 
 const JUDGE_TEMPERATURE = 0;
 
@@ -12,17 +12,18 @@ export interface Judgement {
 }
 
 /**
- * Rules on criteria over the turns so far, in one call at temperature 0 with the run's seed. The
- * gateway, not the judge, turns rulings into passes: only `passed` passes.
+ * Rules on criteria over the turns so far (and the memory the conversation left, for memory
+ * criteria), in one call at temperature 0 with the run's seed. The gateway, not the judge, turns
+ * rulings into passes: only `passed` passes.
  */
-export async function judge(asker: AttemptModel, turns: TurnReport[], criteria: Criterion[]): Promise<Judgement> {
+export async function judge(asker: AttemptModel, turns: TurnReport[], criteria: Criterion[], memory?: MemoryEvidence): Promise<Judgement> {
   const ids = criteria.map((c) => c.id);
   const answer = await askModel(asker, {
     role: 'judge',
     model: undefined,
     temperature: JUDGE_TEMPERATURE,
     seed: asker.seed,
-    messages: judgeMessages(turns, criteria),
+    messages: judgeMessages(turns, criteria, memory),
     schemaName: 'judge_verdict',
     schema: judgeSchema(ids),
     check: (rulings) => checkVerdicts(rulings, ids),

@@ -21,6 +21,7 @@ import {
   type SuiteConversation,
   type SuiteForm,
 } from './format.js';
+import { memoryExpectOf, memoryExpectSchema } from './memory-expect.js';
 import { compilePattern } from './text-matches.js';
 import { fallbackRule, notAnObject, problemsOf, type SuiteProblem } from './problems.js';
 
@@ -113,6 +114,7 @@ const conversationExpectSchema = z.strictObject({
     many: 'criteria',
     max: MAX_CRITERIA,
   }).optional(),
+  memory: memoryExpectSchema(criterionSchema).optional(),
 });
 
 const simulatedUserSchema = z.strictObject({
@@ -269,7 +271,7 @@ const criteriaOf = (raw: Array<string | Criterion>): Criterion[] =>
 
 function conversationOf(conv: RawConversation, i: number, base: SuiteConversation['connect']): SuiteConversation {
   const pick = <T>(own: T | undefined, inherited: T | undefined): T | undefined => (own !== undefined ? own : inherited);
-  const { criteria, ...checks } = conv.expect ?? {};
+  const { criteria, memory, ...checks } = conv.expect ?? {};
   const user = conv.simulated_user;
   return {
     name: conv.name ?? defaultName(i),
@@ -298,6 +300,7 @@ function conversationOf(conv: RawConversation, i: number, base: SuiteConversatio
           },
     expect: checks,
     criteria: criteriaOf(criteria ?? []),
+    memory: memoryExpectOf(memory),
   };
 }
 
