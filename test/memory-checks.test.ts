@@ -10,6 +10,9 @@ import { startStack, type Stack } from './support/stack.js';
 import { comparePath, runPath } from './support/http.js';
 import { scaled } from './support/time.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
+import { runReportHtml } from '../src/suites/report/html/render.js';
+import { junitXml } from '../src/suites/report/junit.js';
+import { renderReport } from '../src/suites/report/text.js';
 
 const POLL_MS = '20';
 const WAIT_MS = scaled(3000);
@@ -294,4 +297,37 @@ t.test('a comparison: the memory check is the differing expectation, and the gat
   t.equal(difference!.candidate.passed, conv.candidate.attempts_passed, 'the candidate too');
   t.ok(difference!.baseline.passed > difference!.candidate.passed, 'the candidate remembered less often');
   t.equal(conv.verdict, 'regressed', `baseline ${difference!.baseline.passed}/12, candidate ${difference!.candidate.passed}/12`);
+});
+
+t.test('text, JUnit and HTML show the diff shortened, each memory check with its evidence, the units escaped', async (t) => {
+  const s = await memoryStack(t);
+  const report = await run(s, {
+    name: 'memory',
+    device_ref: 'lou',
+    conversations: [
+      {
+        name: 'leaves markup',
+        turns: [{ line: `sim:remember:<script>alert(1)</script> ${'x'.repeat(200)}` }],
+        expect: { memory: { contains: 'alert', not_contains: 'script', wait_ms: WAIT_MS } },
+      },
+    ],
+  });
+  const text = renderReport(report, 'memory.yaml');
+  t.match(text, /^ {4}memory: 2 units added, 0 removed · settled after .* \(\d+ reads\)$/m);
+  t.match(text, /^ {6}\+ \{"kind":"fact","text":"<script>alert\(1\)<\/script> x+…$/m, 'a unit shortened to a line');
+  t.match(text, /^ {4}✓ memory_contains "alert"$/m);
+  t.match(text, /^ {4}✗ memory_not_contains "script" — the added unit .* holds "script"$/m);
+
+  const xml = junitXml([{ name: 'memory', file: 'memory.yaml', report }]);
+  t.match(
+    xml,
+    /<testcase classname="memory" name="leaves markup \/ memory" time="[\d.]+">\n {6}<failure message="memory_not_contains &quot;script&quot;: the added unit/,
+  );
+  t.match(xml, /<system-out>memory: 2 units added, 0 removed · settled after [^\n]*\n\+ \{"kind":"fact","text":"&lt;script&gt;/);
+
+  const page = runReportHtml(report);
+  t.match(page, /What it left in memory/);
+  t.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/, 'the unit escaped');
+  t.notMatch(page, /<script>alert/, 'never as markup');
+  t.match(page, /memory_not_contains &quot;script&quot;/);
 });

@@ -204,7 +204,7 @@ export type components = {
       device_ref: components['schemas']['DeviceKey'];
       /** @description Units the engine loaded at the last restore; `null` when nothing was restored. */
       restored: number | null;
-      /** @description How many times the fixture was restored (before each attempt of a conversation on its device). */
+      /** @description How many times the fixture was restored (before each journey on its device, that is before the first of its conversations, every round). */
       restores: number;
       /** @description The snapshot taken after the run, when `memory.save` asked for one. */
       snapshot: components['schemas']['MemorySnapshot'] | null;

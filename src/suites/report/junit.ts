@@ -1,5 +1,6 @@
 import type { ComparisonReport, ConversationComparison } from './comparison.js';
-import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
+import { diffLines, memoryHeadline } from './memory-wording.js';
+import type { AttemptMemoryReport, AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
 import { differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';
 import { describeExpectation, lineOf } from './wording.js';
 
@@ -7,7 +8,8 @@ import { describeExpectation, lineOf } from './wording.js';
  * JUnit XML for CI: one <testsuite> per suite file; per conversation attempt, one <testcase> per
  * turn (classname = the suite, name = "conversation[ / attempt K] / turn N: line") and one per
  * criterion, a <failure> for a failed expectation or criterion, an <error> for a turn the gateway
- * could not run or an attempt that could not go on, <skipped> for a turn never sent. A comparison
+ * could not run or an attempt that could not go on, <skipped> for a turn never sent; an attempt
+ * with memory checks adds "… / memory" (its diff in <system-out>) and its memory criteria. A comparison
  * adds, before the candidate's cases, one <testcase> per conversation ("conversation / compared
  * with the baseline"): a <failure> when it regressed, an <error> when the sides could not be
  * compared, the verdict's sentence and each side's pass rate with its interval in the detail; the
@@ -96,6 +98,28 @@ function criterionCase(classname: string, title: string, c: CriterionResult, jud
   };
 }
 
+/**
+ * What the attempt left in memory: one <testcase> for the memory checks (<failure> with the
+ * evidence, <skipped> when not checked, the diff shortened in <system-out>), one per memory criterion.
+ */
+function memoryCases(classname: string, title: string, memory: AttemptMemoryReport, judged: boolean): Case[] {
+  const name = `${title} / memory`;
+  const out = xmlText([memoryHeadline(memory), ...diffLines(memory)].join('\n'));
+  const failed = memory.expectations.filter((e) => e.passed === false);
+  let check: Case;
+  if (memory.status === 'not_checked') {
+    check = { xml: testcase(classname, name, null, [`      <skipped${attrs({ message: memoryHeadline(memory) })}/>`]), kind: 'skipped' };
+  } else if (failed.length > 0) {
+    const message = failed.map((e) => `${describeExpectation(e)}: ${e.evidence}`).join('; ');
+    const failure = `      <failure${attrs({ message, type: 'memory' })}>${xmlText(message)}</failure>`;
+    check = { xml: testcase(classname, name, memory.waited_ms, [failure, `      <system-out>${out}</system-out>`]), kind: 'failure' };
+  } else {
+    check = { xml: testcase(classname, name, memory.waited_ms, [`      <system-out>${out}</system-out>`]), kind: 'ok' };
+  }
+  const ruled = judged && memory.status !== 'not_checked';
+  return [check, ...memory.criteria.map((c) => criterionCase(classname, name, c, ruled))];
+}
+
 /** The cases of one attempt: its turns, its criteria, and an <error> when it could not go on. */
 function attemptCases(classname: string, conv: string, attempt: AttemptReport, repeat: number): Case[] {
   const title = repeat > 1 ? `${conv} / attempt ${attempt.attempt}` : conv;
@@ -115,6 +139,7 @@ function attemptCases(classname: string, conv: string, attempt: AttemptReport, r
       kind: 'failure',
     });
   }
+  if (attempt.memory !== null) cases.push(...memoryCases(classname, title, attempt.memory, judged));
   if (attempt.error !== null) {
     cases.push({
       xml: testcase(classname, `${title} / could not go on`, attempt.duration_ms, [errorTag(attempt.error, attempt.error.message)]),

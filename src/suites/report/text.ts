@@ -1,5 +1,14 @@
 import type { ComparedRevision, ComparisonReport, ConversationComparison, Difference, Latency, SideResult } from './comparison.js';
-import type { AttemptReport, ConversationReport, CriterionResult, ModelUsage, RunReport, TurnReport } from './run-report.js';
+import { diffLines, memoryHeadline } from './memory-wording.js';
+import type {
+  AttemptMemoryReport,
+  AttemptReport,
+  ConversationReport,
+  CriterionResult,
+  ModelUsage,
+  RunReport,
+  TurnReport,
+} from './run-report.js';
 import {
   attemptsModeText,
   CHECK_WORDS,
@@ -110,7 +119,19 @@ function renderAttempt(attempt: AttemptReport, repeat: number): string[] {
     out.push(e.passed ? `    ${PASS} ${describeExpectation(e)}` : `    ${FAIL} ${describeExpectation(e)} — ${e.evidence}`);
   }
   for (const c of attempt.criteria) out.push(`    ${criterionLine(c)}`);
+  if (attempt.memory !== null) out.push(...memoryLines(attempt.memory));
   if (attempt.error !== null) out.push(`    ${FAIL} could not go on: ${attempt.error.message}`);
+  return out;
+}
+
+/** What the attempt left in memory (the diff shortened) and its memory checks, ✓ or ✗ with the evidence. */
+function memoryLines(memory: AttemptMemoryReport): string[] {
+  const out = [`    ${memoryHeadline(memory)}`, ...diffLines(memory).map((line) => `      ${line}`)];
+  for (const e of memory.expectations) {
+    const mark = e.passed === null ? SKIP : e.passed ? PASS : FAIL;
+    out.push(e.passed === true ? `    ${mark} ${describeExpectation(e)}` : `    ${mark} ${describeExpectation(e)} — ${e.evidence}`);
+  }
+  for (const c of memory.criteria) out.push(`    ${criterionLine(c)}`);
   return out;
 }
 
