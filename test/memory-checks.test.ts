@@ -9,6 +9,7 @@ import type { RunReport } from '../src/suites/report/run-report.js';
 import { startStack, type Stack } from './support/stack.js';
 import { comparePath, runPath } from './support/http.js';
 import { scaled } from './support/time.js';
+import { cli } from './support/cli.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { runReportHtml } from '../src/suites/report/html/render.js';
 import { junitXml } from '../src/suites/report/junit.js';
@@ -330,4 +331,19 @@ t.test('text, JUnit and HTML show the diff shortened, each memory check with its
   t.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/, 'the unit escaped');
   t.notMatch(page, /<script>alert/, 'never as markup');
   t.match(page, /memory_not_contains &quot;script&quot;/);
+});
+
+t.test('the example: coach remembers the order and welcomes the user back; coach.3 forgets it, a memory regression', async (t) => {
+  const s = await memoryStack(t);
+  const example = 'examples/remembering-user.yaml';
+  const ran = await cli('run', [example, '--gateway', s.url]);
+  t.equal(ran.code, 0, 'coach passes', { output: ran.stdout + ran.stderr });
+  t.match(ran.stdout, /✓ memory_contains "order 12345"/);
+
+  const compared = await cli('compare', [example, '--baseline', 'coach', '--candidate', 'coach.3', '--gateway', s.url]);
+  t.equal(compared.code, 1, 'coach.3 regressed', { output: compared.stdout + compared.stderr });
+  t.match(compared.stdout, /✗ gives the order number · REGRESSED/);
+  t.match(compared.stdout, /memory_contains "order 12345" — baseline (\d+)\/\1 \(the added unit .*\), candidate 0\/\d+ \(none of the/);
+  t.match(compared.stdout, /✗ comes back · REGRESSED/);
+  t.match(compared.stdout, /text_contains "Welcome back" at turn 1 — baseline/);
 });
