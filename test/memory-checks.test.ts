@@ -10,6 +10,8 @@ import { startStack, type Stack } from './support/stack.js';
 import { comparePath, runPath } from './support/http.js';
 import { scaled } from './support/time.js';
 import { cli } from './support/cli.js';
+import { mcpClient, textOf } from './support/mcp.js';
+import type { Json } from './support/http.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { runReportHtml } from '../src/suites/report/html/render.js';
 import { junitXml } from '../src/suites/report/junit.js';
@@ -346,4 +348,27 @@ t.test('the example: coach remembers the order and welcomes the user back; coach
   t.match(compared.stdout, /memory_contains "order 12345" — baseline (\d+)\/\1 \(the added unit .*\), candidate 0\/\d+ \(none of the/);
   t.match(compared.stdout, /✗ comes back · REGRESSED/);
   t.match(compared.stdout, /text_contains "Welcome back" at turn 1 — baseline/);
+});
+
+t.test('MCP run_suite: the memory diff in the structured report, a failed memory check in the text', async (t) => {
+  const s = await memoryStack(t);
+  const client = await mcpClient(t, s);
+  const suite = {
+    agent: 'coach',
+    name: 'card',
+    device_ref: 'max',
+    conversations: [
+      {
+        name: 'reads out a card',
+        turns: [{ line: 'sim:remember:card 4111 1111 1111 1111' }],
+        expect: { memory: { not_contains: '4111', wait_ms: WAIT_MS } },
+      },
+    ],
+  };
+  const result: Json = await client.callTool({ name: 'run_suite', arguments: { suite } });
+  t.notOk(result.isError, textOf(result));
+  const attempt = result.structuredContent.conversations[0].attempts[0];
+  t.match(attempt.memory, { status: 'aggregated', added: [{ kind: 'fact', text: 'card 4111 1111 1111 1111' }, { kind: 'summary' }] });
+  t.match(textOf(result), /^- reads out a card: memory: 2 units added, 0 removed · settled after .*$/m);
+  t.match(textOf(result), /^- reads out a card: memory_not_contains failed: the added unit .* holds "4111"$/m);
 });
