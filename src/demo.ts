@@ -42,6 +42,8 @@ try {
     HOST: process.env.HOST ?? '127.0.0.1',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     SHUTDOWN_GRACE_MS: process.env.SHUTDOWN_GRACE_MS ?? '2000',
+    // Memory checks read the memory this often while the demo's engine aggregates (5 s, not 30 s).
+    MEMORY_POLL_MS: process.env.MEMORY_POLL_MS ?? '1000',
     ...(model ? { MODEL_BASE_URL: model.url, SIMULATOR_MODEL: 'simulated-user', JUDGE_MODEL: 'simulated-judge', MODEL_API_KEY: '' } : {}),
   });
 } catch (err) {

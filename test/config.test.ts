@@ -24,6 +24,7 @@ t.test('defaults are the ones docs/configuration.md states', async (t) => {
     maxRunConversationsPerCaller: 50,
     rememberedConversationsMax: 10_000,
     rememberedConversationsTtlMs: 86_400_000,
+    memoryPollMs: 3_000,
     debugPage: false,
   });
   t.ok(config.shutdownGraceMs > config.turnBudgetMs, 'running turns may finish within the grace');
@@ -58,6 +59,7 @@ t.test('a wrong value names the variable and the rule', async (t) => {
     ],
     [{ ...base, LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     [{ ...base, DEBUG_PAGE: 'maybe' }, /DEBUG_PAGE must be true or false/],
+    [{ ...base, MEMORY_POLL_MS: '0' }, /MEMORY_POLL_MS must be a whole number from 1 to 60000/],
     [{ ...base, MODEL_BASE_URL: 'ftp://model' }, /MODEL_BASE_URL must be an absolute http:\/\/ or https:\/\/ URL/],
     [{ ...base, MODEL_BASE_URL: 'http://model/v1' }, /SIMULATOR_MODEL is required when MODEL_BASE_URL is set/],
     [{ ...base, MODEL_API_KEY: 'sk-abc' }, /MODEL_API_KEY is set but MODEL_BASE_URL is not/],

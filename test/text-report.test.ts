@@ -48,6 +48,7 @@ const attempt = (turns: TurnReport[], over: Partial<AttemptReport> = {}): Attemp
   turns,
   expectations: [],
   criteria: [],
+  memory: null,
   model_usage: noUsage,
   error: null,
   review: null,

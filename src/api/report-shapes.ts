@@ -248,7 +248,7 @@ export type components = {
       device_ref: components['schemas']['DeviceKey'];
       /** @description Units the engine loaded at the last restore; `null` when nothing was restored. */
       restored: number | null;
-      /** @description How many times the fixture was restored (before each attempt of a conversation on its device). */
+      /** @description How many times the fixture was restored (before each journey on its device, that is before the first of its conversations, every round). */
       restores: number;
       /** @description The snapshot taken after the run, when `memory.save` asked for one. */
       snapshot: components['schemas']['MemorySnapshot'] | null;
@@ -331,11 +331,55 @@ export type components = {
       expectations: components['schemas']['RunExpectation'][];
       /** @description The conversation-level criteria (`expect.criteria`), ruled on once over the whole transcript. */
       criteria: components['schemas']['RunCriterion'][];
+      /**
+       * @description What the attempt left in the simulated user's memory and its `expect.memory` checks; `null` for a
+       *     conversation without memory checks (it does not wait for the engine's aggregation).
+       */
+      memory: components['schemas']['RunAttemptMemory'] | null;
       model_usage: components['schemas']['ModelUsage'];
       /** @description Why the attempt could not go on or be judged. */
       error: components['schemas']['RunProblem'] | null;
       /** @description Who is responsible for the failure; null when the attempt was not reviewed. */
       review: components['schemas']['AttemptReview'] | null;
+      notes: components['schemas']['Notes'];
+    };
+    /**
+     * @description The units the conversation added to the simulated user's memory (its units after the conversation, less
+     *     those before it: the restored fixture or the previous conversation's) and removed, and the checks over them.
+     *     After the plain close the gateway polls the memory until the added units appear and stop changing, up to
+     *     `expect.memory.wait_ms`; a memory answer of the engine that is not a list of JSON objects, or an engine
+     *     error, fails the checks with the reason (`unreadable`), never the run.
+     */
+    RunAttemptMemory: {
+      /**
+       * @description `aggregated`: the memory changed and settled; `nothing_aggregated`: it never changed within the wait (every
+       *     check fails with that reason); `unreadable`: the memory could not be read (see `error`); `not_checked`: the
+       *     conversation did not run, or the caller hung up.
+       * @enum {string}
+       */
+      status: 'aggregated' | 'nothing_aggregated' | 'unreadable' | 'not_checked';
+      /** @description From the plain close until the memory settled (or the wait ran out). */
+      waited_ms: number;
+      /** @description Memory reads after the close. */
+      polls: number;
+      /** @description The user's units before the conversation; `null` when they could not be read. */
+      units_before: number | null;
+      /** @description The user's units at the last read after it; `null` when none could be read. */
+      units_after: number | null;
+      /** @description Units after the conversation that were not there before, whole. */
+      added: components['schemas']['MemoryUnit'][];
+      /** @description Units before the conversation that are gone after it, whole. */
+      removed: components['schemas']['MemoryUnit'][];
+      /**
+       * @description `memory_contains`, `memory_not_contains` (one per text, its evidence the unit that matched or that none
+       *     did), `memory_added_at_least`, `memory_added_at_most`; with `memory_aggregated` first (failed) when nothing
+       *     was aggregated or the memory could not be read.
+       */
+      expectations: components['schemas']['RunExpectation'][];
+      /** @description `expect.memory.criteria`, ruled on by the judge over the added and removed units and the transcript. */
+      criteria: components['schemas']['RunCriterion'][];
+      /** @description Why the memory could not be read (the engine's answer was not what its contract says, or an error). */
+      error: components['schemas']['RunProblem'] | null;
       notes: components['schemas']['Notes'];
     };
     /**
@@ -401,7 +445,9 @@ export type components = {
        * @description An expectation of the suite, or an implicit one: `turn_completed` (the turn ended with its
        *     own exit; listed only when it did not) and `conversation_continues` (the agent ended the
        *     conversation while the suite had turns left). `tools`, `not_tools` and the attempt-level
-       *     `shown`, `not_shown`, `ended_by_agent` are checked over all turns.
+       *     `shown`, `not_shown`, `ended_by_agent` are checked over all turns; the `memory_` kinds over the memory
+       *     units the conversation added (`memory_aggregated`: implicit, listed only when nothing was aggregated or the
+       *     memory could not be read).
        * @enum {string}
        */
       kind:
@@ -416,7 +462,12 @@ export type components = {
         | 'tools'
         | 'not_tools'
         | 'turn_completed'
-        | 'conversation_continues';
+        | 'conversation_continues'
+        | 'memory_contains'
+        | 'memory_not_contains'
+        | 'memory_added_at_least'
+        | 'memory_added_at_most'
+        | 'memory_aggregated';
       /** @description The expectation's value as the suite gave it (a list for `text_contains`, `tools`, …). */
       expected: unknown;
       /** @description `null`: not evaluated, the turn was skipped. */

@@ -30,6 +30,10 @@ export interface EngineAdapter {
   close(): Promise<void>;
 }
 
+/** A JSON value's kind as a sentence names it: `a string`, `null`, `a list`, `an object`. */
+const typeOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+
 const resultOf = (err: unknown): ConnectResult => {
   if (!(err instanceof GatewayError)) return 'unavailable';
   if (err.code === 'identity_unrecognised') return 'unrecognised';
@@ -125,8 +129,13 @@ export function createEngineAdapter(config: Config, metrics: Metrics): EngineAda
   const readMemory = (userId: string) =>
     memoryCall('snapshot', async () => {
       const res = await call('GET', `/api/memory?userId=${encodeURIComponent(userId)}`, '/api/memory');
+      if (res.status !== 200) throw unexpected('the memory read', res.status);
       const units = (res.body as { units?: unknown } | undefined)?.units;
-      if (res.status !== 200 || !Array.isArray(units)) throw unexpected('the memory read', res.status);
+      const malformed = (why: string) =>
+        new GatewayError('engine_unavailable', `The engine's memory answer is not what its contract says: ${why}.`);
+      if (!Array.isArray(units)) throw malformed(`units is ${units === undefined ? 'missing' : `${typeOf(units)}, not a list`}`);
+      const odd = units.findIndex((u) => typeOf(u) !== 'an object');
+      if (odd >= 0) throw malformed(`units[${odd}] is ${typeOf(units[odd])}, not a JSON object`);
       return units as Array<Record<string, unknown>>;
     });
 

@@ -10,7 +10,8 @@ import { runLines } from '../runs/follow.js';
 import type { RunKind } from '../runs/run.js';
 import { runView } from '../runs/views.js';
 import type { ComparisonReport } from '../suites/report/comparison.js';
-import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
+import type { AttemptMemoryReport, RunReport, TurnEvent } from '../suites/report/run-report.js';
+import { memoryHeadline } from '../suites/report/memory-wording.js';
 import { pendingResult } from './run-tools.js';
 import { monitorRule, withOverrides } from '../suites/spec/request.js';
 import { admitComparison, admitRun, type Admitted } from '../suites/run/start.js';
@@ -29,7 +30,9 @@ const RUN_SUITE =
   `route's body: YAML text or a JSON object with agent, conversations[] (turns[].line and .expect: text_matches, ` +
   `text_contains, tool, not_tool, shown, not_shown, ended_by_agent, exit_within_ms, judge; simulated_user: persona, goal, ` +
   `facts, max_turns, min_turns, model, temperature; expect: tools, not_tools, shown, not_shown, ended_by_agent, ` +
-  `criteria), optional repeat, pass_rate, concurrency, seed, memory { restore, save, wait_ms }. A simulated user or ` +
+  `criteria, memory: contains, not_contains, added_at_least, added_at_most, criteria, wait_ms — checks over the memory units ` +
+  `the conversation added, after waiting for the engine's aggregation, about 30 s a conversation), optional repeat, ` +
+  `pass_rate, concurrency, seed, memory { restore, save, wait_ms }. A simulated user or ` +
   `criteria need a model on the gateway (else model_not_configured). Every conversation is closed plainly when done. ` +
   `With a progress token, each evaluated turn is reported as progress.`;
 
@@ -215,6 +218,15 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
   );
 }
 
+/** A memory check that failed, with its evidence, after the diff's headline (the units are whole in the structured report). */
+function memoryFailures(where: string, memory: AttemptMemoryReport): string[] {
+  const failed = [
+    ...memory.expectations.filter((e) => e.passed === false).map((e) => `- ${where}: ${e.kind} failed: ${e.evidence}`),
+    ...memory.criteria.filter((c) => !c.passed && memory.status !== 'not_checked').map((c) => `- ${where}: ${criterionLine(c)}`),
+  ];
+  return failed.length === 0 ? [] : [`- ${where}: ${memoryHeadline(memory)}`, ...failed];
+}
+
 function renderReport(report: RunReport): string {
   const { conversations, turns, expectations, criteria } = report.totals;
   const failed = report.conversations.flatMap((conv) =>
@@ -229,6 +241,7 @@ function renderReport(report: RunReport): string {
         ]),
         ...attempt.expectations.filter((e) => e.passed === false).map((e) => `- ${where}: ${e.kind} failed: ${e.evidence}`),
         ...attempt.criteria.filter((c) => !c.passed).map((c) => `- ${where}: ${criterionLine(c)}`),
+        ...(attempt.memory === null ? [] : memoryFailures(where, attempt.memory)),
         ...(attempt.error === null ? [] : [`- ${where}: could not go on: ${attempt.error.message}`]),
       ];
     }),

@@ -70,6 +70,7 @@ const envSchema = z.object({
   ENGINE_MAX_FRAME_BYTES: integer('ENGINE_MAX_FRAME_BYTES', 1_048_576, 1_024),
   REMEMBERED_CONVERSATIONS_MAX: integer('REMEMBERED_CONVERSATIONS_MAX', 10_000, 1),
   MAX_MONITOR_SERIES: integer('MAX_MONITOR_SERIES', 2000, 1),
+  MEMORY_POLL_MS: integer('MEMORY_POLL_MS', 3_000, 1, 60_000),
   REMEMBERED_CONVERSATIONS_TTL_MS: integer('REMEMBERED_CONVERSATIONS_TTL_MS', 86_400_000, 1),
   MAX_BODY_BYTES: integer('MAX_BODY_BYTES', 4_194_304, 1_024),
   RUN_FOLLOW_GRACE_MS: integer('RUN_FOLLOW_GRACE_MS', 60_000, 0),
@@ -129,6 +130,8 @@ export interface Config {
   rememberedConversationsMax: number;
   /** Label sets of the monitors' attempt counters this pod records at most. */
   maxMonitorSeries: number;
+  /** How far apart a suite's memory checks read the simulated user's memory while waiting for aggregation. */
+  memoryPollMs: number;
   rememberedConversationsTtlMs: number;
   maxBodyBytes: number;
   /** Runs: the follower grace, how many ended runs are kept and how long, and how soon a sibling takes over a silent holder's run. */
@@ -232,6 +235,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     engineMaxFrameBytes: e.ENGINE_MAX_FRAME_BYTES,
     rememberedConversationsMax: e.REMEMBERED_CONVERSATIONS_MAX,
     maxMonitorSeries: e.MAX_MONITOR_SERIES,
+    memoryPollMs: e.MEMORY_POLL_MS,
     rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
     runs: { followGraceMs: e.RUN_FOLLOW_GRACE_MS, keptMax: e.RUNS_KEPT_MAX, keptMs: e.RUNS_KEPT_MS, takeoverMs: e.RUN_TAKEOVER_MS },

@@ -37,7 +37,7 @@ function ordinaryReply(line: string, paced = false): Json[] {
 }
 
 /** An order number in a line ("my order number is 12345", "order number: 12345"): the agent answers it, the engine remembers it. */
-export const ORDER_NUMBER = /\border number(?: is)?:?\s*#?(\d{4,})\b/i;
+const ORDER_NUMBER = /\border number(?: is)?:?\s*#?(\d{4,})\b/i;
 
 /**
  * What the engine knows beyond the line: the session's ordinal (1, 2, …), the user's remembered
@@ -55,6 +55,20 @@ export interface AgentContext {
 
 /** The first revision that behaves as the comparison's candidate. */
 const CANDIDATE_REVISION = 3;
+
+/**
+ * The fact a line leaves in the user's memory when the engine aggregates its session, if any:
+ * `sim:remember:TEXT`; `sim:remember-chance:P,Q:TEXT` with probability P (Q from revision 3),
+ * one seeded draw per session; an order number (`order 12345`), which revision 3 and later (the
+ * demo's `coach.3`) forget: a memory regression a comparison finds.
+ */
+export function rememberedFact(line: string, context: Pick<AgentContext, 'revision' | 'draw'>): string | undefined {
+  if (line.startsWith('sim:remember:')) return line.slice('sim:remember:'.length);
+  const maybe = /^sim:remember-chance:([^:]*):(.*)$/.exec(line);
+  if (maybe !== null) return chanceSaysYes(maybe[1]!, context) ? maybe[2] : undefined;
+  const order = ORDER_NUMBER.exec(line)?.[1];
+  return order === undefined || (context.revision ?? 0) >= CANDIDATE_REVISION ? undefined : `order ${order}`;
+}
 
 /** The delivery date the demo agent gives for any order: a fixed day, so suites are deterministic. */
 const DELIVERY_DATE = 'Friday, 4 December 2026';
@@ -92,7 +106,7 @@ function orderReply(line: string, facts: string[], candidate: boolean): Reply | 
 }
 
 /** `sim:chance`: whether this session's draw falls under the revision's probability (a bad probability: never). */
-function chanceSaysYes(arg: string, context: AgentContext): boolean {
+function chanceSaysYes(arg: string, context: Pick<AgentContext, 'revision' | 'draw'>): boolean {
   const [before, after] = arg.split(',').map(Number);
   const p = (context.revision ?? 0) >= CANDIDATE_REVISION ? (after ?? before) : before;
   return context.draw !== undefined && p !== undefined && context.draw(arg) < p;
@@ -151,7 +165,9 @@ export function agentReply(
       return { elements: ordinaryReply(line, paced), delayMs: Math.max(0, Number(arg) || 0) };
     case 'unknown':
       return { elements: [{ type: 'mystery', weird: true }, { type: 'text', text: 'Something unusual.', mood: 'curious' }, exit(false)] };
-    case 'remember': // aggregation reads the fact from the session's lines
+    case 'remember': // aggregation reads the fact from the session's lines (rememberedFact)
+    case 'remember-chance':
+    case 'forget':
       return { elements: ordinaryReply(line, paced) };
     case 'chance': // sim:chance:P, or P,Q: yes with probability P (revisions before 3) and Q (3 on), seeded per session
       return { elements: [text(chanceSaysYes(arg, context) ? 'Yes, that works.' : 'No, sorry.'), RESPONSE_END, exit(false)] };

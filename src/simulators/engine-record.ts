@@ -51,6 +51,8 @@ export interface EngineFaults {
   handshake?: number | 'hang';
   /** accept the socket and never send the session element (nor answer a line) */
   silentAfterConnect?: boolean;
+  /** answer memory reads against the contract: HTTP 500, `units` not a list, or a unit that is not an object */
+  memoryRead?: 'http_500' | 'units_not_list' | 'unit_not_object';
 }
 
 /** Percent-decodes with `+` as a space, keeping a malformed `%` sequence as it is. */

@@ -9,7 +9,7 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { frameText } from '../http/ws-frames.js';
-import { agentReply, ORDER_NUMBER } from './agent.js';
+import { agentReply, rememberedFact } from './agent.js';
 import { seededDraws } from './chance.js';
 import { decodeEngineQuery, type EngineConnection, type EngineFaults, type MemoryRequest } from './engine-record.js';
 import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
@@ -70,6 +70,9 @@ interface Session {
   /** 1 for the engine's first session, 2 for the next… (sim:flaky alternates on it) */
   ordinal: number;
   userId?: string;
+  /** the agent key and revision that opened it: what its aggregation keeps depends on them */
+  agentKey: string;
+  revision?: number;
   /** every line of the session, across its sockets */
   lines: string[];
   sockets: Set<WebSocket>;
@@ -240,11 +243,15 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     clearTimeout(session.endTimer);
     record.endOfConversation.push({ sessionId: session.id, at: Date.now() });
     if (!session.userId) return; // no deviceId: nobody to remember it for
-    const units = memory.get(session.userId) ?? [];
+    if (session.lines.length === 0) return; // nothing was said (a warm-up): nothing to aggregate
+    let units = memory.get(session.userId) ?? [];
+    const context = { revision: session.revision, draw: (stream: string) => chance(session, session.agentKey, stream) };
     for (const line of session.lines) {
-      if (line.startsWith('sim:remember:')) units.push({ kind: 'fact', text: line.slice('sim:remember:'.length), sessionId: session.id });
-      const order = ORDER_NUMBER.exec(line);
-      if (order) units.push({ kind: 'fact', text: `order ${order[1]}`, sessionId: session.id });
+      const fact = rememberedFact(line, context);
+      if (fact !== undefined) units.push({ kind: 'fact', text: fact, sessionId: session.id });
+      // sim:forget:TEXT drops the facts that hold TEXT, as an engine correcting what it knew.
+      const forget = /^sim:forget:(.+)$/.exec(line)?.[1];
+      if (forget !== undefined) units = units.filter((u) => u.kind !== 'fact' || !String(u.text).includes(forget));
     }
     units.push({ kind: 'summary', sessionId: session.id, lines: session.lines.length });
     memory.set(session.userId, units);
@@ -261,9 +268,18 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
   }
 
   /** The session a connect names (undefined when the engine does not know it), or a new one. */
-  function sessionFor(sessionId: string | undefined, userId: string | undefined): Session | undefined {
+  function sessionFor(sessionId: string | undefined, userId: string | undefined, conn: EngineConnection): Session | undefined {
     if (sessionId !== undefined) return sessions.get(sessionId);
-    const session: Session = { id: randomUUID(), ordinal: sessions.size + 1, userId, lines: [], sockets: new Set(), ended: false };
+    const session: Session = {
+      id: randomUUID(),
+      ordinal: sessions.size + 1,
+      userId,
+      agentKey: conn.agentKey,
+      revision: conn.revision,
+      lines: [],
+      sockets: new Set(),
+      ended: false,
+    };
     sessions.set(session.id, session);
     return session;
   }
@@ -275,7 +291,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     const { deviceId, sessionId } = conn.query;
     const userId = deviceId === undefined ? undefined : deviceUser(deviceId);
     const silent = sim.faults.silentAfterConnect ?? false;
-    const session = silent ? undefined : sessionFor(sessionId, userId);
+    const session = silent ? undefined : sessionFor(sessionId, userId, conn);
     const project = world.projects[agent.projectId];
     const admittedHere = !project || !isClosedProject(project) || (identity?.enabledProjects.includes(project.id) ?? false);
 
@@ -377,7 +393,17 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     api.get<{ Querystring: { userId?: string } }>('/api/memory', async (req, reply) => {
       const { userId } = req.query;
       if (!userId) return reply.code(400).send({ error: 'bad_request', message: 'userId is required.' });
-      return { userId, units: memory.get(userId) ?? [] };
+      const units = memory.get(userId) ?? [];
+      switch (sim.faults.memoryRead) {
+        case 'http_500':
+          return reply.code(500).send({ error: 'internal', message: 'Simulated memory fault.' });
+        case 'units_not_list':
+          return { userId, units: 'none' };
+        case 'unit_not_object':
+          return { userId, units: [...units, 'a stray string'] };
+        default:
+          return { userId, units };
+      }
     });
 
     api.post<{ Querystring: { userId?: string }; Body: { units?: unknown } }>('/api/memory/restore', async (req, reply) => {

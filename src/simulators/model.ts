@@ -133,7 +133,9 @@ function coinFlip(draw: number): { verdict: string; reasoning: string } {
 function judgeVerdict(messages: Message[], fault: ModelFault | undefined, coin: (id: string) => number) {
   const content = messages.find((m) => m.role === 'user')?.content ?? '';
   const [transcript = '', criteriaBlock = ''] = content.split('\nCriteria:\n');
-  const agentText = [...transcript.matchAll(/^ {2}agent: (.*)$/gm)].map((m) => m[1]).join('\n');
+  // A memory criterion is ruled on the units added (its quoted words must be in one of them).
+  const added = /\nMemory units added:\n([\s\S]*?)\nMemory units removed:\n/.exec(transcript)?.[1];
+  const agentText = added ?? [...transcript.matchAll(/^ {2}agent: (.*)$/gm)].map((m) => m[1]).join('\n');
   const criteria = [...criteriaBlock.matchAll(/^- ([^:]+): (.*)$/gm)].map((m) => ({ id: m[1]!, text: m[2]! }));
   const rulings = criteria.map((c) => ({ id: c.id, ...(/\bcoin\b/i.test(c.text) ? coinFlip(coin(c.id)) : ruling(c.text, agentText)) }));
   if (fault === 'wrong_ids') rulings.push({ id: 'not_asked', verdict: 'passed', reasoning: 'An id nobody asked about.' });

@@ -66,6 +66,7 @@ function attemptOf(n: number, outcome: Outcome, agent: string): AttemptReport {
     turns: [turn],
     expectations: [],
     criteria: [],
+    memory: null,
     model_usage: noUsage(),
     error: outcome === null ? { error: 'engine_unavailable', message: 'The engine did not answer.' } : null,
     review: null,

@@ -78,35 +78,40 @@ interface Outcome {
 function outcomesOf(attempt: AttemptReport): Outcome[] {
   const out: Outcome[] = [];
   const at = (turn: TurnReport | null) => (turn === null ? 'conversation' : `turn ${turn.index}`);
-  const add = (turn: TurnReport | null) => (attemptPart: Pick<AttemptReport, 'expectations' | 'criteria'>) => {
-    for (const e of attemptPart.expectations) {
-      const description = describeExpectation(e);
-      out.push({
-        key: `${at(turn)} expectation ${description}`,
-        kind: 'expectation',
-        turn: turn?.index ?? null,
-        name: e.kind,
-        description,
-        passed: e.passed,
-        evidence: e.evidence,
-      });
-    }
-    for (const c of attemptPart.criteria) {
-      out.push({
-        key: `${at(turn)} criterion ${c.id}`,
-        kind: 'criterion',
-        turn: turn?.index ?? null,
-        name: c.id,
-        description: c.text,
-        // A criterion on a turn that was never judged (skipped, or the attempt failed first) is not counted.
-        passed: turn !== null && turn.status === 'skipped' ? null : c.passed,
-        evidence: c.reasoning,
-      });
-    }
-  };
+  /** `where` keys the part apart (a turn, the conversation, its memory); `unjudged`: its criteria were never ruled on. */
+  const add =
+    (turn: TurnReport | null, where = at(turn), unjudged = turn?.status === 'skipped') =>
+    (attemptPart: Pick<AttemptReport, 'expectations' | 'criteria'>) => {
+      for (const e of attemptPart.expectations) {
+        const description = describeExpectation(e);
+        out.push({
+          key: `${where} expectation ${description}`,
+          kind: 'expectation',
+          turn: turn?.index ?? null,
+          name: e.kind,
+          description,
+          passed: e.passed,
+          evidence: e.evidence,
+        });
+      }
+      for (const c of attemptPart.criteria) {
+        out.push({
+          key: `${where} criterion ${c.id}`,
+          kind: 'criterion',
+          turn: turn?.index ?? null,
+          name: c.id,
+          description: c.text,
+          // A criterion on a turn that was never judged (skipped, or memory never checked) is not counted.
+          passed: unjudged ? null : c.passed,
+          evidence: c.reasoning,
+        });
+      }
+    };
   // Only scripted turns carry expectations and criteria of the suite's; a simulated turn's index differs between attempts.
   for (const turn of attempt.turns) if (turn.source === 'script') add(turn)(turn);
   add(null)(attempt);
+  // Memory checks are listed like any other: "memory_contains" differs when one side remembered less often.
+  if (attempt.memory !== null) add(null, 'memory', attempt.memory.status === 'not_checked')(attempt.memory);
   return out;
 }
 

@@ -1,5 +1,6 @@
 import { failingAlike, type ComparisonReport, type ConversationComparison } from './comparison.js';
-import type { AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
+import { diffLines, memoryHeadline } from './memory-wording.js';
+import type { AttemptMemoryReport, AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
 import { bothSidesLine, differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';
 import { describeExpectation, lineOf, reviewLine } from './wording.js';
 
@@ -7,7 +8,8 @@ import { describeExpectation, lineOf, reviewLine } from './wording.js';
  * JUnit XML for CI: one <testsuite> per suite file; per conversation attempt, one <testcase> per
  * turn (classname = the suite, name = "conversation[ / attempt K] / turn N: line") and one per
  * criterion, a <failure> for a failed expectation or criterion, an <error> for a turn the gateway
- * could not run or an attempt that could not go on, <skipped> for a turn never sent. A comparison
+ * could not run or an attempt that could not go on, <skipped> for a turn never sent; an attempt
+ * with memory checks adds "… / memory" (its diff in <system-out>) and its memory criteria. A comparison
  * is one <testcase> per conversation ("conversation / compared with the baseline"), following the
  * verdict as the exit status does: a <failure> when it regressed, an <error> when the sides could
  * not be compared, passing otherwise — a conversation failing on both sides too, said first in its
@@ -98,6 +100,28 @@ function criterionCase(classname: string, title: string, c: CriterionResult, jud
 }
 
 /**
+ * What the attempt left in memory: one <testcase> for the memory checks (<failure> with the
+ * evidence, <skipped> when not checked, the diff shortened in <system-out>), one per memory criterion.
+ */
+function memoryCases(classname: string, title: string, memory: AttemptMemoryReport, judged: boolean): Case[] {
+  const name = `${title} / memory`;
+  const out = xmlText([memoryHeadline(memory), ...diffLines(memory)].join('\n'));
+  const failed = memory.expectations.filter((e) => e.passed === false);
+  let check: Case;
+  if (memory.status === 'not_checked') {
+    check = { xml: testcase(classname, name, null, [`      <skipped${attrs({ message: memoryHeadline(memory) })}/>`]), kind: 'skipped' };
+  } else if (failed.length > 0) {
+    const message = failed.map((e) => `${describeExpectation(e)}: ${e.evidence}`).join('; ');
+    const failure = `      <failure${attrs({ message, type: 'memory' })}>${xmlText(message)}</failure>`;
+    check = { xml: testcase(classname, name, memory.waited_ms, [failure, `      <system-out>${out}</system-out>`]), kind: 'failure' };
+  } else {
+    check = { xml: testcase(classname, name, memory.waited_ms, [`      <system-out>${out}</system-out>`]), kind: 'ok' };
+  }
+  const ruled = judged && memory.status !== 'not_checked';
+  return [check, ...memory.criteria.map((c) => criterionCase(classname, name, c, ruled))];
+}
+
+/**
  * The cases of one attempt: its turns, its criteria, and an <error> when it could not go on; an
  * invalid attempt (the simulated user spoiled it) is one <skipped> case saying why, since it says
  * nothing of the agent.
@@ -126,6 +150,7 @@ function attemptCases(classname: string, conv: string, attempt: AttemptReport, r
       kind: 'failure',
     });
   }
+  if (attempt.memory !== null) cases.push(...memoryCases(classname, title, attempt.memory, judged));
   if (attempt.error !== null) {
     cases.push({
       xml: testcase(classname, `${title} / could not go on`, attempt.duration_ms, [errorTag(attempt.error, attempt.error.message)]),

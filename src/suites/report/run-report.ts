@@ -32,6 +32,8 @@ export type ConversationStatus = ConversationReport['status'];
  */
 export type ConversationReport = Schemas['RunConversation'];
 export type MemoryReport = Schemas['RunMemory'];
+/** What an attempt left in the simulated user's memory, and its `expect.memory` checks. */
+export type AttemptMemoryReport = Schemas['RunAttemptMemory'];
 export type Count = Schemas['RunCount'];
 export type RunTotals = Schemas['RunTotals'];
 /** The revision that actually ran, as the platform resolved the agent ref. */
@@ -86,12 +88,16 @@ export const unjudged = (c: { id: string; text: string }, why: string): Criterio
 });
 
 /** An attempt's status: error when it could not go on or be judged, else whether everything held. */
-export function attemptStatus(attempt: Pick<AttemptReport, 'error' | 'turns' | 'expectations' | 'criteria'>): AttemptStatus {
+export function attemptStatus(attempt: Pick<AttemptReport, 'error' | 'turns' | 'expectations' | 'criteria' | 'memory'>): AttemptStatus {
   if (attempt.error !== null) return 'error';
+  const memory = attempt.memory;
   const held =
     attempt.turns.every((t) => t.status !== 'failed') &&
     attempt.expectations.every((e) => e.passed !== false) &&
-    attempt.criteria.every((c) => c.passed);
+    attempt.criteria.every((c) => c.passed) &&
+    (memory === null ||
+      memory.status === 'not_checked' ||
+      (memory.expectations.every((e) => e.passed !== false) && memory.criteria.every((c) => c.passed)));
   return held ? 'passed' : 'failed';
 }
 
@@ -181,8 +187,10 @@ export function totalsOf(conversations: ConversationReport[]): RunTotals {
         for (const c of turn.criteria)
           tally(totals.criteria, judged && turn.status !== 'skipped' && turn.outcome !== 'error' ? c.passed : null);
       }
-      for (const e of attempt.expectations) tally(totals.expectations, e.passed);
+      for (const e of [...attempt.expectations, ...(attempt.memory?.expectations ?? [])]) tally(totals.expectations, e.passed);
+      const checked = judged && attempt.memory?.status !== 'not_checked';
       for (const c of attempt.criteria) tally(totals.criteria, judged ? c.passed : null);
+      for (const c of attempt.memory?.criteria ?? []) tally(totals.criteria, checked ? c.passed : null);
     }
   }
   return totals;

@@ -7,7 +7,16 @@ import {
   type Latency,
   type SideResult,
 } from './comparison.js';
-import type { AttemptReport, ConversationReport, CriterionResult, ModelUsage, RunReport, TurnReport } from './run-report.js';
+import { diffLines, memoryHeadline } from './memory-wording.js';
+import type {
+  AttemptMemoryReport,
+  AttemptReport,
+  ConversationReport,
+  CriterionResult,
+  ModelUsage,
+  RunReport,
+  TurnReport,
+} from './run-report.js';
 import {
   attemptsModeText,
   CHECK_WORDS,
@@ -123,6 +132,7 @@ function renderAttempt(attempt: AttemptReport, repeat: number): string[] {
     out.push(e.passed ? `    ${PASS} ${describeExpectation(e)}` : `    ${FAIL} ${describeExpectation(e)} — ${e.evidence}`);
   }
   for (const c of attempt.criteria) out.push(`    ${criterionLine(c)}`);
+  if (attempt.memory !== null) out.push(...memoryLines(attempt.memory));
   if (attempt.error !== null) out.push(`    ${FAIL} could not go on: ${attempt.error.message}`);
   if (attempt.review !== null) out.push(`    ${reviewLine(attempt.review)}`);
   return out;
@@ -135,6 +145,17 @@ function reviewsText(conv: ConversationReport): string {
     (conv.attempts_invalid > 0 ? ` · ${conv.attempts_invalid} invalid` : '') +
     (found.length > 0 ? ` · responsible: ${found.map(([who, n]) => `${who} ${n}`).join(', ')}` : '')
   );
+}
+
+/** What the attempt left in memory (the diff shortened) and its memory checks, ✓ or ✗ with the evidence. */
+function memoryLines(memory: AttemptMemoryReport): string[] {
+  const out = [`    ${memoryHeadline(memory)}`, ...diffLines(memory).map((line) => `      ${line}`)];
+  for (const e of memory.expectations) {
+    const mark = e.passed === null ? SKIP : e.passed ? PASS : FAIL;
+    out.push(e.passed === true ? `    ${mark} ${describeExpectation(e)}` : `    ${mark} ${describeExpectation(e)} — ${e.evidence}`);
+  }
+  for (const c of memory.criteria) out.push(`    ${criterionLine(c)}`);
+  return out;
 }
 
 /** `3/4 attempts passed (95 % 0.30–0.95) · pass_rate 75%: cannot be told yet`: what the attempts say about the agent's pass rate. */

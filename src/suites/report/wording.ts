@@ -31,6 +31,12 @@ export function describeExpectation(e: ExpectationResult): string {
         .flat()
         .map((v) => JSON.stringify(v))
         .join(', ')}`;
+    case 'memory_contains':
+    case 'memory_not_contains':
+      // A text in a memory unit's JSON, quoted: `memory_contains "shoe size 44"`.
+      return `${e.kind} ${JSON.stringify(e.expected)}`;
+    case 'memory_aggregated':
+      return 'the memory changes after the conversation';
     case 'tools':
     case 'not_tools':
       // Tool names unquoted, as the turn-level `tool lookup_order` shows them.

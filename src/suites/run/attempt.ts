@@ -5,6 +5,9 @@ import { conversationEndedEarly, evaluate, evaluateConversation, failTurn, skipT
 import { errorOf, restoreFixture, usesFixture } from './fixture.js';
 import { CANCELLED, sleep } from './cancellation.js';
 import { judge } from './judge.js';
+import { checkMemory, readUnits, uncheckedMemory, type MemoryRead } from './memory-checks.js';
+import type { MemoryEvidence } from './prompts.js';
+import type { MemoryExpect } from '../spec/format.js';
 import type { AttemptError, AttemptModel } from './model-calls.js';
 import { nextStep } from './simulated-user.js';
 import { reviewable, reviewFailure } from './review.js';
@@ -12,6 +15,7 @@ import { INTRO } from '../../schemas/connect.js';
 import type { Criterion, Expectations, SimulatedUser, SuiteConversation } from '../spec/format.js';
 import {
   attemptStatus,
+  type AttemptMemoryReport,
   type CriterionResult,
   noUsage,
   turnReport,
@@ -24,9 +28,9 @@ import {
 import type { RunState } from './run-state.js';
 import { closeConversation, nextTurn, startConversation } from './conversation-calls.js';
 
-// One attempt of one conversation: the memory fixture restored first when the conversation is on
-// its device, then its lines on one fresh engine session, each turn evaluated as it ends and the
-// conversation closed plainly when done.
+// One attempt of one conversation: the memory fixture restored first when the conversation opens
+// a journey on its device, then its lines on one fresh engine session, each turn evaluated as it
+// ends, the conversation closed plainly when done, and what it left in memory checked.
 
 /** An attempt under way: its report, its conversation once started, and why the rest is skipped. */
 class AttemptRun {
@@ -59,6 +63,7 @@ class AttemptRun {
       turns: [],
       expectations: [],
       criteria: [],
+      memory: null,
       model_usage: noUsage(),
       error: null,
       review: null,
@@ -165,15 +170,27 @@ class AttemptRun {
     return this.#emit(turn);
   }
 
+  /** `expect.memory` after the plain close: waits for the engine's aggregation unless the conversation did not run. */
+  async #checkMemory(expect: MemoryExpect, before: MemoryRead | undefined): Promise<AttemptMemoryReport> {
+    const { ctx, report } = this;
+    const deviceRef = this.spec.connect.device_ref;
+    if (ctx.signal.aborted) return uncheckedMemory(expect, CANCELLED);
+    if (before === undefined || deviceRef === undefined || report.session_id === null) {
+      return uncheckedMemory(expect, 'the conversation did not start');
+    }
+    if (report.error !== null) return uncheckedMemory(expect, 'the attempt could not go on');
+    return checkMemory(ctx, deviceRef, expect, before, (criteria, memory) => this.#judge(report.turns, criteria, memory));
+  }
+
   /** The model as this attempt asks it: its usage counted into the attempt's, with the run's seed. */
   get #asker(): AttemptModel {
     return { model: this.ctx.model, usage: this.report.model_usage, seed: this.state.seed };
   }
 
   /** The judge's rulings; a judge that fails makes the attempt an error. Nothing is judged once the attempt is one. */
-  async #judge(turns: TurnReport[], criteria: Criterion[]): Promise<CriterionResult[]> {
+  async #judge(turns: TurnReport[], criteria: Criterion[], memory?: MemoryEvidence): Promise<CriterionResult[]> {
     if (this.report.error !== null) return criteria.map((c) => unjudged(c, 'the attempt could not go on'));
-    const judgement = await judge(this.#asker, turns, criteria);
+    const judgement = await judge(this.#asker, turns, criteria, memory);
     if (judgement.error !== undefined) this.fail(judgement.error);
     return judgement.criteria;
   }
@@ -207,15 +224,16 @@ class AttemptRun {
   }
 
   /**
-   * Closes the conversation plainly, has the judge rule on its criteria, and sums the attempt up;
-   * a failure is reviewed (unless the suite says `review: false`), and one the simulated user
-   * spoiled is `invalid`.
+   * Closes the conversation plainly, has the judge rule on its criteria, checks what it left in
+   * memory (from `before`, read before it started), and sums the attempt up; a failure is reviewed
+   * (unless the suite says `review: false`), and one the simulated user spoiled is `invalid`.
    */
-  async finish(started: number): Promise<AttemptReport> {
+  async finish(started: number, before: MemoryRead | undefined): Promise<AttemptReport> {
     const { report } = this;
     if (this.last !== undefined) report.notes.push(...(await closeConversation(this.ctx, this.last)));
     report.expectations = evaluateConversation(this.spec.expect, report.turns);
     if (this.spec.criteria.length > 0) report.criteria = await this.#judge(report.turns, this.spec.criteria);
+    if (this.spec.memory !== undefined) report.memory = await this.#checkMemory(this.spec.memory, before);
     report.stop_reason = this.stop ?? 'script_end';
     report.status = attemptStatus(report);
     if (report.status === 'failed' && this.state.suite.review && reviewable(this.spec) && !this.ctx.signal.aborted) {
@@ -227,6 +245,12 @@ class AttemptRun {
   }
 }
 
+/**
+ * Whether conversation `index` opens its journey (the first of the conversations on its device):
+ * the fixture is restored before a journey, not between its visits, which build on each other.
+ */
+const startsJourney = (state: RunState, index: number): boolean => state.groups.some((group) => group[0] === index);
+
 /** Runs attempt `attempt` (1-based) of conversation `index` of the prepared run. */
 export async function runAttempt(ctx: RunContext, state: RunState, index: number, attempt: number): Promise<AttemptReport> {
   const spec = state.suite.conversations[index]!;
@@ -235,7 +259,7 @@ export async function runAttempt(ctx: RunContext, state: RunState, index: number
   const started = Date.now();
   run.report.started_at = new Date(started).toISOString();
   const { memory } = state.suite;
-  if (usesFixture(memory, spec) && state.memory !== null && !ctx.signal.aborted) {
+  if (usesFixture(memory, spec) && startsJourney(state, index) && state.memory !== null && !ctx.signal.aborted) {
     try {
       await restoreFixture(ctx, memory!, state.memory, spec.connect, state.runLabel);
     } catch (err) {
@@ -245,8 +269,10 @@ export async function runAttempt(ctx: RunContext, state: RunState, index: number
       if (!isGatewayError(err)) ctx.log?.error({ err, run_id: state.runId }, 'memory restore before an attempt failed');
     }
   }
+  const deviceRef = spec.connect.device_ref;
+  const before = spec.memory !== undefined && deviceRef !== undefined && !ctx.signal.aborted ? await readUnits(ctx, deviceRef) : undefined;
   const last = spec.turns.length - 1;
   for (const [j, turn] of spec.turns.entries()) await run.say(turn.line, 'script', turn.expect, last - j, turn.judge);
   if (spec.simulatedUser !== undefined) await run.simulate(spec.simulatedUser);
-  return run.finish(started);
+  return run.finish(started, before);
 }

@@ -34,7 +34,7 @@ function gateOf(suite: Suite<HttpMemory>): Gate {
 
 /**
  * Runs a suite against a baseline and a candidate revision, fairly: the same seed and run label
- * stem on both sides (the prepared states), the memory fixture restored before each attempt on
+ * stem on both sides (the prepared states), the memory fixture restored before each journey on
  * either side, and round by round each conversation's baseline attempt followed by its candidate
  * attempt — a returning user's visits (a device group) as one journey per side and round. After
  * every round the gate (src/stats) reads the pair of outcomes; a conversation stops once its

@@ -6,8 +6,9 @@ import type { HttpMemory, SuiteConversation } from '../spec/format.js';
 import type { MemoryReport } from '../report/run-report.js';
 import { warmUpDevice } from './conversation-calls.js';
 
-// A suite's memory fixture: restored before each attempt of a conversation on its device (every
-// attempt starts from the same state), and the snapshot read after the run.
+// A suite's memory fixture: restored before each journey on its device (every round of its
+// conversations starts from the same state; the later visits build on the earlier ones), and
+// the snapshot read after the run.
 
 const FIXTURE_NOTES = {
   aggregation:
@@ -15,7 +16,7 @@ const FIXTURE_NOTES = {
     "this run's conversations yet; set memory.wait_ms (e.g. 35000) to wait for them.",
   restoreClears:
     "Each restore was the engine's own delete-then-write: it cleared the simulated user's memory before loading the snapshot, " +
-    'before every attempt of a conversation on that device.',
+    'before every journey on that device (the first of its conversations, every round), not between its conversations.',
   warmUp:
     'The device had never connected, so the run first opened one engine session for it without sending a line (closed plainly, ' +
     "counted as one of the run's conversations) to create its engine user, which the restore needs.",

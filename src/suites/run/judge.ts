@@ -1,7 +1,7 @@
 import type { Criterion } from '../spec/format.js';
 import { unjudged, type CriterionResult, type CriterionVerdict, type TurnReport } from '../report/run-report.js';
 import { askModel, type AttemptError, type AttemptModel } from './model-calls.js';
-import { checkVerdicts, judgeMessages, judgeSchema } from './prompts.js';
+import { checkVerdicts, judgeMessages, judgeSchema, type MemoryEvidence } from './prompts.js';
 
 const JUDGE_TEMPERATURE = 0;
 
@@ -46,11 +46,12 @@ export function majority(criterion: Criterion, ballots: Ballot[]): CriterionResu
 }
 
 /**
- * Rules on criteria over the turns so far: one call per vote (each criterion is asked as many
+ * Rules on criteria over the turns so far (and the memory the conversation left, for memory
+ * criteria): one call per vote (each criterion is asked as many
  * times as its `votes`), at temperature 0, the k-th with the k-th seed derived from the run's.
  * The gateway, not the judge, turns rulings into passes: only a majority of `passed` passes.
  */
-export async function judge(asker: AttemptModel, turns: TurnReport[], criteria: Criterion[]): Promise<Judgement> {
+export async function judge(asker: AttemptModel, turns: TurnReport[], criteria: Criterion[], memory?: MemoryEvidence): Promise<Judgement> {
   const rounds = Math.max(...criteria.map((c) => c.votes));
   const answers = await Promise.all(
     Array.from({ length: rounds }, (_, vote) => {
@@ -61,7 +62,7 @@ export async function judge(asker: AttemptModel, turns: TurnReport[], criteria: 
         model: undefined,
         temperature: JUDGE_TEMPERATURE,
         seed: voteSeed(asker.seed, vote),
-        messages: judgeMessages(turns, asked),
+        messages: judgeMessages(turns, asked, memory),
         schemaName: 'judge_verdict',
         schema: judgeSchema(ids),
         check: (rulings) => checkVerdicts(rulings, ids),

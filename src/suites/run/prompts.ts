@@ -101,12 +101,35 @@ export function transcriptText(turns: TurnReport[]): string {
   return out.join('\n');
 }
 
-export function judgeMessages(turns: TurnReport[], criteria: Criterion[]): ChatMessage[] {
+/** The added and removed memory units a memory criterion is ruled on: one JSON unit a line. */
+export interface MemoryEvidence {
+  added: Array<Record<string, unknown>>;
+  removed: Array<Record<string, unknown>>;
+}
+
+const MEMORY_INSTRUCTION =
+  '- The memory block lists the units the engine stored about the user after this conversation (added) and those it dropped ' +
+  '(removed), as JSON: rule on the criteria by what they hold, the transcript showing what was said.';
+
+function memoryText({ added, removed }: MemoryEvidence): string[] {
+  const lines = (units: Array<Record<string, unknown>>) => (units.length === 0 ? ['(none)'] : units.map((u) => JSON.stringify(u)));
+  return ['Memory units added:', ...lines(added), 'Memory units removed:', ...lines(removed), ''];
+}
+
+/** The judge's messages; with `memory`, the units the conversation left behind too (`expect.memory.criteria`). */
+export function judgeMessages(turns: TurnReport[], criteria: Criterion[], memory?: MemoryEvidence): ChatMessage[] {
   return [
-    { role: 'system', content: JUDGE_INSTRUCTIONS },
+    { role: 'system', content: memory === undefined ? JUDGE_INSTRUCTIONS : `${JUDGE_INSTRUCTIONS}\n${MEMORY_INSTRUCTION}` },
     {
       role: 'user',
-      content: ['Transcript:', transcriptText(turns), '', 'Criteria:', ...criteria.map((c) => `- ${c.id}: ${c.text}`)].join('\n'),
+      content: [
+        'Transcript:',
+        transcriptText(turns),
+        '',
+        ...(memory === undefined ? [] : memoryText(memory)),
+        'Criteria:',
+        ...criteria.map((c) => `- ${c.id}: ${c.text}`),
+      ].join('\n'),
     },
   ];
 }

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { INTRO } from '../../schemas/connect.js';
 import { DEFAULT_MAX_ATTEMPTS } from './format.js';
+import { checkMemoryDevice, memoryCriterionId } from './memory-expect.js';
 
 /** The default of simulated_user.max_turns. */
 export const DEFAULT_MAX_TURNS = 10;
@@ -49,7 +50,11 @@ export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
       });
     }
     checkSimulatedUser(conv.simulated_user, i, ctx);
-    checkCriteria(isRecord(conv.expect) ? conv.expect.criteria : undefined, i, ctx);
+    const expect = isRecord(conv.expect) ? conv.expect : {};
+    checkCriteria(expect.criteria, ['conversations', i, 'expect', 'criteria'], criterionId, ctx);
+    const memoryExpect = isRecord(expect.memory) ? expect.memory : {};
+    checkCriteria(memoryExpect.criteria, ['conversations', i, 'expect', 'memory', 'criteria'], memoryCriterionId, ctx);
+    checkMemoryDevice(conv, suite, i, ctx);
     turns.forEach((turn, j) => {
       if (!isRecord(turn)) return;
       if (j > 0 && typeof turn.line === 'string' && turn.line.trim() === INTRO) {
@@ -119,16 +124,17 @@ function checkSimulatedUser(user: unknown, i: number, ctx: z.RefinementCtx): voi
   }
 }
 
-function checkCriteria(criteria: unknown, i: number, ctx: z.RefinementCtx): void {
+/** Criterion ids unique within their list (`at`); `idOf` names a criterion given as plain text. */
+function checkCriteria(criteria: unknown, at: Array<string | number>, idOf: (k: number) => string, ctx: z.RefinementCtx): void {
   const ids = new Map<string, number>();
   listOf(criteria).forEach((c, k) => {
-    const id = typeof c === 'string' ? criterionId(k) : isRecord(c) && typeof c.id === 'string' ? c.id : undefined;
+    const id = typeof c === 'string' ? idOf(k) : isRecord(c) && typeof c.id === 'string' ? c.id : undefined;
     if (id === undefined) return;
     const first = ids.get(id);
     if (first !== undefined) {
       ctx.addIssue({
         code: 'custom',
-        path: ['conversations', i, 'expect', 'criteria', k, ...(typeof c === 'string' ? [] : ['id'])],
+        path: [...at, k, ...(typeof c === 'string' ? [] : ['id'])],
         message: `must be unique within the conversation: criteria[${first}] is also ${id}`,
       });
     } else ids.set(id, k);

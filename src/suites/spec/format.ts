@@ -68,6 +68,20 @@ export interface SimulatedUser {
   temperature: number;
 }
 
+/** What a conversation's memory must show once the engine has aggregated it. */
+export interface MemoryExpect {
+  /** texts some added unit's JSON must hold (case-insensitive), each */
+  contains: string[];
+  /** texts no added unit's JSON may hold */
+  notContains: string[];
+  addedAtLeast: number | undefined;
+  addedAtMost: number | undefined;
+  /** ruled on by the judge over the added (and removed) units and the transcript */
+  criteria: Criterion[];
+  /** how long after the plain close to wait for the units to appear and settle */
+  waitMs: number;
+}
+
 export interface SuiteConversation {
   name: string;
   /** The suite's connect settings with this conversation's overrides applied (run_label excluded). */
@@ -77,6 +91,8 @@ export interface SuiteConversation {
   simulatedUser: SimulatedUser | undefined;
   expect: ConversationExpect;
   criteria: Criterion[];
+  /** `expect.memory`: checks over the units the conversation added; undefined: no wait, no checks */
+  memory: MemoryExpect | undefined;
 }
 
 export interface HttpMemory {
@@ -124,4 +140,7 @@ export type AttemptPlan = { kind: 'repeat'; attempts: number } | { kind: 'sequen
 
 /** Whether a conversation needs the model: a simulated user or something for a judge. */
 export const needsModel = (conv: SuiteConversation): boolean =>
-  conv.simulatedUser !== undefined || conv.criteria.length > 0 || conv.turns.some((t) => t.judge !== undefined);
+  conv.simulatedUser !== undefined ||
+  conv.criteria.length > 0 ||
+  (conv.memory?.criteria.length ?? 0) > 0 ||
+  conv.turns.some((t) => t.judge !== undefined);

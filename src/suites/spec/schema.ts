@@ -21,6 +21,7 @@ import {
   type SuiteConversation,
   type SuiteForm,
 } from './format.js';
+import { memoryExpectOf, memoryExpectSchema } from './memory-expect.js';
 import { compilePattern } from './text-matches.js';
 import { fallbackRule, notAnObject, problemsOf, type SuiteProblem } from './problems.js';
 
@@ -119,6 +120,7 @@ const conversationExpectSchema = z.strictObject({
     many: 'criteria',
     max: MAX_CRITERIA,
   }).optional(),
+  memory: memoryExpectSchema(criterionSchema).optional(),
 });
 
 const simulatedUserSchema = z.strictObject({
@@ -277,7 +279,7 @@ const criteriaOf = (raw: Array<string | { id: string; text: string; votes?: numb
 
 function conversationOf(conv: RawConversation, i: number, base: SuiteConversation['connect'], votes: number): SuiteConversation {
   const pick = <T>(own: T | undefined, inherited: T | undefined): T | undefined => (own !== undefined ? own : inherited);
-  const { criteria, ...checks } = conv.expect ?? {};
+  const { criteria, memory, ...checks } = conv.expect ?? {};
   const user = conv.simulated_user;
   return {
     name: conv.name ?? defaultName(i),
@@ -306,6 +308,7 @@ function conversationOf(conv: RawConversation, i: number, base: SuiteConversatio
           },
     expect: checks,
     criteria: criteriaOf(criteria ?? [], votes),
+    memory: memoryExpectOf(memory, votes),
   };
 }
 

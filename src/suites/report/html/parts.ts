@@ -12,6 +12,7 @@ import type {
   TurnReport,
 } from '../run-report.js';
 import { describeExpectation, FAIL, PASS, reviewLine, SKIP } from '../wording.js';
+import { memoryDiffHtml } from './memory.js';
 
 /**
  * The pieces both HTML reports are made of: the page around them, badges, counts, and an attempt
@@ -246,16 +247,25 @@ export function turnHtml(turn: TurnReport, opts: TurnHtmlOptions): Html {
   </div>`;
 }
 
-/** The checks over the whole conversation, and why an attempt could not go on. */
+/** The checks over the whole conversation, what it left in memory and its memory checks, and why an attempt could not go on. */
 export function wholeHtml(attempt: AttemptReport, differs: DifferingKeys): Html {
-  const list = checks(attempt.expectations, attempt.criteria, { turn: null, differs, judged: attempt.status !== 'error' });
-  const { review } = attempt;
-  if (attempt.expectations.length + attempt.criteria.length === 0 && attempt.error === null && review === null) return html``;
+  const judged = attempt.status !== 'error';
+  const list = checks(attempt.expectations, attempt.criteria, { turn: null, differs, judged });
+  const { review, memory } = attempt;
+  if (attempt.expectations.length + attempt.criteria.length === 0 && attempt.error === null && review === null && memory === null) {
+    return html``;
+  }
   const error = attempt.error;
   const stopped = error === null ? '' : html`<div class="problem">${FAIL} could not go on — ${error.error}: ${error.message}</div>`;
+  const remembered =
+    memory === null
+      ? ''
+      : html`<h4>What it left in memory</h4>
+          ${memoryDiffHtml(memory)}
+          ${checks(memory.expectations, memory.criteria, { turn: null, differs, judged: judged && memory.status !== 'not_checked' })}`;
   return html`<div class="whole">
     <h4>The whole conversation</h4>
-    ${stopped} ${list} ${review !== null && review.turn === null ? reviewHtml(review) : ''}
+    ${stopped} ${list} ${review !== null && review.turn === null ? reviewHtml(review) : ''} ${remembered}
   </div>`;
 }
 
@@ -301,6 +311,10 @@ export function firstProblem(conv: ConversationReport): string {
   if (e !== undefined) return `${describeExpectation(e)} — ${e.evidence}`;
   const c = attempt.criteria.find((x) => !x.passed);
   if (c !== undefined) return ruling(c);
+  const m = attempt.memory?.expectations.find((x) => x.passed === false);
+  if (m !== undefined) return `${describeExpectation(m)} — ${m.evidence}`;
+  const mc = attempt.memory?.criteria.find((x) => !x.passed);
+  if (mc !== undefined) return ruling(mc);
   return `attempt ${attempt.attempt} ${attempt.status}`;
 }
 
