@@ -322,7 +322,7 @@ t.test('the plot a comparison report opens with, from a report built by hand', {
     await page.locator('svg.plot').getAttribute('aria-label'),
     /^Pass rates with their 95 % intervals, .*: 1 regressed, 1 fixed, 1 unchanged, 1 could not be compared; 1 failing on both sides$/,
   );
-  // 4 of 5 on each side under pass_rate 1: not a regression, but failing on both sides, marked where the verdict is.
+  // 6 of 8 on each side under pass_rate 1: not a regression, but failing on both sides, marked where the verdict is.
   const both = page.locator('#cmp-2');
   const bothHead = page.locator('#cmp-2 > summary .badge');
   t.same(await bothHead.allTextContents(), ['unchanged', 'fails on both sides'], 'its section marks it');
@@ -332,7 +332,7 @@ t.test('the plot a comparison report opens with, from a report built by hand', {
   );
   t.match(
     (await both.locator('.diffs tbody tr').textContent())!.replace(/\s+/g, ' '),
-    /turn 1 expectation tool lookup_order 4\/5 passed ?tools called: none 4\/5 passed ?tools called: none/,
+    /turn 1 expectation tool lookup_order 6\/8 passed ?tools called: none 6\/8 passed ?tools called: none/,
     'what fails alike, with both tallies',
   );
   t.same(

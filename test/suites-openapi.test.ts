@@ -183,7 +183,7 @@ t.test('every answer conforms to its declared schema', async (t) => {
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
-  t.equal(lines.length, 5);
+  t.equal(lines.length, 6, 'the run line, four turns, the report');
   for (const [i, line] of lines.entries())
     t.ok(streamLineSchema(line), `NDJSON line ${i + 1} is a RunStreamLine`, { errors: streamLineSchema.errors });
 });

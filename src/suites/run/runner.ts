@@ -90,7 +90,7 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
 }
 
 /** A round's attempts, run one after the other. */
-export async function runRound(ctx: RunContext, state: RunState, round: AttemptRef[]): Promise<AttemptReport[]> {
+async function runRound(ctx: RunContext, state: RunState, round: AttemptRef[]): Promise<AttemptReport[]> {
   const ran: AttemptReport[] = [];
   for (const [i, k] of round) ran.push(await runAttempt(ctx, state, i, k));
   return ran;
