@@ -86,22 +86,41 @@ export async function postSuite<Report, Turn>(url: string, body: unknown, o: Fol
   return new Follower<Report, Turn>(o).follow(res.body);
 }
 
-/** Starts a run with `Prefer: respond-async` (`--detach`): its id, or why it did not start. */
-export async function startAsync(url: string, token: string, body: unknown): Promise<{ id: string } | { failure: HttpFailure }> {
+/**
+ * One call to the gateway whose answer is a JSON object: the object when the status is `ok` and
+ * `holds` accepts it, else the gateway's error (or why it could not be reached).
+ */
+async function gatewayCall(
+  url: string,
+  init: { method: 'GET' | 'POST' | 'DELETE'; headers: Record<string, string>; body?: string },
+  ok: number,
+  holds: (body: Record<string, unknown>) => boolean,
+): Promise<{ body: Record<string, unknown> } | { failure: HttpFailure }> {
   try {
-    const res = await request(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', prefer: 'respond-async' },
-      body: JSON.stringify(body),
-    });
+    const res = await request(url, init);
     const text = await res.body.text();
     const parsed = parseJson(text);
-    if (res.statusCode === 202 && typeof parsed?.id === 'string') return { id: parsed.id };
+    if (res.statusCode === ok && parsed !== undefined && holds(parsed)) return { body: parsed };
     return { failure: failureOf(res.statusCode, text, parsed) };
   } catch (err) {
     return { failure: unreachable(url, err) };
   }
 }
+
+/** Starts a run with `Prefer: respond-async` (`--detach`): its id, or why it did not start. */
+export async function startAsync(url: string, token: string, body: unknown): Promise<{ id: string } | { failure: HttpFailure }> {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', prefer: 'respond-async' };
+  const answer = await gatewayCall(url, { method: 'POST', headers, body: JSON.stringify(body) }, 202, (b) => typeof b.id === 'string');
+  return 'failure' in answer ? answer : { id: answer.body.id as string };
+}
+
+/** A run's view (`GET /v1/runs/{id}`): `follow` learns its kind from it. */
+export const getRun = (
+  gateway: string,
+  token: string,
+  runId: string,
+): Promise<{ body: Record<string, unknown> } | { failure: HttpFailure }> =>
+  gatewayCall(`${gateway}/v1/runs/${runId}`, { method: 'GET', headers: { authorization: `Bearer ${token}` } }, 200, () => true);
 
 /** Follows a run already started (`follow ID`) from its first line. */
 export function followRun<Report, Turn>(runId: string, o: FollowOptions<Turn>): Promise<Followed<Report>> {
@@ -111,15 +130,13 @@ export function followRun<Report, Turn>(runId: string, o: FollowOptions<Turn>): 
 /** Cancels a run (`cancel ID`, Ctrl-C): the gateway's answer, or why it failed. */
 export async function cancelRun(gateway: string, token: string, runId: string): Promise<{ status: string } | { failure: HttpFailure }> {
   const url = `${gateway}/v1/runs/${runId}`;
-  try {
-    const res = await request(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
-    const text = await res.body.text();
-    const parsed = parseJson(text);
-    if (res.statusCode === 200 && typeof parsed?.status === 'string') return { status: parsed.status };
-    return { failure: failureOf(res.statusCode, text, parsed) };
-  } catch (err) {
-    return { failure: unreachable(url, err) };
-  }
+  const answer = await gatewayCall(
+    url,
+    { method: 'DELETE', headers: { authorization: `Bearer ${token}` } },
+    200,
+    (b) => typeof b.status === 'string',
+  );
+  return 'failure' in answer ? answer : { status: answer.body.status as string };
 }
 
 class Follower<Report, Turn> {
@@ -253,13 +270,8 @@ class Follower<Report, Turn> {
   }
 
   async #view(id: string): Promise<Record<string, unknown> | undefined> {
-    try {
-      const res = await request(`${this.#o.gateway}/v1/runs/${id}`, { headers: { authorization: `Bearer ${this.#o.token}` } });
-      const parsed = parseJson(await res.body.text());
-      return res.statusCode === 200 ? parsed : undefined;
-    } catch {
-      return undefined;
-    }
+    const answer = await getRun(this.#o.gateway, this.#o.token, id);
+    return 'body' in answer ? answer.body : undefined;
   }
 
   /** Ctrl-C: the run is cancelled, its report still read; a second Ctrl-C leaves at once. */

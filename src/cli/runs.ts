@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import type { ComparisonReport } from '../suites/report/comparison.js';
 import { comparisonReportHtml, runReportHtml } from '../suites/report/html/render.js';
 import type { RunReport } from '../suites/report/run-report.js';
@@ -6,7 +5,7 @@ import { renderComparison, renderReport } from '../suites/report/text.js';
 import { FAIL, PASS } from '../suites/report/wording.js';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
 import { defaultIo, type Io } from './io.js';
-import { cancelRun, followRun } from './post.js';
+import { cancelRun, followRun, getRun } from './post.js';
 import { cancelledExit, exitStatus, writeReports, type Entry } from './run.js';
 
 /**
@@ -61,14 +60,10 @@ function parse(command: 'follow' | 'cancel', args: string[], env: NodeJS.Process
 
 /** The run's kind, asked of the gateway; or why it could not be asked. */
 async function kindOf(gateway: string, token: string, id: string): Promise<{ kind: 'run' | 'comparison' } | { problem: string }> {
-  try {
-    const res = await request(`${gateway}/v1/runs/${id}`, { headers: { authorization: `Bearer ${token}` } });
-    const body = (await res.body.json().catch(() => undefined)) as { kind?: string; message?: string } | undefined;
-    if (res.statusCode === 200 && (body?.kind === 'run' || body?.kind === 'comparison')) return { kind: body.kind };
-    return { problem: body?.message ?? `the gateway answered HTTP ${res.statusCode}` };
-  } catch (err) {
-    return { problem: `cannot reach the gateway at ${gateway}: ${(err as { code?: string }).code ?? (err as Error).message}` };
-  }
+  const answer = await getRun(gateway, token, id);
+  if ('failure' in answer) return { problem: answer.failure.message };
+  const { kind } = answer.body;
+  return kind === 'run' || kind === 'comparison' ? { kind } : { problem: 'the gateway answered a run without its kind' };
 }
 
 export async function main(command: 'follow' | 'cancel', args: string[], io: Io = defaultIo()): Promise<number> {

@@ -195,7 +195,7 @@ export class RunRegistry {
         }
         run.reopen();
         run.cancel(REASONS.drainedAlone);
-        const admitted = readmit(this.#app, { ...run.spec, callerId: run.spec.callerId });
+        const admitted = readmit(this.#app, run.spec);
         this.#execute(run, admitted, run.states === undefined ? run.resumed : resumedOf(run.states));
         await this.#executions.get(run.id);
       }),
@@ -311,7 +311,7 @@ export class RunRegistry {
     run.emit({ moved: { ...move, at: new Date(move.at).toISOString() } });
     let admitted: Admitted;
     try {
-      admitted = readmit(this.#app, { ...run.spec, callerId: run.spec.callerId });
+      admitted = readmit(this.#app, run.spec);
     } catch (err) {
       this.#fail(run, err);
       return;

@@ -1,0 +1,56 @@
+// The command and a run it does not hold the connection of: `run --detach` prints the run's id,
+// `follow ID` reads it to its report and exits as `run` would, `cancel ID` cancels a running one.
+import t from 'tap';
+import type { Io } from '../src/cli/io.js';
+import { eventually, startStack } from './support/stack.js';
+
+function io(): Io & { out: () => string; err: () => string } {
+  let stdout = '';
+  let stderr = '';
+  return {
+    env: { AGENT_TEST_GATEWAY_TOKEN: 'demo-token' },
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    progress: false,
+    progressEveryMs: 60_000,
+    onInterrupt: () => () => undefined,
+    out: () => stdout,
+    err: () => stderr,
+  };
+}
+
+t.test('run --detach prints the id; follow reads it to the report; cancel cancels', async (t) => {
+  const s = await startStack(t, { env: { TURN_BUDGET_MS: '30000' } });
+  const run = await import('../src/cli/run.js');
+  const runs = await import('../src/cli/runs.js');
+  const dir = t.testdir({
+    'ok.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: "#intro"\n        expect: { text_matches: coach }\n',
+    'hang.yaml': 'agent: coach\nconversations:\n  - turns:\n      - line: sim:hang\n',
+  });
+
+  const detached = io();
+  t.equal(await run.main([`${dir}/ok.yaml`, '--gateway', s.url, '--detach'], detached), 0, detached.err());
+  const id = /^([0-9a-f-]{36})\trun of ok/m.exec(detached.out())?.[1];
+  t.ok(id, `the run's id is printed: ${detached.out()}`);
+  t.match(detached.out(), new RegExp(`agent-test-gateway follow ${id}`));
+
+  const followed = io();
+  t.equal(await runs.main('follow', [id!, '--gateway', s.url], followed), 0, followed.err());
+  t.match(followed.out(), new RegExp(`✓ run ${id} passed`));
+
+  const hanging = io();
+  t.equal(await run.main([`${dir}/hang.yaml`, '--gateway', s.url, '--detach'], hanging), 0);
+  const hangId = /^([0-9a-f-]{36})\t/m.exec(hanging.out())![1]!;
+  await eventually(() => s.engine.record.connections.some((c) => c.frames.includes('sim:hang')));
+  const cancelled = io();
+  t.equal(await runs.main('cancel', [hangId, '--gateway', s.url], cancelled), 0, cancelled.err());
+  t.equal(cancelled.out(), `run ${hangId}: cancelled\n`);
+
+  const other = io();
+  other.env.AGENT_TEST_GATEWAY_TOKEN = 'bob-token';
+  t.equal(await runs.main('follow', [hangId, '--gateway', s.url], other), 2, "another caller's run is not followed");
+  t.match(other.err(), /belongs to another caller/);
+  const bad = io();
+  t.equal(await runs.main('follow', ['not-an-id'], bad), 2);
+  t.match(bad.err(), /name the run id/);
+});
