@@ -24,7 +24,10 @@ const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
     .send({ jsonrpc: '2.0', error: { code: status === 404 ? -32001 : -32000, message }, id: null });
 
 export function createMcpEndpoint(app: FastifyInstance, opts: { path: string; version: string }): McpEndpoint {
-  const sessions = new McpSessions({ idleMs: app.config.mcpSessionIdleMs, createServer: () => createMcpServer(app, opts.version) });
+  const sessions = new McpSessions({
+    idleMs: app.config.mcpSessionIdleMs,
+    createServer: (callerId) => createMcpServer(app, opts.version, callerId),
+  });
   const forwardToHolder = mcpForwarder(app, opts.path);
 
   async function handle(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply | undefined> {

@@ -10,7 +10,7 @@ import { callerOf, guarded, success } from './results.js';
 import { registerTool } from './tools.js';
 
 /** One line of where a run stands: its status, sessions spent of the budget, conversations decided. */
-function progressLine(view: RunView): string {
+export function progressLine(view: RunView): string {
   const { progress } = view;
   return (
     `run ${view.id} (${view.kind}) ${view.status} on ${view.pod}: ${progress.sessions} of at most ${progress.sessions_budget} ` +

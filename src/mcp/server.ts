@@ -3,22 +3,32 @@ import type { FastifyInstance } from 'fastify';
 import { registerConversationTools } from './conversation-tools.js';
 import { registerMemoryTools } from './memory-tools.js';
 import { registerRunTools } from './run-tools.js';
-import { registerSuiteTools } from './suite-tools.js';
+import { RunTaskStore } from './run-tasks.js';
+import { registerSuiteTools, reportAnswer } from './suite-tools.js';
 
-/** One MCP server (one per MCP session) with every tool, each calling the service's own parts. */
+/** What the server tells a client at initialize; every tool calls the service's own parts. */
 const INSTRUCTIONS =
   'Test Promethist agents in live conversations: test_agent says one line and answers what the agent did (pass its session_id to ' +
   'continue); end_conversation closes one; run_suite runs a whole suite with expectations; snapshot_memory and restore_memory ' +
   "read and reset a simulated user's memory. Every conversation is a real engine session and counts towards usage.";
 
-export function createMcpServer(app: FastifyInstance, version: string): McpServer {
+/**
+ * One MCP server per MCP session, bound to the caller who opened it: its task store finds that
+ * caller's runs (a task is a run) from any pod.
+ */
+export function createMcpServer(app: FastifyInstance, version: string, callerId: string): McpServer {
+  const tasks = new RunTaskStore(app, callerId, reportAnswer);
   const server = new McpServer(
     { name: 'agent-test-gateway', title: 'Agent test gateway', version },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: tasks,
+      instructions: INSTRUCTIONS,
+    },
   );
   registerConversationTools(server, app);
   registerMemoryTools(server, app);
-  registerSuiteTools(server, app);
+  registerSuiteTools(server, app, tasks);
   registerRunTools(server, app);
   return server;
 }

@@ -21,9 +21,9 @@ const MAX_SESSIONS = 1_000;
 
 export class McpSessions {
   readonly #sessions: LRUCache<string, Session>;
-  readonly #createServer: () => McpServer;
+  readonly #createServer: (callerId: string) => McpServer;
 
-  constructor(opts: { idleMs: number; createServer: () => McpServer }) {
+  constructor(opts: { idleMs: number; createServer: (callerId: string) => McpServer }) {
     this.#createServer = opts.createServer;
     this.#sessions = new LRUCache({
       max: MAX_SESSIONS,
@@ -56,7 +56,7 @@ export class McpSessions {
 
   /** A transport for an initialize request: the session is kept once the SDK has answered it. */
   async open(callerId: string): Promise<StreamableHTTPServerTransport> {
-    const server = this.#createServer();
+    const server = this.#createServer(callerId);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {

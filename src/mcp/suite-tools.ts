@@ -3,24 +3,20 @@ import type { FastifyInstance } from 'fastify';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { agentSchema } from '../schemas/requests.js';
-import type { Side } from '../suites/report/comparison.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayError, invalidRequest, type ErrorCode } from '../errors.js';
-import { runLines } from '../runs/follow.js';
+import { invalidRequest } from '../errors.js';
 import type { RunKind } from '../runs/run.js';
-import { runView } from '../runs/views.js';
 import type { ComparisonReport } from '../suites/report/comparison.js';
-import type { AttemptMemoryReport, RunReport, TurnEvent } from '../suites/report/run-report.js';
+import type { AttemptMemoryReport, RunReport } from '../suites/report/run-report.js';
 import { memoryHeadline } from '../suites/report/memory-wording.js';
-import { pendingResult } from './run-tools.js';
 import { monitorRule, withOverrides } from '../suites/spec/request.js';
-import { admitComparison, admitRun, type Admitted } from '../suites/run/start.js';
+import { admitComparison, admitRun } from '../suites/run/start.js';
 import { attemptsRule, concurrencyRule, repeatRule } from '../suites/spec/schema.js';
 import { criterionLine, passRateText, renderComparison } from '../suites/report/text.js';
 import { confirmRestore } from './memory-tools.js';
 import { comparisonReportOutput, runReportOutput } from './outputs.js';
-import { callerOf, guarded, success } from './results.js';
-import { registerTool, type Extra } from './tools.js';
+import { callerOf, success } from './results.js';
+import { registerRunTool, type RunTaskStore } from './run-tasks.js';
 
 /** run_suite: the runs route as a tool; the suite comes as YAML text or as JSON. */
 const RUN_SUITE =
@@ -63,60 +59,6 @@ const memoryConfirm = (data: unknown): boolean | undefined => {
   return typeof memory === 'object' && memory !== null ? memory.confirm === true : undefined;
 };
 
-/**
- * Starts the run (detached: the call's end does not cancel it, the client's cancellation does) and
- * follows it: with a progress token each evaluated turn is reported as progress (its side too, in a
- * comparison). Answers the report, or past MCP_RUN_WAIT_MS the run's id and progress as a pending
- * answer that points to get_run.
- */
-async function runToEnd(
-  app: FastifyInstance,
-  kind: RunKind,
-  admitted: Admitted,
-  extra: Extra,
-): Promise<{ report: Record<string, unknown> } | { pending: CallToolResult }> {
-  const run = app.runs.start(kind, admitted, { detached: true });
-  const onCancel = () => void app.runs.cancel(run, 'the MCP client cancelled the call');
-  extra.signal.addEventListener('abort', onCancel, { once: true });
-  const wait = new AbortController();
-  const timer = setTimeout(() => wait.abort(), app.config.mcpRunWaitMs);
-  const progress = progressOf(extra);
-  try {
-    for await (const line of runLines(app.runs, run.id, 0, AbortSignal.any([wait.signal, extra.signal]))) {
-      const parsed = JSON.parse(line) as {
-        turn?: TurnEvent & { side?: Side };
-        report?: Record<string, unknown>;
-        error?: ErrorCode;
-        message?: string;
-      };
-      if (parsed.turn !== undefined) progress?.(parsed.turn);
-      if (parsed.report !== undefined) return { report: parsed.report };
-      if (parsed.error !== undefined) throw new GatewayError(parsed.error, parsed.message ?? 'The run failed.');
-    }
-  } finally {
-    clearTimeout(timer);
-    extra.signal.removeEventListener('abort', onCancel);
-  }
-  const view = runView(run, app.runs.podName);
-  return { pending: pendingResult(view, app.config.mcpRunWaitMs) };
-}
-
-/** With a progress token, each evaluated turn is reported as progress (its side too, in a comparison). */
-function progressOf(extra: Extra): ((event: TurnEvent & { side?: Side }) => void) | undefined {
-  const token = extra._meta?.progressToken;
-  if (token === undefined) return undefined;
-  let evaluated = 0;
-  return (event) => {
-    evaluated += 1;
-    const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
-    const side = event.side === undefined ? '' : `${event.side}: `;
-    const message = `${side}${event.conversation}${attempt} turn ${event.turn.index}: ${event.turn.status}`;
-    void extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated, message } })
-      .catch(() => undefined);
-  };
-}
-
 const COMPARE_REVISIONS =
   'Answer "may the candidate revision replace the baseline?" (e.g. is coach.3 safe to publish over coach, the Published ' +
   'revision): run a test suite against both revisions fairly (the same scripted lines, simulated users, seed and memory ' +
@@ -129,10 +71,18 @@ const COMPARE_REVISIONS =
   "The suite is as run_suite takes it (its own agent is ignored). Needs Viewer on both agents' projects; every " +
   'conversation on both sides is a real engine session.';
 
-export function registerSuiteTools(server: McpServer, app: FastifyInstance): void {
-  registerTool(
+/** How run_suite and compare_revisions answer a run's report: structured, with its text. */
+export function reportAnswer(kind: RunKind, report: Record<string, unknown>): CallToolResult {
+  if (kind === 'run') return success(report, renderReport(report as unknown as RunReport));
+  const comparison = report as unknown as ComparisonReport;
+  return success(comparison, renderComparison(comparison, comparison.name ?? 'comparison'));
+}
+
+export function registerSuiteTools(server: McpServer, app: FastifyInstance, tasks: RunTaskStore): void {
+  registerRunTool(
     server,
-    app.log,
+    app,
+    tasks,
     'run_suite',
     {
       title: 'Run a test suite',
@@ -150,26 +100,23 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
       outputSchema: runReportOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    (args, extra) =>
-      guarded(app.log, async () => {
-        const data = suiteData(args.suite);
-        const body = withOverrides(data, { concurrency: args.concurrency });
-        const authenticate = async () => callerOf(extra);
-        const admitted = await admitRun(app, { body, agent: args.agent, monitor: args.monitor, authenticate });
-        const { memory } = admitted.suite;
-        if (memory?.restore !== undefined) {
-          await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before the run`);
-        }
-        const ended = await runToEnd(app, 'run', admitted, extra);
-        if ('pending' in ended) return ended.pending;
-        const report = ended.report as unknown as RunReport;
-        return success(report, renderReport(report));
-      }),
+    async (args, extra) => {
+      const data = suiteData(args.suite);
+      const body = withOverrides(data, { concurrency: args.concurrency });
+      const authenticate = async () => callerOf(extra);
+      const admitted = await admitRun(app, { body, agent: args.agent, monitor: args.monitor, authenticate });
+      const { memory } = admitted.suite;
+      if (memory?.restore !== undefined) {
+        await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before the run`);
+      }
+      return app.runs.start('run', admitted, { detached: true });
+    },
   );
 
-  registerTool(
+  registerRunTool(
     server,
-    app.log,
+    app,
+    tasks,
     'compare_revisions',
     {
       title: 'Compare two revisions of an agent',
@@ -194,27 +141,23 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance): voi
       outputSchema: comparisonReportOutput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    (args, extra) =>
-      guarded(app.log, async () => {
-        const data = suiteData(args.suite);
-        if (args.repeat !== undefined && args.max_attempts !== undefined) {
-          throw invalidRequest([
-            { field: 'max_attempts', rule: 'max_attempts cannot be given with repeat: exactly N attempts, or sequential' },
-          ]);
-        }
-        const body = withOverrides(data, args);
-        const { candidate, baseline } = args;
-        const authenticate = async () => callerOf(extra);
-        const admitted = await admitComparison(app, { body, candidate, baseline, authenticate });
-        const { memory } = admitted.suite;
-        if (memory?.restore !== undefined) {
-          await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before each attempt`);
-        }
-        const ended = await runToEnd(app, 'comparison', admitted, extra);
-        if ('pending' in ended) return ended.pending;
-        const comparison = ended.report as unknown as ComparisonReport;
-        return success(comparison, renderComparison(comparison, comparison.name ?? 'comparison'));
-      }),
+    async (args, extra) => {
+      const data = suiteData(args.suite);
+      if (args.repeat !== undefined && args.max_attempts !== undefined) {
+        throw invalidRequest([
+          { field: 'max_attempts', rule: 'max_attempts cannot be given with repeat: exactly N attempts, or sequential' },
+        ]);
+      }
+      const body = withOverrides(data, args);
+      const { candidate, baseline } = args;
+      const authenticate = async () => callerOf(extra);
+      const admitted = await admitComparison(app, { body, candidate, baseline, authenticate });
+      const { memory } = admitted.suite;
+      if (memory?.restore !== undefined) {
+        await confirmRestore(server, extra, memoryConfirm(data), `the memory of ${memory.deviceRef} before each attempt`);
+      }
+      return app.runs.start('comparison', admitted, { detached: true });
+    },
   );
 }
 

@@ -18,7 +18,7 @@ import { refusal } from './results.js';
  */
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-interface ToolConfig<In extends z.ZodObject> {
+export interface ToolConfig<In extends z.ZodObject> {
   title: string;
   description: string;
   inputSchema: In;
@@ -49,7 +49,7 @@ export function registerTool<In extends z.ZodObject>(
 const listed = new WeakMap<z.ZodObject, z.ZodObject>();
 
 /** Any object, listed as `schema` in the dialect of the SDK's tools/list (JSON Schema draft-07, the input side). */
-function listedAs(schema: z.ZodObject): z.ZodObject {
+export function listedAs(schema: z.ZodObject): z.ZodObject {
   let open = listed.get(schema);
   if (open === undefined) {
     const { $schema: _, ...json } = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' });

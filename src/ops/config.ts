@@ -78,6 +78,7 @@ const envSchema = z.object({
   RUNS_KEPT_MS: integer('RUNS_KEPT_MS', 86_400_000, 1_000),
   RUN_TAKEOVER_MS: integer('RUN_TAKEOVER_MS', 5_000, 100),
   MCP_RUN_WAIT_MS: integer('MCP_RUN_WAIT_MS', 45_000, 0),
+  MCP_TASK_POLL_MS: integer('MCP_TASK_POLL_MS', 2_000, 10),
   DEBUG_PAGE: z
     .enum(['true', 'false', '1', '0', ''], { error: 'DEBUG_PAGE must be true or false' })
     .optional()
@@ -138,6 +139,8 @@ export interface Config {
   runs: { followGraceMs: number; keptMax: number; keptMs: number; takeoverMs: number };
   /** How long an MCP run_suite or compare_revisions call without a task waits for the report before it answers the run's id. */
   mcpRunWaitMs: number;
+  /** How often an MCP client is told to poll a run's task (`pollInterval`). */
+  mcpTaskPollMs: number;
   debugPage: boolean;
   revision: string;
   /** The OAuth authorization servers MCP clients are pointed to (default: the platform). */
@@ -240,6 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: e.MAX_BODY_BYTES,
     runs: { followGraceMs: e.RUN_FOLLOW_GRACE_MS, keptMax: e.RUNS_KEPT_MAX, keptMs: e.RUNS_KEPT_MS, takeoverMs: e.RUN_TAKEOVER_MS },
     mcpRunWaitMs: e.MCP_RUN_WAIT_MS,
+    mcpTaskPollMs: e.MCP_TASK_POLL_MS,
     debugPage: e.DEBUG_PAGE,
     revision: e.GIT_REVISION || 'unknown',
     mcpAuthorizationServers: e.MCP_AUTHORIZATION_SERVERS ?? [e.PROMETHIST_PLATFORM_URL],

@@ -16,9 +16,9 @@ import { NDJSON } from '../http/ndjson.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
 import { runLines } from '../runs/follow.js';
 import { CANCELLED_BY_DELETE, isFinalLine } from '../runs/registry.js';
-import { cancelLocated, locateRun } from '../runs/locate.js';
+import { cancelLocated, listRuns, locateRun } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
-import { runView, type RunView } from '../runs/views.js';
+import { runView } from '../runs/views.js';
 import { agentParams, agentSchema, parse, runIdSchema } from '../schemas/requests.js';
 import { authenticate, requireToken } from './access.js';
 import { wantsStream } from './streaming.js';
@@ -151,17 +151,7 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/v1/runs', async (request) => {
     const caller = await authenticate(app, request);
-    const byId = new Map<string, { view: RunView; held: boolean }>();
-    const add = (entry: { view: RunView; held: boolean }) => {
-      const known = byId.get(entry.view.id);
-      if (known === undefined || (!known.held && (entry.held || entry.view.status !== 'running'))) byId.set(entry.view.id, entry);
-    };
-    for (const run of app.runs.list(caller.id)) {
-      add({ view: { ...runView(run, app.runs.podName), report: null }, held: run.holder === null });
-    }
-    for (const entry of await app.runs.siblings.listOf(caller.id)) add(entry);
-    const runs = [...byId.values()].map((e) => e.view).sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
-    return { runs };
+    return { runs: await listRuns(app.runs, caller.id) };
   });
 
   app.get('/v1/runs/:run_id', async (request) => {

@@ -45,3 +45,18 @@ export async function cancelLocated(runs: RunRegistry, located: Located, why: st
   if (typeof located.holder === 'string') return (await runs.siblings.cancel(located.holder, id, why)) ?? located.view;
   return located.view;
 }
+
+/**
+ * The caller's runs from every pod, newest first, each as the pod holding it (or, ended, any pod
+ * that kept it) sees it; without their reports (`GET /v1/runs/{id}` has them).
+ */
+export async function listRuns(runs: RunRegistry, callerId: string): Promise<RunView[]> {
+  const byId = new Map<string, { view: RunView; held: boolean }>();
+  const add = (entry: { view: RunView; held: boolean }) => {
+    const known = byId.get(entry.view.id);
+    if (known === undefined || (!known.held && (entry.held || entry.view.status !== 'running'))) byId.set(entry.view.id, entry);
+  };
+  for (const run of runs.list(callerId)) add({ view: { ...runView(run, runs.podName), report: null }, held: run.holder === null });
+  for (const entry of await runs.siblings.listOf(callerId)) add(entry);
+  return [...byId.values()].map((e) => e.view).sort((a, b) => Date.parse(b.created_at) - Date.parse(a.created_at));
+}

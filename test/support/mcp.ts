@@ -8,7 +8,7 @@ import type { Stack } from './stack.js';
 /** The SDK's own client, connected to the stack's /mcp with a platform token. */
 export async function mcpClient(
   t: { teardown(fn: () => unknown): void },
-  s: Stack,
+  s: Pick<Stack, 'url'>,
   opts: { token?: string; capabilities?: ClientCapabilities } = {},
 ): Promise<Client> {
   const client = new Client({ name: 'gateway-test', version: '1.0.0' }, { capabilities: opts.capabilities ?? {} });

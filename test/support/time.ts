@@ -50,9 +50,9 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
  * Waits until `check` holds, polling; fails after `ms` as on an idle machine (scaled here, so no
  * caller scales it again). A deadline for something that should happen: it costs nothing when it does.
  */
-export async function eventually(check: () => boolean, ms = 2000): Promise<void> {
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 2000): Promise<void> {
   const until = Date.now() + scaled(ms);
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > until) throw new Error('condition not met in time');
     await sleep(10);
   }
