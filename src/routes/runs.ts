@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { serializedComponent } from '../api/openapi.js';
 import type { AgentRef } from '../domain/vocabulary.js';
-import { GatewayError, invalidRequest, type ErrorCode } from '../errors.js';
+import { GatewayError, invalidRequest, shuttingDown, type ErrorCode } from '../errors.js';
 import { NDJSON } from '../http/ndjson.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
 import { runLines } from '../runs/follow.js';
@@ -63,18 +63,21 @@ const prefersAsync = (request: FastifyRequest): boolean => /(^|[,;\s])respond-as
 
 const runPath = (id: string): string => `/v1/runs/${id}`;
 
-/** Aborted when the caller hangs up (the reply's socket closes before the answer is complete). */
-function hangUpOf(reply: FastifyReply): AbortSignal {
+/**
+ * Aborted when the caller hangs up (the reply's socket closes before the answer is complete), or
+ * when this pod, draining, has no grace left to follow the run for its caller.
+ */
+function followingEnds(app: FastifyInstance, reply: FastifyReply): AbortSignal {
   const hangUp = new AbortController();
   reply.raw.on('close', () => {
     if (!reply.raw.writableFinished) hangUp.abort();
   });
-  return hangUp.signal;
+  return AbortSignal.any([hangUp.signal, app.runs.closing]);
 }
 
 /** Streams a run's lines after `after` as NDJSON, from wherever the run is, until its last line. */
 function streamLines(app: FastifyInstance, reply: FastifyReply, id: string, after: number, status: 200 | 201): FastifyReply {
-  const signal = hangUpOf(reply);
+  const signal = followingEnds(app, reply);
   const lines = async function* () {
     try {
       for await (const line of runLines(app.runs, id, after, signal)) yield `${line}\n`;
@@ -95,7 +98,11 @@ function streamLines(app: FastifyInstance, reply: FastifyReply, id: string, afte
 /** Waits for a run's last line; answers its report, or throws its error (with that error's status). */
 async function finalAnswer(app: FastifyInstance, reply: FastifyReply, id: string): Promise<Record<string, unknown>> {
   let last: string | undefined;
-  for await (const line of runLines(app.runs, id, 0, hangUpOf(reply))) last = line;
+  for await (const line of runLines(app.runs, id, 0, followingEnds(app, reply))) last = line;
+  if (app.runs.closing.aborted && (last === undefined || !isFinalLine(last))) {
+    reply.header('location', runPath(id));
+    throw shuttingDown(`the run goes on on another pod: GET ${runPath(id)} answers its report once it has ended`);
+  }
   if (last === undefined || !isFinalLine(last)) throw new GatewayError('internal', 'The run ended without a report.');
   const parsed = JSON.parse(last) as { report?: Record<string, unknown>; error?: ErrorCode; message?: string; details?: unknown };
   if (parsed.report !== undefined) return parsed.report;

@@ -55,6 +55,7 @@ export class RunRegistry {
   readonly #log: FastifyBaseLogger;
   #siblings: RunSiblings = noSiblings;
   #draining = false;
+  readonly #closing = new AbortController();
   /** This pod's name, as runs' views show where they are. */
   readonly podName: string;
 
@@ -77,6 +78,15 @@ export class RunRegistry {
 
   get draining(): boolean {
     return this.#draining;
+  }
+
+  /**
+   * Aborted when a drain's grace has run out: followers still reading here stop (a stream ends
+   * without its last line, a caller waiting for the JSON report is told where the run goes on),
+   * so that none is cut off by the pod going away.
+   */
+  get closing(): AbortSignal {
+    return this.#closing.signal;
   }
 
   get takeoverMs(): number {
@@ -200,8 +210,12 @@ export class RunRegistry {
         await this.#executions.get(run.id);
       }),
     );
-    // Followers here read on (through the sibling now holding their run) until the grace ends.
+    // Followers here read on (through the sibling now holding their run) until the grace ends,
+    // then are told to stop, and answer their callers before the pod closes.
     while (this.#streams > 0 && Date.now() < deadline) await sleep(STREAM_POLL_MS, AbortSignal.timeout(deadline - Date.now()));
+    this.#closing.abort();
+    const answered = Date.now() + STREAM_POLL_MS * 10;
+    while (this.#streams > 0 && Date.now() < answered) await sleep(STREAM_POLL_MS, AbortSignal.timeout(answered - Date.now()));
   }
 
   /** Followers' streams open on this pod: a drain gives them the grace to read to the end. */
