@@ -100,8 +100,8 @@ t.test('a memory that never changes within the wait fails with "nothing was aggr
     added: [],
     removed: [],
     expectations: [
-      { kind: 'memory_aggregated', passed: false, evidence: 'nothing was aggregated within 0.3 s' },
-      { kind: 'memory_contains', expected: 'tea', passed: false, evidence: 'not met: nothing was aggregated within 0.3 s' },
+      { kind: 'memory_aggregated', passed: false, evidence: 'nothing was aggregated within 300 ms' },
+      { kind: 'memory_contains', expected: 'tea', passed: false, evidence: 'not met: nothing was aggregated within 300 ms' },
     ],
   });
   t.ok(attempt.memory!.waited_ms >= 300, 'it waited the whole wait');

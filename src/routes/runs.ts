@@ -21,7 +21,7 @@ import type { Run, RunKind } from '../runs/run.js';
 import { runView } from '../runs/views.js';
 import { agentParams, agentSchema, parse, runIdSchema } from '../schemas/requests.js';
 import { authenticate, requireToken } from './access.js';
-import { wantsStream } from './streaming.js';
+import { hangUpOf, wantsStream } from './streaming.js';
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -67,13 +67,8 @@ const runPath = (id: string): string => `/v1/runs/${id}`;
  * Aborted when the caller hangs up (the reply's socket closes before the answer is complete), or
  * when this pod, draining, has no grace left to follow the run for its caller.
  */
-function followingEnds(app: FastifyInstance, reply: FastifyReply): AbortSignal {
-  const hangUp = new AbortController();
-  reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) hangUp.abort();
-  });
-  return AbortSignal.any([hangUp.signal, app.runs.closing]);
-}
+const followingEnds = (app: FastifyInstance, reply: FastifyReply): AbortSignal =>
+  AbortSignal.any([hangUpOf(reply).signal, app.runs.closing]);
 
 /** Streams a run's lines after `after` as NDJSON, from wherever the run is, until its last line. */
 function streamLines(app: FastifyInstance, reply: FastifyReply, id: string, after: number, status: 200 | 201): FastifyReply {

@@ -21,6 +21,19 @@ export const wantsStream = (request: FastifyRequest): boolean => {
   return accept !== undefined && NAMES_NDJSON.test(accept) && new Negotiator(request.raw).mediaType(ANSWER_TYPES) === NDJSON;
 };
 
+/**
+ * Aborted (with `reason`) when the caller hangs up: the reply's socket closes before the answer is
+ * complete. `stop` stops listening once the answer is written.
+ */
+export function hangUpOf(reply: FastifyReply, reason?: string): { signal: AbortSignal; stop: () => void } {
+  const hangUp = new AbortController();
+  const onClose = () => {
+    if (!reply.raw.writableFinished) hangUp.abort(reason);
+  };
+  reply.raw.on('close', onClose);
+  return { signal: hangUp.signal, stop: () => reply.raw.off('close', onClose) };
+}
+
 export interface LongCall {
   /** Aborted when the caller hangs up, with `hangUpNote` as the reason. */
   signal: AbortSignal;
@@ -50,11 +63,7 @@ export async function answerLongCall<T extends object>(
   reply: FastifyReply,
   o: LongCallOptions<T>,
 ): Promise<FastifyReply> {
-  const hangUp = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableFinished) hangUp.abort(o.hangUpNote);
-  };
-  reply.raw.on('close', onClose);
+  const hangUp = hangUpOf(reply, o.hangUpNote);
 
   let stream: PassThrough | undefined;
   let emit: LongCall['emit'];
@@ -94,6 +103,6 @@ export async function answerLongCall<T extends object>(
     stream.end(`${JSON.stringify(error.toJSON())}\n`);
     return reply;
   } finally {
-    reply.raw.off('close', onClose);
+    hangUp.stop();
   }
 }

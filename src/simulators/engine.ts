@@ -9,13 +9,11 @@ import websocket from '@fastify/websocket';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import { frameText } from '../http/ws-frames.js';
-import { agentReply, rememberedFact } from './agent.js';
+import { agentReply } from './agent.js';
 import { seededDraws } from './chance.js';
+import { aggregated, memoryApi, type Json } from './engine-memory.js';
 import { decodeEngineQuery, type EngineConnection, type EngineFaults, type MemoryRequest } from './engine-record.js';
 import { demoWorld, isClosedProject, type Agent, type EngineIdentity, type World } from './world.js';
-
-/** One engine element (a JSON object per text frame); memory units are opaque objects too. */
-type Json = Record<string, unknown>;
 
 export interface EngineSimulator {
   url: string;
@@ -244,17 +242,8 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     record.endOfConversation.push({ sessionId: session.id, at: Date.now() });
     if (!session.userId) return; // no deviceId: nobody to remember it for
     if (session.lines.length === 0) return; // nothing was said (a warm-up): nothing to aggregate
-    let units = memory.get(session.userId) ?? [];
     const context = { revision: session.revision, draw: (stream: string) => chance(session, session.agentKey, stream) };
-    for (const line of session.lines) {
-      const fact = rememberedFact(line, context);
-      if (fact !== undefined) units.push({ kind: 'fact', text: fact, sessionId: session.id });
-      // sim:forget:TEXT drops the facts that hold TEXT, as an engine correcting what it knew.
-      const forget = /^sim:forget:(.+)$/.exec(line)?.[1];
-      if (forget !== undefined) units = units.filter((u) => u.kind !== 'fact' || !String(u.text).includes(forget));
-    }
-    units.push({ kind: 'summary', sessionId: session.id, lines: session.lines.length });
-    memory.set(session.userId, units);
+    memory.set(session.userId, aggregated(memory.get(session.userId) ?? [], session.id, session.lines, context));
   }
 
   /** The client went away: the engine keeps the session and ends it later unless a socket of it opens again. */
@@ -373,50 +362,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
 
   app.get<{ Params: { target: string } }>('/socket/pipeline/:target', { websocket: true, preValidation: handshake }, onSocket);
 
-  await app.register(async (api) => {
-    api.addHook('preHandler', async (req) => {
-      record.memoryRequests.push({
-        method: req.method,
-        path: req.url.split('?')[0] ?? req.url,
-        query: { ...(req.query as Record<string, string>) },
-        body: req.body,
-        at: Date.now(),
-      });
-    });
-
-    api.get<{ Params: { deviceId: string } }>('/api/devices/:deviceId/user', async (req, reply) => {
-      const userId = devices.get(req.params.deviceId);
-      if (!userId) return reply.code(404).send({ error: 'not_found', message: `Device ${req.params.deviceId} never connected.` });
-      return { userId };
-    });
-
-    api.get<{ Querystring: { userId?: string } }>('/api/memory', async (req, reply) => {
-      const { userId } = req.query;
-      if (!userId) return reply.code(400).send({ error: 'bad_request', message: 'userId is required.' });
-      const units = memory.get(userId) ?? [];
-      switch (sim.faults.memoryRead) {
-        case 'http_500':
-          return reply.code(500).send({ error: 'internal', message: 'Simulated memory fault.' });
-        case 'units_not_list':
-          return { userId, units: 'none' };
-        case 'unit_not_object':
-          return { userId, units: [...units, 'a stray string'] };
-        default:
-          return { userId, units };
-      }
-    });
-
-    api.post<{ Querystring: { userId?: string }; Body: { units?: unknown } }>('/api/memory/restore', async (req, reply) => {
-      const { userId } = req.query;
-      const units = req.body?.units;
-      if (!userId || !Array.isArray(units)) {
-        return reply.code(400).send({ error: 'bad_request', message: 'userId and a units array are required.' });
-      }
-      // Delete-then-write: whatever the user's memory held is gone.
-      memory.set(userId, [...(units as Json[])]);
-      return { restored: units.length };
-    });
-  });
+  await app.register(memoryApi({ record, devices, memory, faults: () => sim.faults }));
 
   await app.listen({ host, port: opts.port ?? 0 });
   const addr = app.server.address();

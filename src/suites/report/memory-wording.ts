@@ -8,7 +8,8 @@ const MAX_UNIT_CHARS = 120;
 const MAX_UNITS_SHOWN = 10;
 
 const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? '' : 's'}`;
-const seconds = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+/** A wait in words: `400 ms`, `1.5 s`, `30 s`. */
+export const seconds = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`);
 
 /** A unit's JSON on one line, shortened: `{"kind":"fact","text":"wears shoe size 44",…`. */
 function unitLine(unit: Record<string, unknown>): string {

@@ -1,6 +1,7 @@
 import { isGatewayError } from '../../errors.js';
 import type { MemoryExpect } from '../spec/format.js';
 import { unjudged, type AttemptMemoryReport, type CriterionResult, type ExpectationResult } from '../report/run-report.js';
+import { seconds } from '../report/memory-wording.js';
 import { CANCELLED, sleep } from './cancellation.js';
 import type { RunContext } from './context.js';
 import { quote } from './expectations.js';
@@ -63,7 +64,6 @@ export async function readUnits(ctx: RunContext, deviceRef: string): Promise<Mem
 }
 
 /** `45 s`, `0.3 s`: a wait as the reports say it. */
-const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(1))} s`;
 
 /** How the memory looked at the end of the wait. */
 interface Settled {
