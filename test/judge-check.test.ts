@@ -8,6 +8,7 @@ import type { Io } from '../src/cli/io.js';
 import { cohenKappa } from '../src/stats/index.js';
 import { parseJudgeCheck } from '../src/suites/judge-check/input.js';
 import { runPath, type Json } from './support/http.js';
+import { mcpClient, textOf } from './support/mcp.js';
 import { startStack } from './support/stack.js';
 
 /**
@@ -302,4 +303,35 @@ t.test('access, a gateway without a model, and model answers outside the schema:
   const bare = await startStack(t);
   const noModel = await bare.call('POST', '/v1/judge-checks', { body: { agent: 'coach', items } });
   t.match(noModel, { status: 409, body: { error: 'model_not_configured' } });
+});
+
+t.test('the check_judge tool: the same check over MCP, its answer validated against JudgeCheckReport', async (t) => {
+  const s = await startStack(t, { model: true });
+  s.model!.misjudge = { share: 1, when: /\[tricky\]/ };
+  const client = await mcpClient(t, s);
+  const labels = stringify({ agent: 'coach', seed: 3, min_agreement: 0.9, items: labelledItems().slice(0, 11) });
+  const result: Json = await client.callTool({ name: 'check_judge', arguments: { labels } });
+  t.notOk(result.isError, textOf(result));
+  // The refund criterion: 7 both passed, 3 false fails, 1 false pass, 0 both failed.
+  t.match(result.structuredContent, {
+    seed: 3,
+    labelled: 22,
+    meets_min_agreement: false,
+    criteria: [{ id: 'criterion_1', statistics: { both_passed: 7, false_fails: 3, false_passes: 1, both_failed: 0 } }, { id: 'order' }],
+  });
+  t.match(textOf(result), /✗ below min agreement 90 %: criterion_1 \(63\.6 %\), order \(63\.6 %\)/);
+  const bad: Json = await client.callTool({ name: 'check_judge', arguments: { labels: 'agent: [coach' } });
+  t.match(textOf(bad), /^invalid_request: labels must be valid YAML or JSON/);
+  const unlabelled: Json = await client.callTool({
+    name: 'check_judge',
+    arguments: { labels: { agent: 'coach', items: [{ ...labelledItems()[0], labels: {} }] } },
+  });
+  t.match(textOf(unlabelled), /^invalid_request: items\[0\]\.labels\.criterion_1 is required: label every criterion/);
+  const outsider: Json = await (
+    await mcpClient(t, s)
+  ).callTool({
+    name: 'check_judge',
+    arguments: { labels: { agent: 'hidden', items: labelledItems().slice(0, 1) } },
+  });
+  t.match(textOf(outsider), /^forbidden: /);
 });

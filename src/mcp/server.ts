@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { registerConversationTools } from './conversation-tools.js';
+import { registerJudgeTools } from './judge-tools.js';
 import { registerMemoryTools } from './memory-tools.js';
 import { registerRunTools } from './run-tools.js';
 import { registerSuiteTools } from './suite-tools.js';
@@ -8,8 +9,9 @@ import { registerSuiteTools } from './suite-tools.js';
 /** One MCP server (one per MCP session) with every tool, each calling the service's own parts. */
 const INSTRUCTIONS =
   'Test Promethist agents in live conversations: test_agent says one line and answers what the agent did (pass its session_id to ' +
-  'continue); end_conversation closes one; run_suite runs a whole suite with expectations; snapshot_memory and restore_memory ' +
-  "read and reset a simulated user's memory. Every conversation is a real engine session and counts towards usage.";
+  'continue); end_conversation closes one; run_suite runs a whole suite with expectations; check_judge checks the judge ' +
+  "against a person's labels; snapshot_memory and restore_memory read and reset a simulated user's memory. Every " +
+  'conversation is a real engine session and counts towards usage.';
 
 export function createMcpServer(app: FastifyInstance, version: string): McpServer {
   const server = new McpServer(
@@ -20,5 +22,6 @@ export function createMcpServer(app: FastifyInstance, version: string): McpServe
   registerMemoryTools(server, app);
   registerSuiteTools(server, app);
   registerRunTools(server, app);
+  registerJudgeTools(server, app);
   return server;
 }
