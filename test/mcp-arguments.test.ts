@@ -13,6 +13,9 @@ import { type Json } from './support/http.js';
 const SENT_NOTHING = 'nothing was sent to the engine';
 const HASH_RULE = 'line may start with # only as exactly #intro: other # lines are engine actions (#exit, #ready:…) and are never sent';
 
+/** A judge-check whose `votes` is even. */
+const LABELLED = { agent: 'coach', votes: 2, items: [{ transcript: [{ user: 'Hi', agent: 'Hello' }], criteria: ['Polite'], labels: {} }] };
+
 interface Case {
   name: string;
   arguments: Record<string, unknown>;
@@ -62,6 +65,12 @@ const cases: Case[] = [
     arguments: { baseline: 'coach', candidate: 'coach.3', suite: { conversations: [{ turns: [{ line: '#exit' }] }] } },
     text: `invalid_request: conversations[0].turns[0].${HASH_RULE}; ${SENT_NOTHING}`,
     rest: ['POST', '/v1/agents/coach.3/comparisons', { baseline: 'coach', conversations: [{ turns: [{ line: '#exit' }] }] }],
+  },
+  {
+    name: 'check_judge',
+    arguments: { labels: LABELLED },
+    text: 'invalid_request: votes must be 1, 3 or 5 (odd, at most 5); nothing was sent to the model',
+    rest: ['POST', '/v1/judge-checks', LABELLED],
   },
   {
     name: 'get_run',

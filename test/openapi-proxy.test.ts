@@ -53,6 +53,7 @@ const COMPARISONS = '/v1/agents/{agent}/comparisons';
 const RUN_LIST = '/v1/runs';
 const RUN = '/v1/runs/{run_id}';
 const RUN_EVENTS = '/v1/runs/{run_id}/events';
+const JUDGE_CHECKS = '/v1/judge-checks';
 
 interface Proxy {
   url: string;
@@ -135,6 +136,7 @@ function checkAnswer(tt: Tap, answer: Answer, method: Method, route: string, exp
 t.test('every route through a validating proxy (prism)', async (t) => {
   const s = await startStack(t, {
     env: { MAX_BODY_BYTES: String(MAX_BODY_BYTES), DEBUG_PAGE: 'true', MAX_CONVERSATIONS_PER_CALLER: '2' },
+    model: true,
   });
   const [strict, lenient] = await Promise.all([startPrism(t, s.url, true), startPrism(t, s.url, false)]);
 
@@ -401,6 +403,41 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await invalid('post', comparePath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: passing });
     await invalid('post', comparePath(), COMPARISONS, { status: 400, error: 'invalid_request' }, { body: { ...gate, bogus: true } });
     await invalid('post', comparePath(), COMPARISONS, { status: 401, error: 'unauthenticated' }, { token: null, body: gate });
+
+    t.comment('judge-checks');
+    const labelled = {
+      agent: 'coach',
+      items: [
+        {
+          transcript: [{ user: 'Where is my order?', agent: 'It ships on Monday.' }],
+          criteria: ['The agent names a date'],
+          labels: { criterion_1: 'passed' },
+        },
+      ],
+    };
+    const checked = await valid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 200 }, { body: labelled });
+    t.match(checked.body, { labelled: 1, overall: { both_passed: 1, kappa: { estimate: null } } });
+    const labelledReport = structuredClone(passed.body);
+    const [attempt] = labelledReport.conversations[0].attempts;
+    attempt.criteria = [{ id: 'c', text: 'The agent says "order"', verdict: 'passed', passed: true, reasoning: 'r', votes: 1 }];
+    Object.assign(attempt.criteria[0], { agreement: 1, split: false, label: 'failed' });
+    const fromReport = await valid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 200 }, { body: { reports: [labelledReport] } });
+    t.match(fromReport.body, { labelled: 1, criteria: [{ id: 'c', statistics: { both_failed: 1 } }] });
+    await valid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 403, error: 'forbidden' }, { body: { ...labelled, agent: 'hidden' } });
+    await valid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 404, error: 'agent_not_found' }, { body: { ...labelled, agent: 'nosuch' } });
+    await valid(
+      'post',
+      JUDGE_CHECKS,
+      JUDGE_CHECKS,
+      { status: 413, error: 'body_too_large' },
+      {
+        body: { agent: 'coach', items: [{ ...labelled.items[0], transcript: [{ user: 'Hi', agent: 'x'.repeat(9000) }] }] },
+      },
+    );
+    await invalid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 400, error: 'invalid_request' }, { body: { ...labelled, votes: 2 } });
+    await invalid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 400, error: 'invalid_request' }, { body: { agent: 'coach', items: [] } });
+    await invalid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 401, error: 'unauthenticated' }, { token: null, body: labelled });
+    await invalid('post', JUDGE_CHECKS, JUDGE_CHECKS, { status: 415, error: 'unsupported_media_type' }, xml);
 
     t.comment('runs as resources');
     const accepted = await valid('post', runPath(), RUNS, { status: 202 }, { body: passing, headers: { prefer: 'respond-async' } });

@@ -726,6 +726,92 @@ export type components = {
       /** @description The evidence (or the judge's reasoning) of the first attempt that failed it, else of the first that passed it. */
       evidence: string | null;
     };
+    /** @description How often the judge agrees with a person, per criterion and over all of them. */
+    JudgeCheckReport: {
+      /** @description The agents the transcripts are of. */
+      agents: components['schemas']['AgentKey'][];
+      /** @description The seed the judge's calls carried. */
+      seed: number;
+      /** @description The version of the judge's prompt, as in a run report. */
+      prompt_version: string;
+      /** @description Labelled rulings the judge was asked for. */
+      labelled: number;
+      min_agreement: number | null;
+      /**
+       * @description Every criterion with a compared ruling has an agreement of at least `min_agreement`; null without
+       *     `min_agreement`, or when no ruling could be compared.
+       */
+      meets_min_agreement: boolean | null;
+      overall: components['schemas']['JudgeAgreement'];
+      /** @description In the order first labelled; a criterion is its id and text together. */
+      criteria: components['schemas']['JudgeCheckCriterion'][];
+      model_usage: components['schemas']['ModelUsage'];
+      notes: components['schemas']['Notes'];
+    };
+    JudgeCheckCriterion: {
+      id: string;
+      text: string;
+      statistics: components['schemas']['JudgeAgreement'];
+      /** @description Every compared ruling where the judge and the person differ, in input order. */
+      disagreements: components['schemas']['JudgeDisagreement'][];
+    };
+    /**
+     * @description The person's labels against the judge's rulings (`inconclusive` counts as not passed): the 2×2 table, the
+     *     share of agreement, Cohen's κ, and the two error rates.
+     */
+    JudgeAgreement: {
+      /** @description Labelled rulings the judge gave. */
+      compared: number;
+      /** @description Labelled rulings the model could not give (see `notes`); never compared. */
+      not_judged: number;
+      both_passed: number;
+      both_failed: number;
+      /** @description The person labelled `failed`, the judge passed. */
+      false_passes: number;
+      /** @description The person labelled `passed`, the judge did not pass. */
+      false_fails: number;
+      /** @description (both_passed + both_failed) / compared; null with nothing compared. */
+      agreement: number | null;
+      kappa: components['schemas']['JudgeKappa'];
+      /** @description Of the rulings the person failed, the share the judge passed; null without one. */
+      false_pass_rate: number | null;
+      /** @description Of the rulings the person passed, the share the judge did not; null without one. */
+      false_fail_rate: number | null;
+    };
+    /**
+     * @description Cohen's κ with its 95 % interval, κ ± 1.96 SE with the large-sample standard error of Fleiss, Cohen &
+     *     Everitt (1969), cut to [−1, 1]. Every number is null when κ is undefined (`note` says why): nothing
+     *     compared, or every label one class (chance agreement is then the judge's own rate, and κ is 0 whatever the
+     *     judge does).
+     */
+    JudgeKappa: {
+      estimate: number | null;
+      standard_error: number | null;
+      low: number | null;
+      high: number | null;
+      note: string | null;
+    };
+    JudgeDisagreement: {
+      /** @description Where the transcript is, e.g. `reports[0] "order" attempt 2` or `items[3]`. */
+      item: string;
+      /** @description The turn of a turn's criterion (`expect.judge`), ruled on over the transcript up to it. */
+      turn: number | null;
+      /**
+       * @description The person's ruling.
+       * @enum {string}
+       */
+      label: 'passed' | 'failed';
+      /**
+       * @description The judge's ruling, the majority of its votes.
+       * @enum {string}
+       */
+      verdict: 'passed' | 'failed' | 'inconclusive';
+      /** @description The judge's reasoning. */
+      reasoning: string;
+      votes: number;
+      /** @description Votes for the verdict. */
+      agreement: number;
+    };
     /** @enum {string} */
     RunKind: 'run' | 'comparison';
     RunMove: {

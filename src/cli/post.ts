@@ -95,9 +95,10 @@ async function gatewayCall(
   init: { method: 'GET' | 'POST' | 'DELETE'; headers: Record<string, string>; body?: string },
   ok: number,
   holds: (body: Record<string, unknown>) => boolean,
+  timeouts: { headersTimeout?: number; bodyTimeout?: number } = {},
 ): Promise<{ body: Record<string, unknown> } | { failure: HttpFailure }> {
   try {
-    const res = await request(url, init);
+    const res = await request(url, { ...init, ...timeouts });
     const text = await res.body.text();
     const parsed = parseJson(text);
     if (res.statusCode === ok && parsed !== undefined && holds(parsed)) return { body: parsed };
@@ -106,6 +107,23 @@ async function gatewayCall(
     return { failure: unreachable(url, err) };
   }
 }
+
+/**
+ * A POST whose answer is one JSON object (a judge-check): the object on 200, else the gateway's
+ * error. No client-side timeout: the judge's calls take as long as they take.
+ */
+export const postJson = (
+  url: string,
+  token: string,
+  body: unknown,
+): Promise<{ body: Record<string, unknown> } | { failure: HttpFailure }> =>
+  gatewayCall(
+    url,
+    { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    200,
+    () => true,
+    { headersTimeout: 0, bodyTimeout: 0 },
+  );
 
 /** Starts a run with `Prefer: respond-async` (`--detach`): its id, or why it did not start. */
 export async function startAsync(url: string, token: string, body: unknown): Promise<{ id: string } | { failure: HttpFailure }> {

@@ -3,8 +3,9 @@ import { openApiComponent } from '../api/openapi.js';
 import { portable } from './tools.js';
 
 /**
- * The run_suite and compare_revisions tools answer the runs and comparisons routes' reports, whose
- * one declaration is openapi.yaml's RunReport and ComparisonReport: zod reads them
+ * The run_suite, compare_revisions and check_judge tools answer the runs, comparisons and
+ * judge-checks routes' reports, whose one declaration is openapi.yaml's RunReport, ComparisonReport
+ * and JudgeCheckReport: zod reads them
  * (`z.fromJSONSchema`) and the SDK validates every answer with them; tools/list shows them in the
  * portable spelling of the input schemas. (The other tools' output schemas are the REST shapes of
  * src/api/responses.ts.) The MCP server loads on the first /mcp request, and these with it.
@@ -17,3 +18,4 @@ async function outputOf(name: string): Promise<z.ZodObject> {
 export const runReportOutput = await outputOf('RunReport');
 export const comparisonReportOutput = await outputOf('ComparisonReport');
 export const runViewOutput = await outputOf('Run');
+export const judgeCheckOutput = await outputOf('JudgeCheckReport');

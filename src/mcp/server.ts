@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { FastifyInstance } from 'fastify';
 import { registerConversationTools } from './conversation-tools.js';
+import { registerJudgeTools } from './judge-tools.js';
 import { registerMemoryTools } from './memory-tools.js';
 import { registerRunTools } from './run-tools.js';
 import { RunTaskStore } from './run-tasks.js';
@@ -9,8 +10,9 @@ import { registerSuiteTools, reportAnswer } from './suite-tools.js';
 /** What the server tells a client at initialize; every tool calls the service's own parts. */
 const INSTRUCTIONS =
   'Test Promethist agents in live conversations: test_agent says one line and answers what the agent did (pass its session_id to ' +
-  'continue); end_conversation closes one; run_suite runs a whole suite with expectations; snapshot_memory and restore_memory ' +
-  "read and reset a simulated user's memory. Every conversation is a real engine session and counts towards usage.";
+  'continue); end_conversation closes one; run_suite runs a whole suite with expectations; check_judge checks the judge ' +
+  "against a person's labels; snapshot_memory and restore_memory read and reset a simulated user's memory. Every " +
+  'conversation is a real engine session and counts towards usage.';
 
 /**
  * One MCP server per MCP session, bound to the caller who opened it: its task store finds that
@@ -30,5 +32,6 @@ export function createMcpServer(app: FastifyInstance, version: string, callerId:
   registerMemoryTools(server, app);
   registerSuiteTools(server, app, tasks);
   registerRunTools(server, app);
+  registerJudgeTools(server, app);
   return server;
 }

@@ -43,14 +43,14 @@ const concurrencyArg = () =>
       "The run's conversations at once (1-50; in a comparison both sides together), over the suite's own concurrency (default 10).",
     );
 
-/** YAML text to plain data; a JSON object passes through. */
-function suiteData(suite: string | Record<string, unknown>): unknown {
-  if (typeof suite !== 'string') return suite;
+/** An argument's YAML text as plain data (a JSON object passes through); `field` names it in the problem. */
+export function yamlData(value: string | Record<string, unknown>, field = 'suite'): unknown {
+  if (typeof value !== 'string') return value;
   try {
-    return parseYaml(suite, { maxAliasCount: 100 });
+    return parseYaml(value, { maxAliasCount: 100 });
   } catch (err) {
-    const rule = `suite must be valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`;
-    throw invalidRequest([{ field: 'suite', rule }]);
+    const rule = `${field} must be valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`;
+    throw invalidRequest([{ field, rule }]);
   }
 }
 
@@ -101,7 +101,7 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance, task
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {
-      const data = suiteData(args.suite);
+      const data = yamlData(args.suite);
       const body = withOverrides(data, { concurrency: args.concurrency });
       const authenticate = async () => callerOf(extra);
       const admitted = await admitRun(app, { body, agent: args.agent, monitor: args.monitor, authenticate });
@@ -142,7 +142,7 @@ export function registerSuiteTools(server: McpServer, app: FastifyInstance, task
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {
-      const data = suiteData(args.suite);
+      const data = yamlData(args.suite);
       if (args.repeat !== undefined && args.max_attempts !== undefined) {
         throw invalidRequest([
           { field: 'max_attempts', rule: 'max_attempts cannot be given with repeat: exactly N attempts, or sequential' },

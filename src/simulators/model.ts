@@ -8,7 +8,8 @@ import { uniform } from './chance.js';
 // one: the simulated user follows a fixed policy over the role-inverted history, the judge rules
 // by keywords (a criterion about a coin by a seeded coin flip), and the review blames the judge
 // for an inconclusive ruling, else the agent. Faults make it misbehave for tests; `spoil` makes
-// the simulated user spoil a seeded share of attempts.
+// the simulated user spoil a seeded share of attempts, `misjudge` makes the judge err on a seeded
+// share of its rulings (what a judge-check against a person's labels must find).
 
 type Message = { role: string; content: string };
 
@@ -59,6 +60,12 @@ export interface ModelSimulator {
    * `when`, only conversations where the agent said something matching it count.
    */
   spoil: { share: number; when?: RegExp } | undefined;
+  /**
+   * The judge turns this share of its passed and failed rulings into the opposite, each one's draw
+   * seeded by the request's seed, the criterion's id and the transcript (the same transcript and
+   * criterion err alike every time); with `when`, only rulings on transcripts matching it.
+   */
+  misjudge: { share: number; when?: RegExp } | undefined;
   close(): Promise<void>;
 }
 
@@ -130,14 +137,30 @@ function coinFlip(draw: number): { verdict: string; reasoning: string } {
     : { verdict: 'failed', reasoning: 'The coin came up tails.' };
 }
 
-function judgeVerdict(messages: Message[], fault: ModelFault | undefined, coin: (id: string) => number) {
+/** The opposite ruling, where the misjudging judge errs. */
+const flipped = (r: { verdict: string; reasoning: string }) =>
+  r.verdict === 'passed'
+    ? { verdict: 'failed', reasoning: `The judge erred: ${r.reasoning}` }
+    : r.verdict === 'failed'
+      ? { verdict: 'passed', reasoning: `The judge erred: ${r.reasoning}` }
+      : r;
+
+function judgeVerdict(
+  messages: Message[],
+  fault: ModelFault | undefined,
+  coin: (id: string) => number,
+  errs: (id: string, transcript: string) => boolean,
+) {
   const content = messages.find((m) => m.role === 'user')?.content ?? '';
   const [transcript = '', criteriaBlock = ''] = content.split('\nCriteria:\n');
   // A memory criterion is ruled on the units added (its quoted words must be in one of them).
   const added = /\nMemory units added:\n([\s\S]*?)\nMemory units removed:\n/.exec(transcript)?.[1];
   const agentText = added ?? [...transcript.matchAll(/^ {2}agent: (.*)$/gm)].map((m) => m[1]).join('\n');
   const criteria = [...criteriaBlock.matchAll(/^- ([^:]+): (.*)$/gm)].map((m) => ({ id: m[1]!, text: m[2]! }));
-  const rulings = criteria.map((c) => ({ id: c.id, ...(/\bcoin\b/i.test(c.text) ? coinFlip(coin(c.id)) : ruling(c.text, agentText)) }));
+  const rulings = criteria.map((c) => {
+    const ruled = /\bcoin\b/i.test(c.text) ? coinFlip(coin(c.id)) : ruling(c.text, agentText);
+    return { id: c.id, ...(errs(c.id, transcript) ? flipped(ruled) : ruled) };
+  });
   if (fault === 'wrong_ids') rulings.push({ id: 'not_asked', verdict: 'passed', reasoning: 'An id nobody asked about.' });
   if (fault === 'missing_criterion') rulings.pop();
   return { criteria: rulings };
@@ -162,7 +185,7 @@ const words = (messages: Message[]): number => messages.reduce((n, m) => n + m.c
 
 export async function startModelSimulator(opts: { host?: string; port?: number } = {}): Promise<ModelSimulator> {
   const app = Fastify({ logger: false });
-  const sim: ModelSimulator = { url: '', requests: [], faults: {}, spoil: undefined, close: async () => undefined };
+  const sim: ModelSimulator = { url: '', requests: [], faults: {}, spoil: undefined, misjudge: undefined, close: async () => undefined };
   const hanging = new Set<() => void>();
   let conversations = 0;
   /** Coin flips drawn so far per seed and criterion: the k-th ruling with a seed draws the k-th number. */
@@ -172,6 +195,12 @@ export async function startModelSimulator(opts: { host?: string; port?: number }
     const k = (flips.get(stream) ?? 0) + 1;
     flips.set(stream, k);
     return uniform(`${stream}:${k}`);
+  };
+  /** Whether the judge errs on this criterion over this transcript: a draw under `misjudge.share`. */
+  const errs = (seed: number) => (id: string, transcript: string) => {
+    const { misjudge } = sim;
+    if (misjudge === undefined || (misjudge.when !== undefined && !misjudge.when.test(transcript))) return false;
+    return uniform(`${seed}:misjudge:${id}:${transcript}`) < misjudge.share;
   };
   /** Whether this simulated user spoils its conversation: decided at its first line, kept after. */
   const spoils = (messages: Message[], seed: number): boolean => {
@@ -206,7 +235,7 @@ export async function startModelSimulator(opts: { host?: string; port?: number }
     }
     const answer =
       schema === 'judge_verdict'
-        ? judgeVerdict(messages, fault, coin(body.seed ?? 0))
+        ? judgeVerdict(messages, fault, coin(body.seed ?? 0), errs(body.seed ?? 0))
         : schema === 'failure_review'
           ? review(messages, fault)
           : spoils(messages, body.seed ?? 0)

@@ -54,6 +54,7 @@ export async function threeTurns(t: Test, client: Client): Promise<{ first: Json
 /** Every tool the gateway's MCP server lists, sorted. */
 export const TOOL_NAMES = [
   'cancel_run',
+  'check_judge',
   'compare_revisions',
   'end_conversation',
   'get_run',

@@ -50,10 +50,11 @@ const patternSchema = z
 const nonEmpty = (what = 'a string') =>
   z.string({ error: `must be ${what}` }).refine((value) => value.trim() !== '', { error: 'must not be empty' });
 
-const boundedText = (max: number) => nonEmpty().refine((value) => withinChars(value, max), { error: `must be at most ${max} characters` });
+export const boundedText = (max: number) =>
+  nonEmpty().refine((value) => withinChars(value, max), { error: `must be at most ${max} characters` });
 
 /** A list of 1 to `count.max` items; `what` says what the list holds, for a value that is no list. */
-const listOf = <T extends z.ZodType>(item: T, what: string, count: { one: string; many: string; max: number }) =>
+export const listOf = <T extends z.ZodType>(item: T, what: string, count: { one: string; many: string; max: number }) =>
   z
     .array(item, { error: `must be a list of ${what}` })
     .min(1, { error: `must list at least one ${count.one}` })
@@ -91,11 +92,11 @@ const turnSchema = z.strictObject({
 });
 
 /** `votes`: rulings per criterion and attempt, odd so that a majority always exists between passed and failed. */
-const votesSchema = z
+export const votesSchema = z
   .int({ error: 'must be a whole number of votes' })
   .refine((votes) => votes === 1 || votes === 3 || votes === 5, { error: 'must be 1, 3 or 5 (odd, at most 5)' });
 
-const criterionSchema = z.union(
+export const criterionSchema = z.union(
   [
     boundedText(MAX_CRITERION_CHARS),
     z.strictObject({
@@ -239,6 +240,12 @@ const confidenceRule = (named = '') =>
     .min(0.5, { error: `${named}must be at least 0.5` })
     .max(0.999, { error: `${named}must be at most 0.999` });
 
+/** The seed every model call carries: the suite's, or a judge-check's. */
+export const seedSchema = z
+  .int({ error: 'must be a whole number' })
+  .min(0, { error: 'must not be negative' })
+  .max(MAX_SEED, { error: `must be at most ${MAX_SEED}` });
+
 function suiteShape(form: SuiteForm) {
   return z.strictObject({
     agent: form === 'file' ? agentSchema : agentSchema.optional(),
@@ -258,11 +265,7 @@ function suiteShape(form: SuiteForm) {
     concurrency: concurrencyRule().optional(),
     review: booleanSchema.optional(),
     votes: votesSchema.optional(),
-    seed: z
-      .int({ error: 'must be a whole number' })
-      .min(0, { error: 'must not be negative' })
-      .max(MAX_SEED, { error: `must be at most ${MAX_SEED}` })
-      .optional(),
+    seed: seedSchema.optional(),
     conversations: listOf(conversationSchema, 'conversations, each with turns or a simulated_user', {
       one: 'conversation',
       many: 'conversations',
@@ -274,7 +277,7 @@ function suiteShape(form: SuiteForm) {
 type RawSuite = z.output<ReturnType<typeof suiteShape>>;
 type RawConversation = RawSuite['conversations'][number];
 
-const criteriaOf = (raw: Array<string | { id: string; text: string; votes?: number }>, votes: number): Criterion[] =>
+export const criteriaOf = (raw: Array<string | { id: string; text: string; votes?: number }>, votes: number): Criterion[] =>
   raw.map((c, i) => (typeof c === 'string' ? { id: criterionId(i), text: c, votes } : { ...c, votes: c.votes ?? votes }));
 
 function conversationOf(conv: RawConversation, i: number, base: SuiteConversation['connect'], votes: number): SuiteConversation {
@@ -361,7 +364,7 @@ const fileSuiteSchema = suiteShape('file')
 
 export type ParseResult<T> = { ok: true; suite: T } | { ok: false; problems: SuiteProblem[] };
 
-function parseWith<T>(schema: z.ZodType<T>, value: unknown): ParseResult<T> {
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown): ParseResult<T> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, problems: [notAnObject] };
   const known = knownFieldsNoter();
   const result = schema.safeParse(value, {
