@@ -169,22 +169,24 @@ function run(major, least, argv) {
   cache = path.join(root, 'node_modules', '.cache', 'node-' + MAJOR);
   shown = path.relative(root, cache);
   label = least ? 'node' + MAJOR : 'node-version';
+  const ownGroup = argv[0] === '--own-group';
+  if (ownGroup) argv = argv.slice(1);
   const command = argv[0];
   const args = argv.slice(1);
   if (command === undefined) {
     process.stderr.write(
       least
-        ? 'usage: node scripts/node24.cjs <command> [argument…]   (runs the command on Node.js ' + MAJOR + ' or newer)\n'
+        ? 'usage: node scripts/node24.cjs [--own-group] <command> [argument…]   (runs the command on Node.js ' + MAJOR + ' or newer)\n'
         : 'usage: node scripts/node-version.cjs <major> <command> [argument…]   (runs the command on that Node.js)\n',
     );
     process.exit(2);
   }
   const fetched = !fits(majorOf(process.versions.node));
   const node = fetched ? cachedNode() : process.execPath;
-  launch(command, args, node, fetched);
+  launch(command, args, node, fetched, ownGroup);
 }
 
-function launch(command, args, node, fetched) {
+function launch(command, args, node, fetched, ownGroup) {
   const env = Object.assign({}, process.env);
   const pathKey = Object.keys(env).find((key) => key.toUpperCase() === 'PATH') || 'PATH';
   const dirs = (env[pathKey] || '').split(path.delimiter).filter((dir) => dir !== '');
@@ -207,15 +209,24 @@ function launch(command, args, node, fetched) {
     stdio: 'inherit',
     env: env,
     shell: !isNode && process.platform === 'win32',
+    detached: ownGroup,
   });
 
-  // Ctrl-C at a terminal reaches the command directly (one process group): pass SIGINT on only when
-  // there is no terminal, so that the command gets it once. SIGTERM and SIGHUP come to this process alone.
-  const forwarded = tty.isatty(0) ? ['SIGTERM', 'SIGHUP'] : ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  // Every signal reaches the command once. With --own-group (`npm start`, `npm run demo`: a server that reads no
+  // terminal) the command has a process group of its own, so neither Ctrl-C nor a signal to npm's group reaches it
+  // but through here: each of SIGINT, SIGTERM and SIGHUP is passed on, once however many copies arrive together
+  // (Ctrl-C reaches this process from the terminal and from npm; a second one later stops a server at once).
+  // Otherwise Ctrl-C at a terminal reaches the command directly (one process group): SIGINT is passed on only when
+  // there is no terminal. SIGTERM and SIGHUP come to this process alone.
+  const forwarded = ownGroup || !tty.isatty(0) ? ['SIGINT', 'SIGTERM', 'SIGHUP'] : ['SIGTERM', 'SIGHUP'];
+  const lastSent = {};
   const handlers = {};
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     handlers[signal] = () => {
-      if (forwarded.indexOf(signal) !== -1 && child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (forwarded.indexOf(signal) === -1 || child.exitCode !== null || child.signalCode !== null) return;
+      if (ownGroup && Date.now() - (lastSent[signal] || 0) < 1000) return;
+      lastSent[signal] = Date.now();
+      child.kill(signal);
     };
     process.on(signal, handlers[signal]);
   }

@@ -4,6 +4,8 @@
  * Runs a command on Node.js 24 or newer, whatever Node the machine has:
  *
  *   node scripts/node24.cjs node dist/server.js     node scripts/node24.cjs tap test/config.test.ts
+ *   node scripts/node24.cjs --own-group node dist/server.js   (the command in a process group of its own; every
+ *                                                             signal reaches it through this launcher, once)
  *
  * The npm scripts that run the gateway or its tests go through it (package.json). On Node ≥ 24 it
  * runs the command as it is; on an older Node it installs Node 24 from the npm registry once, into

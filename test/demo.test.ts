@@ -169,10 +169,12 @@ t.test(
   'a signal to `npm run demo` stops every process it started',
   { skip: existsSync('/proc/self/stat') ? false : 'no /proc to find the processes in' },
   async (t) => {
-    // SIGTERM to npm's PID, as a process manager or `kill` sends it; SIGINT to its process group, as Ctrl-C at a
-    // terminal sends it. (A SIGINT to npm's PID alone is passed to its sh, which waits for its command first.)
+    // SIGTERM or SIGINT to npm's PID, as a process manager or `kill` sends it; SIGINT to its process group, as
+    // Ctrl-C at a terminal sends it. Each reaches the demo once (a second would skip its drain), and npm exits
+    // with the demo's code: 0, drained.
     for (const [signal, to] of [
       ['SIGTERM', 'pid'],
+      ['SIGINT', 'pid'],
       ['SIGINT', 'group'],
     ] as const) {
       // npm, its sh, the launcher (scripts/node24.cjs), the demo.
@@ -185,6 +187,7 @@ t.test(
       let out = '';
       npm.stdout.on('data', (d: Buffer) => (out += d.toString()));
       npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<string>((resolve) => npm.on('exit', (code, killed) => resolve(killed ?? String(code))));
       const started = descendantsWhenReady(npm.pid!, () => out);
       const tree = await started;
       t.teardown(() => {
@@ -199,6 +202,8 @@ t.test(
         [],
         `${signal} to npm's ${to === 'pid' ? 'PID' : 'process group'}: none of its processes lives on`,
       );
+      t.equal(await exited, '0', `${signal} to npm's ${to === 'pid' ? 'PID' : 'process group'}: npm exits with the demo's 0`);
+      t.notMatch(out, /second SIG/, 'the demo got the signal once');
     }
   },
 );

@@ -98,6 +98,40 @@ t.test('reports: text, JUnit and HTML say who is responsible, the HTML next to t
   t.ok(turn3 > 0 && page.indexOf('class="review agent"', turn3) > turn3, 'the sentence sits in the turn it names');
 });
 
+t.test("a monitored run counts its reviewed attempts by who was responsible, for the alerts' annotations", async (t) => {
+  const s = await startStack(t, { model: true });
+  s.model!.spoil = { share: 0.5 };
+  const scripted = { name: 'scripted', turns: [{ line: 'hello', expect: { text_matches: 'Never said' } }] };
+  const report = await run(s, {
+    seed: 7,
+    repeat: 4,
+    concurrency: 1,
+    monitor: 'nightly',
+    conversations: [delivery, { name: 'polite', simulated_user: shopper, expect: { criteria: ['The agent says "sorry <b>"'] } }, scripted],
+  });
+  const [spoiled, polite] = report.conversations;
+  t.ok(spoiled!.attempts_invalid > 0 && polite!.responsibility.agent > 0, 'an invalid attempt and an agent failure to count');
+  const metrics = (await s.call('GET', '/metrics')).text;
+  const count = (conversation: string, outcome: string, responsible?: string) => {
+    const lines = metrics.split('\n').filter((line) => line.startsWith('agent_test_gateway_monitor_attempts_total{'));
+    const found = lines.filter(
+      (line) =>
+        line.includes(`conversation="${conversation}"`) &&
+        line.includes(`outcome="${outcome}"`) &&
+        (responsible === undefined ? !line.includes('responsible=') : line.includes(`responsible="${responsible}"`)),
+    );
+    return found.length === 1 ? Number(found[0]!.split(' ').at(-1)) : found.length === 0 ? undefined : NaN;
+  };
+  t.equal(count('delivery', 'invalid', 'simulated_user'), spoiled!.attempts_invalid, 'invalid: the simulated user spoiled them');
+  t.equal(count('delivery', 'invalid'), 0, 'none invalid without a review');
+  t.equal(count('polite', 'failed', 'agent'), polite!.responsibility.agent, 'failed on the agent');
+  t.equal(count('polite', 'failed', 'judge'), polite!.responsibility.judge, 'on the judge: at 0 from the run on');
+  t.equal(count('polite', 'failed', 'unclear'), polite!.responsibility.unclear);
+  t.equal(count('scripted', 'failed'), 4, 'a scripted conversation without criteria: failed, never reviewed');
+  t.equal(count('scripted', 'failed', 'agent'), undefined, 'and no series by responsibility');
+  t.equal(report.monitor!.dropped, 0);
+});
+
 t.test('identical agents stay unchanged while the simulated user spoils 30 % of one side’s attempts', async (t) => {
   const s = await startStack(t, { model: true });
   // Revision 3 (the candidate) answers a refund with "I have started your refund"; revision 2 does not:

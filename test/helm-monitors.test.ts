@@ -24,7 +24,7 @@ function define(name: string): string {
 
 t.test('values: no monitor by default; job defaults and alert thresholds', async (t) => {
   t.same(values.monitors, [], 'off unless listed');
-  t.same(values.monitorDefaults, { activeDeadlineSeconds: 3600, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 3 });
+  t.same(values.monitorDefaults, { activeDeadlineSeconds: 3600, successfulJobsHistoryLimit: 3, failedJobsHistoryLimit: 3, timeZone: '' });
   t.same(values.metrics.prometheusRule.monitorAlerts, {
     passRateDropPoints: 20,
     minAttempts: 10,
@@ -46,8 +46,18 @@ t.test('CronJob: the image command, Forbid, no retry, the deadline and the histo
   const job = cronJob.spec.jobTemplate.spec;
   t.equal(job.backoffLimit, 0, 'a failed run is a result, not retried');
   const cron = text('monitor-cronjobs.yaml');
-  t.match(cron, /successfulJobsHistoryLimit: \{\{ \$\.Values\.monitorDefaults\.successfulJobsHistoryLimit \| int \}\}/);
-  t.match(cron, /failedJobsHistoryLimit: \{\{ \$\.Values\.monitorDefaults\.failedJobsHistoryLimit \| int \}\}/);
+  for (const limit of ['successfulJobsHistoryLimit', 'failedJobsHistoryLimit']) {
+    t.match(
+      cron,
+      `${limit}: {{ $m.${limit} | default $.Values.monitorDefaults.${limit} | int }}`,
+      `${limit}: the entry's, else the default`,
+    );
+  }
+  t.match(
+    cron,
+    /schedule: \{\{ \$m\.schedule \| quote \}\}\n\s+\{\{- with \$m\.timeZone \| default \$\.Values\.monitorDefaults\.timeZone \}\}\n(?:\s+#.*\n)?\s+timeZone: \{\{ \. \| toString \| quote \}\}\n\s+\{\{- end \}\}/,
+    "timeZone: the entry's, else the default, else none (the cluster's)",
+  );
   t.match(
     cron,
     /activeDeadlineSeconds: \{\{ \$m\.activeDeadlineSeconds \| default \$\.Values\.monitorDefaults\.activeDeadlineSeconds \| int64 \}\}/,
@@ -63,6 +73,8 @@ t.test('CronJob: the image command, Forbid, no retry, the deadline and the histo
   t.same(container.args, [
     'run',
     '/suites/*.yaml',
+    '--json',
+    '-',
     '--agent',
     'TEMPLATED',
     '--gateway',
@@ -147,9 +159,14 @@ t.test('a monitor the chart cannot render is refused', async (t) => {
     /if and \$m\.repeat \$m\.maxAttempts \}\}\{\{ fail/,
     /if not \(and \$m\.tokenSecret \$m\.tokenSecret\.name \$m\.tokenSecret\.key\) \}\}\{\{ fail/,
     /regexMatch "\^\[A-Za-z0-9\._-\]\+\\\\\.yaml\$" \$file/,
+    /if and \$m\.window \(not \(has \(toString \$m\.window\) \(list "6h" "26h" "74h"\)\)\) \}\}\{\{ fail/,
+    /if not \(has \$key \(list "passRateDropPoints" "minAttempts" "failingRatio" "failingMinAttempts"\)\) \}\}\{\{ fail/,
   ]) {
     t.match(validate, rule, String(rule));
   }
+  const zone = new RegExp(/regexMatch "([^"]+)" \$tz/.exec(validate)?.[1] ?? 'none');
+  for (const ok of ['Europe/Prague', 'Etc/UTC', 'UTC', 'America/Argentina/Buenos_Aires', 'Etc/GMT+2']) t.match(ok, zone, ok);
+  for (const bad of ['Europe/', '/UTC', 'Europe Prague', '+02:00', 'CET;rm']) t.notMatch(bad, zone, bad);
   t.match(text('monitor-cronjobs.yaml'), /if hasKey \$seen \$cronJob \}\}\n\{\{- fail/, 'two monitors making one CronJob name');
   t.match(define('agent-test-gateway.monitorFullname'), /\| trunc 52 \| trimSuffix "-"/, "a CronJob name's 52 characters");
 });
@@ -164,8 +181,20 @@ t.test('the PrometheusRule records the thresholds and each staleAfter that the r
   const thresholds = Object.fromEntries([...pairs.matchAll(/"(\w+)" \$a\.(\w+)/g)].map((m) => [m[1], m[2]]));
   t.same(Object.values(thresholds).sort(), Object.keys(values.metrics.prometheusRule.monitorAlerts).sort(), 'every monitorAlerts value');
   for (const threshold of Object.keys(thresholds)) {
-    t.match(rulesFile, `agent_test_gateway:monitor_alert_threshold:values{threshold="${threshold}"}`, `the rules read ${threshold}`);
+    for (const monitor of ['monitor!=""', 'monitor=""']) {
+      const read = `agent_test_gateway:monitor_alert_threshold:values{threshold="${threshold}", ${monitor}}`;
+      t.match(rulesFile, read, `the rules read ${threshold}: ${monitor === 'monitor=""' ? 'the default' : "a monitor's own"}`);
+    }
   }
+  // Each monitor's own: its alerts over the defaults, every threshold recorded with its name.
+  t.match(group, /\$own := mergeOverwrite \(deepCopy \$a\) \(\$m\.alerts \| default dict\)/);
+  const own = /dict ((?:"\w+" \$own\.\w+ ?)+)\}\}/.exec(group)?.[1] ?? '';
+  t.same(Object.fromEntries([...own.matchAll(/"(\w+)" \$own\.(\w+)/g)].map((m) => [m[1], m[2]])), thresholds, 'the same four, per monitor');
+  t.match(
+    group,
+    /- record: agent_test_gateway:monitor_window_seconds:values\n\s+expr: vector\(\{\{ get \(dict "6h" 21600 "26h" 93600 "74h" 266400\) \$window \}\}\)/,
+  );
+  for (const window of ['21600', '93600', '266400']) t.match(rulesFile, `agent_test_gateway:monitor_window_seconds == ${window}`, window);
   t.match(group, /- record: agent_test_gateway:monitor_alert_threshold:values\n\s+expr: vector\(\{\{ \$value \| float64 \}\}\)/);
   t.match(
     group,
@@ -190,16 +219,33 @@ t.test('the PrometheusRule records the thresholds and each staleAfter that the r
   t.equal(fallback('agent_test_gateway:monitor_stale_after_seconds'), 7200, 'staleAfter: 2 h');
 });
 
-t.test('staleAfter: its own, else twice a plain schedule, else 2 h', async (t) => {
+t.test("a schedule's interval, and from it staleAfter (twice it, else 2 h) and the window", async (t) => {
+  const interval = define('agent-test-gateway.monitorIntervalSeconds');
+  t.match(interval, /eq \(index \$f 0\) "@hourly" \}\}\{\{ \$interval = 3600 \}\}/);
+  t.match(interval, /has \(index \$f 0\) \(list "@daily" "@midnight"\) \}\}\{\{ \$interval = 86400 \}\}/);
+  t.match(
+    interval,
+    /\(eq \$day "\*"\) \(regexMatch "\^\\\\\*\/\[0-9\]\+\$" \$min\) \(eq \$hour "\*"\) \}\}\{\{ \$interval = mul \(trimPrefix "\*\/" \$min \| int64\) 60 \}\}/,
+  );
+  t.match(interval, /\(eq \$day "\*"\) \(regexMatch "\^\[0-9\]\+\$" \$min\) \(eq \$hour "\*"\) \}\}\{\{ \$interval = 3600 \}\}/);
+  t.match(
+    interval,
+    /\(regexMatch "\^\\\\\*\/\[0-9\]\+\$" \$hour\) \}\}\{\{ \$interval = mul \(trimPrefix "\*\/" \$hour \| int64\) 3600 \}\}/,
+  );
+  t.match(
+    interval,
+    /\(eq \$day "\*"\) \(regexMatch "\^\[0-9\]\+\$" \$min\) \(regexMatch "\^\[0-9\]\+\$" \$hour\) \}\}\{\{ \$interval = 86400 \}\}/,
+  );
+  t.match(interval, /\(has \$day \(list "1-5" "MON-FRI" "mon-fri"\)\) \}\}\{\{ \$interval = 259200 \}\}/, 'weekdays: the weekend gap');
+
   const stale = define('agent-test-gateway.monitorStaleAfterSeconds');
   t.match(stale, /get \(dict "s" 1 "m" 60 "h" 3600 "d" 86400\) \$unit/);
-  t.match(stale, /eq \(index \$f 0\) "@hourly" \}\}\{\{ \$interval = 3600 \}\}/);
-  t.match(stale, /has \(index \$f 0\) \(list "@daily" "@midnight"\) \}\}\{\{ \$interval = 86400 \}\}/);
-  t.match(
-    stale,
-    /\(regexMatch "\^\\\\\*\/\[0-9\]\+\$" \$min\) \(eq \$hour "\*"\) \}\}\{\{ \$interval = mul \(trimPrefix "\*\/" \$min \| int64\) 60 \}\}/,
-  );
-  t.match(stale, /\(regexMatch "\^\[0-9\]\+\$" \$min\) \(eq \$hour "\*"\) \}\}\{\{ \$interval = 3600 \}\}/);
-  t.match(stale, /\(regexMatch "\^\\\\\*\/\[0-9\]\+\$" \$hour\) \}\}\{\{ \$interval = mul \(trimPrefix "\*\/" \$hour \| int64\) 3600 \}\}/);
-  t.match(stale, /if gt \(int64 \$interval\) 0 \}\}\{\{ mul \$interval 2 \}\}\{\{ else \}\}7200\{\{ end \}\}/);
+  t.match(stale, /\$interval := include "agent-test-gateway\.monitorIntervalSeconds" \. \| int64/);
+  t.match(stale, /if gt \$interval 0 \}\}\{\{ mul \$interval 2 \}\}\{\{ else \}\}7200\{\{ end \}\}/);
+
+  const window = define('agent-test-gateway.monitorWindow');
+  t.match(window, /if \.monitor\.window \}\}\{\{ \.monitor\.window \| toString \}\}/, 'its own first');
+  t.match(window, /if and \(gt \$interval 0\) \(le \$interval 7200\) \}\}6h/, 'runs at most 2 h apart: the last 6 hours');
+  t.match(window, /else if gt \$interval 86400 \}\}74h/, 'weekdays: over the weekend');
+  t.match(window, /else \}\}26h/, 'daily, hours apart, or not said plainly: the newest run, for a day and 2 h');
 });

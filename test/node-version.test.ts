@@ -58,8 +58,9 @@ t.test('engines name the command’s Node (22); the launcher fetches the gateway
 
 t.test('the npm scripts that run the gateway or the tests go through the launcher', async (t) => {
   const scripts = PACKAGE.scripts;
-  t.equal(scripts.start, `node ${LAUNCHER} node dist/server.js`);
-  t.equal(scripts.demo, `node ${LAUNCHER} node dist/demo.js`);
+  // exec: npm's sh becomes the launcher, so a signal npm passes on reaches it (sh would wait for its command).
+  t.equal(scripts.start, `exec node ${LAUNCHER} --own-group node dist/server.js`);
+  t.equal(scripts.demo, `exec node ${LAUNCHER} --own-group node dist/demo.js`);
   t.match(scripts.test, new RegExp(`&& node ${LAUNCHER} tap$`), 'tap, and every test file it starts');
   for (const name of ['bench', 'screenshot']) t.match(scripts[name], `node ${LAUNCHER} `, name);
   // The others (build, typecheck, lint) run on Node ≥ 20.19 as well, and their result does not depend on the Node.

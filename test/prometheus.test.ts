@@ -181,7 +181,7 @@ t.test(
       { error: 0, failed: 0, invalid: 0, passed: 4 },
       'attempts by outcome, passed',
     );
-    const before = await passRate('agent_test_gateway:monitor_conversation_pass_rate:6h', (rate) => rate === 1);
+    const before = await passRate('agent_test_gateway:monitor_conversation_pass_rate:recent', (rate) => rate === 1);
     t.equal(before.value[1], '1', 'the recorded pass rate of the conversation: 1 after the passing runs');
     const byRevision = await passRate('agent_test_gateway:monitor_pass_rate:6h', (rate) => rate === 1);
     t.equal(byRevision.metric.revision, '2', "the dashboard's pass rate carries the revision that ran");
@@ -195,7 +195,7 @@ t.test(
       { error: 0, failed: 6, invalid: 0, passed: 4 },
       'attempts by outcome, failed',
     );
-    const after = await passRate('agent_test_gateway:monitor_conversation_pass_rate:6h', (rate) => rate < 0.5);
+    const after = await passRate('agent_test_gateway:monitor_conversation_pass_rate:recent', (rate) => rate < 0.5);
     const fell = Number(after.value[1]);
     t.ok(fell > 0 && fell < 0.5, `the pass rate fell from 1 to ${fell}: under the failing threshold (0.5), the passes still counted`);
     await passRate('agent_test_gateway:monitor_pass_rate:6h', (rate) => rate < 0.5);

@@ -145,6 +145,39 @@ conversations:
   t.equal(skipped.name, 'stuck / turn 2: never sent');
 });
 
+t.test('--json -: a monitored run as its CronJob runs it prints the text report, then its JSON, then the verdict', async (t) => {
+  const s = await startStack(t);
+  const dir = t.testdir({
+    'smoke.yaml':
+      'agent: coach\nname: smoke\nconversations:\n  - name: greets\n    turns:\n' +
+      '      - line: hello\n        expect:\n          text_matches: "You said"\n',
+  });
+  const result = await cli('run', [
+    join(dir, '*.yaml'),
+    '--json',
+    '-',
+    '--agent',
+    'coach',
+    '--gateway',
+    s.url,
+    '--monitor',
+    'coach-smoke',
+    '--repeat',
+    '2',
+  ]);
+  t.equal(result.code, 0, result.stderr);
+  const lines = result.stdout.split('\n');
+  const [open, close] = [lines.indexOf('['), lines.indexOf(']')];
+  t.ok(open > 0 && close > open, 'the JSON array stands on lines of its own');
+  t.match(lines.slice(0, open).join('\n'), /smoke \(.*smoke\.yaml\) — agent:coach/, 'the text report first');
+  const [report] = JSON.parse(lines.slice(open, close + 1).join('\n')) as Json[];
+  t.equal(report!.name, 'smoke');
+  t.same(report!.monitor, { name: 'coach-smoke', recorded: 2, dropped: 0 }, 'the monitored run, as the gateway recorded it');
+  t.equal(report!.conversations[0].attempts.length, 2);
+  t.equal(lines.slice(close + 1).join('\n'), '✓ 1 of 1 suite passed\n', 'the verdict last');
+  t.notMatch(result.stderr, /wrote/, 'no file named');
+});
+
 t.test('suite problems stop the run before anything is sent: exit 2, the line named', async (t) => {
   const s = await startStack(t);
   const dir = t.testdir({

@@ -32,7 +32,8 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
   --gateway URL     the gateway (default: $AGENT_TEST_GATEWAY_URL, else http://127.0.0.1:8080)
   --junit FILE      also write JUnit XML to FILE, for CI
   --html FILE       also write one self-contained HTML report to FILE, for people
-  --json FILE       also write the full reports to FILE (a JSON array, one report per suite)
+  --json FILE       also write the full reports to FILE (a JSON array, one report per suite);
+                    - writes them to standard output, after the text
   --repeat N        run each conversation N times (1-20), over the suites' own repeat
   --max-attempts N  run each conversation N times (1-200), over the suites' own: each
                     conversation's pass rate comes with its interval

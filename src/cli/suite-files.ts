@@ -134,8 +134,15 @@ function openable(path: string): string {
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }
 
-/** Writes an output file (its folder created); false, with the reason on stderr, when it cannot. */
+/**
+ * Writes an output file (its folder created); false, with the reason on stderr, when it cannot.
+ * `-` is standard output, after the text report: a monitor's Job keeps its JSON in its log.
+ */
 export async function writeOutput(command: string, path: string, content: string, io: Io): Promise<boolean> {
+  if (path === '-') {
+    io.stdout(content);
+    return true;
+  }
   try {
     await mkdir(dirname(resolve(path)), { recursive: true });
     await writeFile(path, content);

@@ -205,8 +205,10 @@ export function createMetrics(config: MetricsConfig) {
       name: `${p}monitor_attempts_total`,
       help:
         'Attempts of monitored runs (a run naming a monitor), by monitor, agent, revision, conversation and outcome ' +
-        '(passed, failed, error), added when the run finishes; at most MAX_MONITOR_SERIES label sets per pod.',
-      labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome'] as const,
+        '(passed, failed, error, invalid), and for a reviewed failed or invalid attempt who the failure review found ' +
+        'responsible (agent, judge, unclear, simulated_user), added when the run finishes; at most MAX_MONITOR_SERIES ' +
+        'label sets per pod.',
+      labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome', 'responsible'] as const,
       registers,
     }),
     monitorLastRun: new Gauge({

@@ -4,39 +4,76 @@ import type { Counter, Gauge } from 'prom-client';
 export const MONITOR_OUTCOMES = ['passed', 'failed', 'error', 'invalid'] as const;
 export type MonitorOutcome = (typeof MONITOR_OUTCOMES)[number];
 
+/**
+ * Who the failure review found responsible for a reviewed attempt: a failed one (`agent`, `judge`,
+ * `unclear`) or an invalid one (`simulated_user`). The alerts' annotations read them.
+ */
+export const MONITOR_RESPONSIBLE = { failed: ['agent', 'judge', 'unclear'], invalid: ['simulated_user'] } as const;
+export type MonitorResponsible = (typeof MONITOR_RESPONSIBLE)[keyof typeof MONITOR_RESPONSIBLE][number];
+
+/** One monitored attempt: its conversation, outcome and, when it was reviewed, who was responsible. */
+export interface MonitoredAttempt {
+  conversation: string;
+  outcome: MonitorOutcome;
+  responsible?: MonitorResponsible | undefined;
+}
+
 /** One monitored run's series: its conversations' counters, created at 0 when it starts. */
 export interface MonitoredRun {
   /** Adds the run's attempts and sets the monitor's last run; answers the attempts dropped for the bound. */
-  finish(attempts: Array<{ conversation: string; outcome: MonitorOutcome }>, finishedAt: number): number;
+  finish(attempts: MonitoredAttempt[], finishedAt: number): number;
 }
+
+type AttemptLabels = {
+  monitor: string;
+  agent: string;
+  revision: string;
+  conversation: string;
+  outcome: MonitorOutcome;
+  responsible?: MonitorResponsible;
+};
 
 /**
  * The monitors' series, bounded: at most `max` label sets are ever recorded on this pod (a new
  * conversation name or revision is a new set, so no suite grows the scrape without end); the
  * attempts of a set past the bound are counted as dropped instead, and the run's notes say so.
  * A run's sets are created at 0 when it starts, so that Prometheus's increase() sees its first
- * attempts too.
+ * attempts too. A reviewed conversation (a simulated user or criteria) also gets the sets of its
+ * failed and invalid attempts by who was responsible, next to the unreviewed ones (label absent).
  */
 export class MonitorSeries {
   readonly #seen = new Set<string>();
 
   constructor(
     private readonly metrics: {
-      attempts: Counter<'monitor' | 'agent' | 'revision' | 'conversation' | 'outcome'>;
+      attempts: Counter<keyof AttemptLabels>;
       lastRun: Gauge<'monitor' | 'agent'>;
       dropped: Counter;
     },
     private readonly max: number,
   ) {}
 
-  start(monitor: string, agentKey: string, revision: string, conversations: string[]): MonitoredRun {
-    // One label set per conversation and outcome; its key is the same set, as text.
-    const labels = (conversation: string, outcome: MonitorOutcome) => ({ monitor, agent: agentKey, revision, conversation, outcome });
-    const keyOf = (set: ReturnType<typeof labels>) => JSON.stringify(Object.values(set));
+  start(monitor: string, agentKey: string, revision: string, conversations: Array<{ name: string; reviewed: boolean }>): MonitoredRun {
+    const labels = (conversation: string, outcome: MonitorOutcome, responsible?: MonitorResponsible): AttemptLabels => ({
+      monitor,
+      agent: agentKey,
+      revision,
+      conversation,
+      outcome,
+      ...(responsible === undefined ? {} : { responsible }),
+    });
+    // A label set's key is the set, as text.
+    const keyOf = (set: AttemptLabels) =>
+      JSON.stringify([set.conversation, set.outcome, set.responsible ?? null, monitor, agentKey, revision]);
     const kept = new Set<string>();
-    for (const conversation of conversations) {
-      for (const outcome of MONITOR_OUTCOMES) {
-        const set = labels(conversation, outcome);
+    for (const { name, reviewed } of conversations) {
+      const sets = MONITOR_OUTCOMES.map((outcome) => labels(name, outcome));
+      if (reviewed) {
+        for (const [outcome, who] of Object.entries(MONITOR_RESPONSIBLE) as Array<[MonitorOutcome, readonly MonitorResponsible[]]>) {
+          sets.push(...who.map((responsible) => labels(name, outcome, responsible)));
+        }
+      }
+      for (const set of sets) {
         const key = keyOf(set);
         if (!this.#seen.has(key) && this.#seen.size >= this.max) continue;
         this.#seen.add(key);
@@ -47,8 +84,8 @@ export class MonitorSeries {
     return {
       finish: (attempts, finishedAt) => {
         let dropped = 0;
-        for (const { conversation, outcome } of attempts) {
-          const set = labels(conversation, outcome);
+        for (const { conversation, outcome, responsible } of attempts) {
+          const set = labels(conversation, outcome, responsible);
           if (kept.has(keyOf(set))) this.metrics.attempts.inc(set);
           else dropped += 1;
         }

@@ -106,6 +106,12 @@ Called with (dict "root" $ "monitor" $m); fails on a monitor the chart cannot re
 {{- if and $m.repeat $m.maxAttempts }}{{ fail (printf "monitors[%s]: give repeat or maxAttempts, not both" $name) }}{{ end }}
 {{- if not (and $m.tokenSecret $m.tokenSecret.name $m.tokenSecret.key) }}{{ fail (printf "monitors[%s]: tokenSecret.name and tokenSecret.key (an existing Secret holding the caller's platform token) are required" $name) }}{{ end }}
 {{- if and $m.staleAfter (not (regexMatch "^[0-9]+[smhd]?$" (toString $m.staleAfter))) }}{{ fail (printf "monitors[%s]: staleAfter %q must be seconds or a number with s, m, h or d" $name (toString $m.staleAfter)) }}{{ end }}
+{{- if and $m.window (not (has (toString $m.window) (list "6h" "26h" "74h"))) }}{{ fail (printf "monitors[%s]: window %q must be 6h, 26h or 74h" $name (toString $m.window)) }}{{ end }}
+{{- $tz := $m.timeZone | default $.root.Values.monitorDefaults.timeZone | default "" | toString }}
+{{- if and $tz (not (regexMatch "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$" $tz)) }}{{ fail (printf "monitors[%s]: timeZone %q must be an IANA time zone name such as Europe/Prague or Etc/UTC" $name $tz) }}{{ end }}
+{{- range $key, $_ := ($m.alerts | default dict) }}
+{{- if not (has $key (list "passRateDropPoints" "minAttempts" "failingRatio" "failingMinAttempts")) }}{{ fail (printf "monitors[%s]: alerts.%s is not a threshold (passRateDropPoints, minAttempts, failingRatio, failingMinAttempts)" $name $key) }}{{ end }}
+{{- end }}
 {{- end }}
 
 {{/* A monitor's CronJob name: the release's fullname and the monitor's, DNS-safe, within the 52 characters a CronJob name may have. */}}
@@ -125,16 +131,40 @@ agent-test-gateway/monitor: {{ .monitor.name | toString | quote }}
 {{- end }}
 
 {{/*
-A monitor's staleAfter in seconds: its own (seconds, or a number with s, m, h or d), else twice
-its schedule's interval where the schedule says it plainly, else 2 h. Plainly: the last three
-fields are "*" and the first two one of (a "/N" step written after a star; the two characters
-cannot stand together in a template comment)
-  minute "*" and hour "*" (every minute)   -> 2 minutes
-  minute step N and hour "*"               -> 2N minutes
-  minute M and hour "*" (hourly)           -> 2 hours
-  minute M and hour step N                 -> 2N hours
-  minute M and hour H (daily)              -> 2 days
+A monitor's schedule's interval in seconds where the schedule says it plainly, else 0. Plainly:
+the day-of-month and month fields are "*", and (a "/N" step written after a star; the two
+characters cannot stand together in a template comment)
+  minute "*" and hour "*" (every minute), any day      -> 1 minute
+  minute step N and hour "*"                           -> N minutes
+  minute M and hour "*" (hourly)                       -> 1 hour
+  minute M and hour step N                             -> N hours
+  minute M and hour H, every day (daily)               -> 1 day
+  minute M and hour H, days 1-5 (weekdays)             -> 3 days (the longest gap: the weekend)
 or @hourly, @daily, @midnight.
+*/}}
+{{- define "agent-test-gateway.monitorIntervalSeconds" -}}
+{{- $f := regexSplit "\\s+" (trim (toString .monitor.schedule)) -1 }}
+{{- $interval := 0 }}
+{{- if eq (index $f 0) "@hourly" }}{{ $interval = 3600 }}
+{{- else if has (index $f 0) (list "@daily" "@midnight") }}{{ $interval = 86400 }}
+{{- else if and (eq (len $f) 5) (eq (index $f 2) "*") (eq (index $f 3) "*") }}
+{{- $min := index $f 0 }}
+{{- $hour := index $f 1 }}
+{{- $day := index $f 4 }}
+{{- if and (eq $day "*") (eq $min "*") (eq $hour "*") }}{{ $interval = 60 }}
+{{- else if and (eq $day "*") (regexMatch "^\\*/[0-9]+$" $min) (eq $hour "*") }}{{ $interval = mul (trimPrefix "*/" $min | int64) 60 }}
+{{- else if and (eq $day "*") (regexMatch "^[0-9]+$" $min) (eq $hour "*") }}{{ $interval = 3600 }}
+{{- else if and (eq $day "*") (regexMatch "^[0-9]+$" $min) (regexMatch "^\\*/[0-9]+$" $hour) }}{{ $interval = mul (trimPrefix "*/" $hour | int64) 3600 }}
+{{- else if and (eq $day "*") (regexMatch "^[0-9]+$" $min) (regexMatch "^[0-9]+$" $hour) }}{{ $interval = 86400 }}
+{{- else if and (regexMatch "^[0-9]+$" $min) (regexMatch "^[0-9]+$" $hour) (has $day (list "1-5" "MON-FRI" "mon-fri")) }}{{ $interval = 259200 }}
+{{- end }}
+{{- end }}
+{{- $interval }}
+{{- end }}
+
+{{/*
+A monitor's staleAfter in seconds: its own (seconds, or a number with s, m, h or d), else twice
+its schedule's interval where the schedule says it plainly (monitorIntervalSeconds), else 2 h.
 */}}
 {{- define "agent-test-gateway.monitorStaleAfterSeconds" -}}
 {{- $m := .monitor }}
@@ -144,28 +174,32 @@ or @hourly, @daily, @midnight.
 {{- $unit := regexFind "[smhd]$" $v | default "s" }}
 {{- mul $n (get (dict "s" 1 "m" 60 "h" 3600 "d" 86400) $unit) }}
 {{- else }}
-{{- $f := regexSplit "\\s+" (trim (toString $m.schedule)) -1 }}
-{{- $interval := 0 }}
-{{- if eq (index $f 0) "@hourly" }}{{ $interval = 3600 }}
-{{- else if has (index $f 0) (list "@daily" "@midnight") }}{{ $interval = 86400 }}
-{{- else if and (eq (len $f) 5) (eq (index $f 2) "*") (eq (index $f 3) "*") (eq (index $f 4) "*") }}
-{{- $min := index $f 0 }}
-{{- $hour := index $f 1 }}
-{{- if and (eq $min "*") (eq $hour "*") }}{{ $interval = 60 }}
-{{- else if and (regexMatch "^\\*/[0-9]+$" $min) (eq $hour "*") }}{{ $interval = mul (trimPrefix "*/" $min | int64) 60 }}
-{{- else if and (regexMatch "^[0-9]+$" $min) (eq $hour "*") }}{{ $interval = 3600 }}
-{{- else if and (regexMatch "^[0-9]+$" $min) (regexMatch "^\\*/[0-9]+$" $hour) }}{{ $interval = mul (trimPrefix "*/" $hour | int64) 3600 }}
-{{- else if and (regexMatch "^[0-9]+$" $min) (regexMatch "^[0-9]+$" $hour) }}{{ $interval = 86400 }}
+{{- $interval := include "agent-test-gateway.monitorIntervalSeconds" . | int64 }}
+{{- if gt $interval 0 }}{{ mul $interval 2 }}{{ else }}7200{{ end }}
 {{- end }}
 {{- end }}
-{{- if gt (int64 $interval) 0 }}{{ mul $interval 2 }}{{ else }}7200{{ end }}
+
+{{/*
+A monitor's window (docs/monitors.md): what its alerts count as recent. Its own `window`, else
+from its schedule: runs at most 2 h apart -> 6h (the last 6 hours); a daily run, or runs 3 to 24 h
+apart -> 26h (its newest run, held until the next); a weekday run (M H * * 1-5) -> 74h (over the
+weekend too); a schedule not said plainly -> 26h.
+*/}}
+{{- define "agent-test-gateway.monitorWindow" -}}
+{{- if .monitor.window }}{{ .monitor.window | toString }}
+{{- else }}
+{{- $interval := include "agent-test-gateway.monitorIntervalSeconds" . | int64 }}
+{{- if and (gt $interval 0) (le $interval 7200) }}6h
+{{- else if gt $interval 86400 }}74h
+{{- else }}26h
+{{- end }}
 {{- end }}
 {{- end }}
 
 {{/*
 The rule group the PrometheusRule adds to files/prometheus-rules.yaml: the monitors' alert
-thresholds (metrics.prometheusRule.monitorAlerts) and each monitor's staleAfter as recorded
-series, which the file's rules read (and replace by defaults where a plain Prometheus has none).
+thresholds (metrics.prometheusRule.monitorAlerts, then each monitor's own with its `alerts` over
+them), each monitor's window and staleAfter as recorded series, which the file's rules read (and replace by defaults where a plain Prometheus has none).
 */}}
 {{- define "agent-test-gateway.monitorRuleGroup" -}}
 {{- $a := .Values.metrics.prometheusRule.monitorAlerts }}
@@ -180,6 +214,24 @@ series, which the file's rules read (and replace by defaults where a plain Prome
         threshold: {{ $threshold }}
     {{- end }}
     {{- range $m := .Values.monitors }}
+    {{- $window := include "agent-test-gateway.monitorWindow" (dict "root" $ "monitor" $m) }}
+    - record: agent_test_gateway:monitor_window_seconds:values
+      expr: vector({{ get (dict "6h" 21600 "26h" 93600 "74h" 266400) $window }})
+      labels:
+        namespace: {{ $.Release.Namespace | quote }}
+        job: agent-test-gateway
+        monitor: {{ $m.name | toString | quote }}
+        window: {{ $window }}
+    {{- $own := mergeOverwrite (deepCopy $a) ($m.alerts | default dict) }}
+    {{- range $threshold, $value := dict "pass_rate_drop_points" $own.passRateDropPoints "min_attempts" $own.minAttempts "failing_ratio" $own.failingRatio "failing_min_attempts" $own.failingMinAttempts }}
+    - record: agent_test_gateway:monitor_alert_threshold:values
+      expr: vector({{ $value | float64 }})
+      labels:
+        namespace: {{ $.Release.Namespace | quote }}
+        job: agent-test-gateway
+        monitor: {{ $m.name | toString | quote }}
+        threshold: {{ $threshold }}
+    {{- end }}
     - record: agent_test_gateway:monitor_stale_after_seconds:values
       expr: vector({{ include "agent-test-gateway.monitorStaleAfterSeconds" (dict "root" $ "monitor" $m) }})
       labels:

@@ -12,6 +12,7 @@ export { monitorOf } from '../spec/request.js';
 import { compareSuite } from './comparison-runner.js';
 import { runContext, type RunContext } from './context.js';
 import { RunHalted, type RunJournal } from './journal.js';
+import { reviewable } from './review.js';
 import { RunRoom } from './room.js';
 import { comparisonIdentities, prepareRun, runIdentity, type RunGathered, type RunIdentity, type RunState } from './run-state.js';
 import { runSuite } from './runner.js';
@@ -178,10 +179,12 @@ export function launchRun(app: FastifyInstance, admitted: Admitted, id: string, 
 async function monitored(app: FastifyInstance, admitted: Admitted, run: () => Promise<RunReport>): Promise<RunReport> {
   const { monitor, agent, access, suite } = admitted;
   if (monitor === undefined) return run();
-  const names = suite.conversations.map((c) => c.name);
-  const series = app.metrics.monitorSeries.start(monitor, agent.key, String(access.revision), names);
+  const conversations = suite.conversations.map((c) => ({ name: c.name, reviewed: suite.review && reviewable(c) }));
+  const series = app.metrics.monitorSeries.start(monitor, agent.key, String(access.revision), conversations);
   const report = await run();
-  const attempts = report.conversations.flatMap((c) => c.attempts.map((a) => ({ conversation: c.name, outcome: a.status })));
+  const attempts = report.conversations.flatMap((c) =>
+    c.attempts.map((a) => ({ conversation: c.name, outcome: a.status, responsible: a.review?.responsible })),
+  );
   const dropped = series.finish(attempts, Date.parse(report.finished_at));
   report.monitor = { name: monitor, recorded: attempts.length - dropped, dropped };
   if (dropped > 0) {
