@@ -232,6 +232,13 @@ t.test('compare_revisions: is coach.3 safe to publish?', async (t) => {
   t.match(textOf(result), /tool lookup_order at turn 2 — baseline \d+\/\d+ \(tools called: lookup_order\), candidate 0\/\d+/);
   t.ok(progress.some((m) => m.startsWith('baseline: order status turn 2')) && progress.some((m) => m.startsWith('candidate: ')));
 
+  const read: Json = await client.callTool({ name: 'get_run', arguments: { run_id: result.structuredContent.comparison_id } });
+  t.match(
+    textOf(read),
+    /^✗ do not promote coach\.3: order status regressed\nrun \S+ \(comparison\) failed /,
+    'get_run: the answer first too',
+  );
+
   const sent = s.engine.record.connections.length;
   t.equal(sent, result.structuredContent.sessions.spent, 'one engine session per attempt, both sides counted');
   const hidden: Json = await client.callTool({ name: 'compare_revisions', arguments: { suite, baseline: 'hidden', candidate: 'coach.3' } });

@@ -1,6 +1,9 @@
 import type { ConversationVerdict } from '../../stats/index.js';
-import type { ComparisonReport } from './comparison.js';
+import type { components } from '../../api/report-shapes.js';
 import type { AttemptReview, ExpectationResult, RunReport, TurnReport } from './run-report.js';
+
+/** The comparison report's shape, from openapi.yaml (comparison.ts words itself with this file: no import back). */
+type ComparisonReport = components['schemas']['ComparisonReport'];
 
 /**
  * How a report's facts are worded wherever a person reads them (the terminal, JUnit, HTML, MCP, the
