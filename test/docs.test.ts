@@ -6,15 +6,29 @@
  * run labels, seeds and timings — and a documented timing must still be the demo's order of
  * magnitude ("exit in 1 ms" for a turn the demo takes 400 ms to speak fails).
  *
- * When the output changes on purpose, change the doc's sample: this test reads it.
+ * The samples marked `<!-- sample: NAME -->` (test/support/doc-samples.ts) are written by a real
+ * run: when the output changes on purpose, `npm run docs:samples` rewrites them. Change the other
+ * samples by hand: this test reads them.
  */
 
-import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { demoBanner, startDemo } from './support/demo.js';
-import { childEnv, UUID } from './support/stack.js';
+import {
+  agentTestGateway,
+  closeEnough,
+  compareTranscript,
+  ELIDED,
+  markedSamples,
+  normalise,
+  produce,
+  run,
+  SAMPLE_FILES,
+  SAMPLES,
+  type Ran,
+} from './support/doc-samples.js';
+import { UUID } from './support/stack.js';
 
 interface Fence {
   lang: string;
@@ -49,58 +63,6 @@ function commands(block: string): string[] {
 
 /** The docs are written for the demo's default port; the test's demo listens where the system put it. */
 const DOCS_GW = 'http://127.0.0.1:8080';
-
-// ── timings ───────────────────────────────────────────────────────────────────────────────────
-const TIMING = /\b(\d+(?:\.\d+)?) (ms|s)\b/g;
-const timings = (line: string): number[] => [...line.matchAll(TIMING)].map((m) => Number(m[1]) * (m[2] === 's' ? 1000 : 1));
-/** A documented time the demo may miss under load, but not by its order of magnitude. */
-const closeEnough = (documented: number, seen: number): boolean => seen >= documented / 2 - 50 && seen <= documented * 2 + 300;
-
-/** What varies from run to run, replaced by a placeholder: ids, run labels, seeds and times. */
-const normalise = (line: string): string =>
-  line
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>')
-    .replace(/\brun-[0-9a-f]{8}\b/g, 'run-<hex>')
-    .replace(/\bseed \d+\b/g, 'seed <n>')
-    .replace(TIMING, '<time>')
-    .trimEnd();
-
-const ELIDED = '…';
-
-/**
- * A documented transcript against the demo's output, line by line: a line of its own `…` in the
- * doc stands for one or more of the demo's lines. Answers both sides normalised and aligned (so a
- * difference shows as a diff) and the documented times the demo did not come close to.
- */
-function compareTranscript(doc: string[], seen: string[]): { documented: string; printed: string; offTimes: string[] } {
-  const documented: string[] = [];
-  const printed: string[] = [];
-  const offTimes: string[] = [];
-  let j = 0;
-  for (let i = 0; i < doc.length; i++) {
-    const line = doc[i]!;
-    if (line.trim() === ELIDED) {
-      const next = doc[i + 1];
-      let k = j + 1;
-      while (next !== undefined && k < seen.length && normalise(seen[k]!) !== normalise(next)) k++;
-      // Nothing to skip to: leave the demo's lines where they are, so the diff shows them.
-      if (next === undefined || k < seen.length) j = next === undefined ? seen.length : k;
-      documented.push(line);
-      printed.push(line);
-      continue;
-    }
-    const actual = seen[j++] ?? '(nothing more)';
-    documented.push(normalise(line));
-    printed.push(normalise(actual));
-    if (normalise(line) !== normalise(actual)) continue;
-    const [want, got] = [timings(line), timings(actual)];
-    want.forEach((ms, n) => {
-      if (!closeEnough(ms, got[n]!)) offTimes.push(`"${line.trim()}": the demo took ${got[n]} ms`);
-    });
-  }
-  printed.push(...seen.slice(j).map(normalise));
-  return { documented: documented.join('\n'), printed: printed.join('\n'), offTimes };
-}
 
 /**
  * A documented JSON sample against the demo's answer: `"…"` (or `["…"]`) stands for any value,
@@ -145,21 +107,6 @@ function compareSample(sample: unknown, seen: unknown, path: string, problems: s
 }
 
 // ── running what the docs say ─────────────────────────────────────────────────────────────────
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(cmd: string, args: string[], env: Record<string, string>): Promise<Ran> {
-  const child = spawn(cmd, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
-
 const MARK = '@@@ next command @@@';
 
 /**
@@ -171,21 +118,6 @@ async function shell(lines: string[], gw: string): Promise<Ran & { printed: stri
   const ran = await run('bash', ['-c', script], {});
   const printed = ran.stdout.split(`\n${MARK}\n`).map((out) => out.trim());
   return { ...ran, printed: printed.slice(0, lines.length) };
-}
-
-/**
- * A documented `$ NAME=value … npx agent-test-gateway …` line, run as this checkout's command
- * from source (no build needed) against the demo; the doc leaves the gateway at its default.
- */
-async function agentTestGateway(commandLine: string, gw: string): Promise<Ran> {
-  const words = commandLine.split(/\s+/);
-  const env: Record<string, string> = { AGENT_TEST_GATEWAY_URL: gw };
-  while (/^[A-Z_]+=/.test(words[0] ?? '')) {
-    const [name, ...value] = words.shift()!.split('=');
-    env[name!] = value.join('=');
-  }
-  if (words[0] !== 'npx' || words[1] !== 'agent-test-gateway') throw new Error(`not an npx agent-test-gateway command: ${commandLine}`);
-  return run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...words.slice(2)], env);
 }
 
 const tools = await run('bash', ['-c', 'command -v curl && command -v sed'], {});
@@ -255,14 +187,31 @@ t.test('docs/demo.md: the walk-through’s commands run (all but the terminal cl
   );
 });
 
-t.test('docs/suites.md: the transcript "against the demo"', async (t) => {
-  const sample = (await fenceAfter('docs/suites.md', 'Against the demo', 'console')).split('\n');
-  const commandLine = sample[0]!.replace(/^\$ /, '');
-  const ran = await agentTestGateway(commandLine, gw);
-  t.equal(ran.code, 0, `${commandLine} exits 0`, { stderr: ran.stderr });
-  const { documented, printed, offTimes } = compareTranscript(sample.slice(1), ran.stdout.trimEnd().split('\n'));
-  t.equal(printed, documented, 'the demo prints what docs/suites.md shows (ids, seeds and times aside)');
-  t.same(offTimes, [], 'and takes about the times it shows');
+t.test('every marked sample in the docs is what a fresh run against the demo prints', async (t) => {
+  const used = new Set<string>();
+  for (const file of SAMPLE_FILES) {
+    for (const marked of markedSamples(await readFile(file, 'utf8'))) {
+      used.add(marked.name);
+      t.ok(marked.name in SAMPLES, `${file}: the sample ${marked.name} is one test/support/doc-samples.ts knows`);
+      if (!(marked.name in SAMPLES)) continue;
+      const ran = await produce(marked.name, gw);
+      t.equal(ran.code, SAMPLES[marked.name]!.exit, `${file}, ${marked.name}: ${SAMPLES[marked.name]!.command} exits as documented`, {
+        stderr: ran.stderr,
+      });
+      const { documented, printed, offTimes } = compareTranscript(marked.body.split('\n'), ran.block.split('\n'));
+      t.equal(printed, documented, `${file}, ${marked.name}: the demo prints what the doc shows (ids, run labels, seeds and times aside)`);
+      t.same(offTimes, [], `${file}, ${marked.name}: and takes about the times it shows`);
+    }
+  }
+  t.same(
+    Object.keys(SAMPLES).filter((name) => !used.has(name)),
+    [],
+    'every sample is shown somewhere',
+  );
+  // The samples the issue found stale: the demo's 400 ms pause in the latencies, pass^k as the command prints it.
+  const gate = markedSamples(await readFile('docs/release-gate.md', 'utf8')).find((m) => m.name === 'release-gate-compare')?.body ?? '';
+  t.match(gate, /latency: baseline p50 [4-9]\d\d ms/, 'the release gate sample shows the demo’s pause in its latencies');
+  t.match(gate, /baseline 1\.00 at every k/, 'and pass^k as the command prints it');
 });
 
 t.test('docs/suites.md: a failed expectation, as shown', async (t) => {

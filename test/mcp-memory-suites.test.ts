@@ -121,7 +121,7 @@ t.test('run_suite: YAML text, a failing expectation, progress per turn', async (
   t.equal(report.agent, 'agent:coach');
   t.match(report.totals.expectations, { failed: 1 });
   t.same(progress, ['order turn 1: passed', 'order turn 2: failed']);
-  t.match(textOf(result), /^FAILED: order help against agent:coach/);
+  t.match(textOf(result), /^✗ coach fails: order failed\norder help against agent:coach/, 'the answer first');
   t.match(textOf(result), /order, turn 2 \("Which size\?"\): shown failed/);
   t.equal(report.session_ids.length, 1);
   await eventually(() => s.engine.record.connections[0]?.closeCode !== undefined);
@@ -222,9 +222,22 @@ t.test('compare_revisions: is coach.3 safe to publish?', async (t) => {
     candidate: { agent: 'agent:coach.3', revision: { revision: 3, state: 'Preview' } },
     totals: { regressed: 1, fixed: 1, unchanged: 1 },
   });
+  t.match(textOf(result), /^✗ do not promote coach\.3: order status regressed\n/, 'the answer first, in words');
   t.match(textOf(result), /✗ order status · REGRESSED/);
+  t.match(
+    textOf(result),
+    /: a drop this large would happen by chance [\d.]+ % of the time if nothing had changed; 0\.017 or less was needed/,
+  );
+  t.match(textOf(result), /pass\^k, k = 1…\d+ \(the chance that k attempts in a row all pass\): /);
   t.match(textOf(result), /tool lookup_order at turn 2 — baseline \d+\/\d+ \(tools called: lookup_order\), candidate 0\/\d+/);
   t.ok(progress.some((m) => m.startsWith('baseline: order status turn 2')) && progress.some((m) => m.startsWith('candidate: ')));
+
+  const read: Json = await client.callTool({ name: 'get_run', arguments: { run_id: result.structuredContent.comparison_id } });
+  t.match(
+    textOf(read),
+    /^✗ do not promote coach\.3: order status regressed\nrun \S+ \(comparison\) failed /,
+    'get_run: the answer first too',
+  );
 
   const sent = s.engine.record.connections.length;
   t.equal(sent, result.structuredContent.sessions.spent, 'one engine session per attempt, both sides counted');

@@ -7,7 +7,7 @@
 
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t from 'tap';
-import { comparisonReportHtml } from '../src/suites/report/html/render.js';
+import { comparisonReportHtml, runReportHtml } from '../src/suites/report/html/render.js';
 import { junitXml } from '../src/suites/report/junit.js';
 import { renderComparison, renderReport } from '../src/suites/report/text.js';
 import type { Json } from './support/http.js';
@@ -34,8 +34,13 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   const byName = Object.fromEntries(report.conversations.map((c) => [c.name, c]));
   const text = renderComparison(report, 'gate');
 
-  t.match(
+  t.equal(
     text.split('\n')[0],
+    '✗ do not promote coach.3: order status regressed; nothing judged could not be compared',
+    'the answer first, in words',
+  );
+  t.match(
+    text.split('\n')[1],
     /^gate — agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\) · seed 42 · 95 % confidence · sequential, 5–20 attempts per side$/,
     'the header says the confidence and the mode',
   );
@@ -45,7 +50,7 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
     [
       byName['order status']!.statistics.summary,
       'baseline 7/7 (95 % 0.65–1.00) · candidate 0/7 (95 % 0.00–0.35) · 7 rounds, decided · 14 of 40 sessions',
-      'pass^k, k = 1…7: baseline 1.00 at every k · candidate 0.00 at every k',
+      'pass^k, k = 1…7 (the chance that k attempts in a row all pass): baseline 1.00 at every k · candidate 0.00 at every k',
     ],
     'the verdict in a sentence, each side with its interval, rounds and sessions, pass^k',
   );
@@ -57,7 +62,8 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
       /^no difference found: the candidate passed 6 of 8 against 6 of 8 .*: the gate as designed, this early stop included, catches/,
       'baseline 6/8 (95 % 0.41–0.93) · candidate 6/8 (95 % 0.41–0.93) · ' +
         '8 rounds, stopped: no verdict within reach of the budget · 16 of 40 sessions',
-      'pass^k, k = 1…8: baseline 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00 · candidate 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00',
+      'pass^k, k = 1…8 (the chance that k attempts in a row all pass): ' +
+        'baseline 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00 · candidate 0.75 0.54 0.36 0.21 0.11 0.04 0.00 0.00',
       'fails on both sides — not a regression, but neither revision meets its pass_rate: baseline flaky 6/8, candidate flaky 6/8',
       'fails alike: tool lookup_order at turn 1 — baseline 6/8 (tools called: none), candidate 6/8 (tools called: none)',
     ],
@@ -102,9 +108,9 @@ t.test('the comparison as text: the sentence, the intervals, pass^k, rounds and 
   t.equal(report.sessions.budget, 5 * 40);
 
   const fixed = renderComparison(await comparisonFixture([PLANS[0]!, PLANS[2]!], { mode: { kind: 'repeat', attempts: 3 } }), 'gate');
-  t.match(fixed.split('\n')[0], / · 95 % confidence · 3 attempts per side$/, 'repeat: exactly N attempts per side');
+  t.match(fixed.split('\n')[1], / · 95 % confidence · 3 attempts per side$/, 'repeat: exactly N attempts per side');
   const sure = renderComparison(await comparisonFixture([PLANS[0]!], { confidence: 0.99 }), 'gate');
-  t.match(sure.split('\n')[0], / · 99 % confidence · /);
+  t.match(sure.split('\n')[1], / · 99 % confidence · /);
 });
 
 t.test("a run's conversation line: its pass rate's interval and the pass_rate check", async (t) => {
@@ -148,7 +154,10 @@ t.test('JUnit: each comparison case carries the sentence and the intervals', asy
   const detail = (regression.failure['#text'] as string).split('\n');
   t.equal(detail[0], `regressed: ${byName['order status']!.statistics.summary}`, 'the sentence first');
   t.equal(detail[1], 'baseline 7/7 (95 % 0.65–1.00) · candidate 0/7 (95 % 0.00–0.35) · 7 rounds, decided · 14 of 40 sessions');
-  t.equal(detail[2], 'pass^k, k = 1…7: baseline 1.00 at every k · candidate 0.00 at every k');
+  t.equal(
+    detail[2],
+    'pass^k, k = 1…7 (the chance that k attempts in a row all pass): baseline 1.00 at every k · candidate 0.00 at every k',
+  );
   t.match(detail[3], /^tool lookup_order at turn 1 — baseline 7\/7/, 'then what differs, as before');
 
   t.notOk(caseOf('refund').failure, 'a fix is no failure');
@@ -204,4 +213,90 @@ t.test('the comparison as HTML, read without a browser: a conversation failing o
   t.match(page, /unchanged, both fail<\/text>/, 'and in the plot');
   const passing = comparisonReportHtml(await comparisonFixture([PLANS[0]!, PLANS[1]!]));
   t.notMatch(passing, /both-fail"|Fails on both sides/, 'not said where nothing fails on both sides');
+});
+
+t.test('the answer first, in words: the text, the HTML headline and the JUnit say it alike', async (t) => {
+  const answerOf = async (plans: Plan[]) => {
+    const report = await comparisonFixture(plans);
+    const xml = junitXml([{ name: 'gate', file: 'gate.yaml', report: report.runs.candidate, comparison: report }]);
+    const html = /<p class="answer (\w+)">([^<]*)<\/p>/.exec(comparisonReportHtml(report));
+    const junit = /<system-out>([^<]*)<\/system-out>\n {2}<\/testsuite>/.exec(xml)?.[1];
+    return { text: renderComparison(report, 'gate').split('\n')[0], html: html?.slice(1), junit };
+  };
+  const [regression, fix, bothFail, passing, notJudged] = PLANS;
+  t.same(
+    await answerOf([regression!, fix!]),
+    {
+      text: '✗ do not promote coach.3: order status regressed',
+      html: ['failed', 'do not promote coach.3: order status regressed'],
+      junit: 'do not promote coach.3: order status regressed',
+    },
+    'a regression: do not promote, naming it',
+  );
+  t.same(
+    (await answerOf([fix!, bothFail!, passing!])).text,
+    '✓ coach.3 may be promoted: no conversation was found worse than on coach (refund is better; size help fails on both sides)',
+    'no regression: may be promoted, with the fix and what fails on both sides said',
+  );
+  t.same(
+    await answerOf([passing!, notJudged!]),
+    {
+      text:
+        '✗ could not compare coach.3 with coach: nothing judged had no attempt that could be judged on a side; ' +
+        'run the comparison again before promoting',
+      html: [
+        'error',
+        'could not compare coach.3 with coach: nothing judged had no attempt that could be judged on a side; ' +
+          'run the comparison again before promoting',
+      ],
+      junit:
+        'could not compare coach.3 with coach: nothing judged had no attempt that could be judged on a side; ' +
+        'run the comparison again before promoting',
+    },
+    'a conversation not compared and no regression: no answer yet',
+  );
+  const many = ['a', 'b', 'c', 'd', 'e'].map((name) => ({ ...regression!, name }));
+  t.equal((await answerOf(many)).text, '✗ do not promote coach.3: a, b, c and 2 more regressed', 'a long list cut short');
+
+  const run = (plans: Array<{ name: string; outcomes: Array<boolean | null> }>, passRate = 1) => {
+    const report = runFixture(plans, passRate);
+    return {
+      text: renderReport(report, 'run').split('\n')[0],
+      html: /<p class="answer (\w+)">([^<]*)<\/p>/.exec(runReportHtml(report))?.[2],
+    };
+  };
+  t.same(run([{ name: 'greeting', outcomes: [T] }]), {
+    text: '✓ coach passes: its conversation passed',
+    html: 'coach passes: its conversation passed',
+  });
+  t.equal(
+    run(
+      [
+        { name: 'greeting', outcomes: [T, T] },
+        { name: 'flaky', outcomes: [T, F, T, T] },
+      ],
+      0.7,
+    ).text,
+    '✓ coach passes: all 2 conversations passed',
+  );
+  t.equal(
+    run([
+      { name: 'greeting', outcomes: [T] },
+      { name: 'flaky', outcomes: [T, F] },
+      { name: 'bad', outcomes: [F] },
+      { name: 'down', outcomes: [null] },
+    ]).text,
+    '✗ coach fails: flaky passed too rarely and bad failed; down could not run',
+  );
+  t.equal(run([{ name: 'down', outcomes: [null] }]).text, '✗ could not test coach: down could not run');
+});
+
+t.test('pass^k and the p-value explained where shown, in the HTML too', async (t) => {
+  const page = comparisonReportHtml(await comparisonFixture(PLANS));
+  t.match(page, /<span class="passk" title="the chance that k attempts in a row all pass"/);
+  t.match(page, /<span class="means"\s*>the chance that k attempts in a row all pass<\/span/, 'said on the page, not only in a tooltip');
+  t.match(
+    page,
+    /<p class="sentence">the candidate passes 100 points less often \(95 % interval −100 to −\d+\); p = [\d.]+: a drop this large would happen by chance [\d.]+ % of the time if nothing had changed; 0\.013 or less was needed with 5 conversations<\/p>/,
+  );
 });

@@ -141,6 +141,7 @@ t.test('a passing run: the head, each turn, a ✓ per expectation and the summar
   t.equal(
     text,
     [
+      '✓ coach passes: its conversation passed',
       'orders.yaml — agent:coach · revision 3 (Published) · run label run-0000abcd · seed 42',
       '  ✓ order status · passed',
       '    session 11111111-2222-3333-4444-555555555555 · mcp:alice',

@@ -5,14 +5,30 @@ import { z } from 'zod';
 import { cancelLocated, locateRun } from '../runs/locate.js';
 import type { RunView } from '../runs/views.js';
 import { runIdSchema } from '../schemas/requests.js';
+import type { ComparisonReport } from '../suites/report/comparison.js';
+import type { RunReport } from '../suites/report/run-report.js';
+import { answerLine } from '../suites/report/text.js';
+import { comparisonAnswer, runAnswer } from '../suites/report/wording.js';
 import { runViewOutput } from './outputs.js';
 import { callerOf, guarded, success } from './results.js';
 import { registerTool } from './tools.js';
 
-/** One line of where a run stands: its status, sessions spent of the budget, conversations decided. */
+/**
+ * One line of where a run stands: its status, sessions spent of the budget, conversations decided;
+ * once it has its report, the report's answer first (`do not promote coach.3: order status regressed`).
+ */
 export function progressLine(view: RunView): string {
   const { progress } = view;
+  const answer =
+    view.report === null
+      ? ''
+      : `${answerLine(
+          view.kind === 'comparison'
+            ? comparisonAnswer(view.report as unknown as ComparisonReport)
+            : runAnswer(view.report as unknown as RunReport),
+        )}\n`;
   return (
+    answer +
     `run ${view.id} (${view.kind}) ${view.status} on ${view.pod}: ${progress.sessions} of at most ${progress.sessions_budget} ` +
     `sessions, ${progress.decided} of ${progress.conversations.length} conversations done` +
     (view.moves.length > 0 ? `; moved ${view.moves.length} time${view.moves.length === 1 ? '' : 's'}` : '')

@@ -12,7 +12,8 @@ import { memoryHeadline } from '../suites/report/memory-wording.js';
 import { monitorRule, withOverrides } from '../suites/spec/request.js';
 import { admitComparison, admitRun } from '../suites/run/start.js';
 import { attemptsRule, concurrencyRule, repeatRule } from '../suites/spec/schema.js';
-import { criterionLine, passRateText, renderComparison } from '../suites/report/text.js';
+import { answerLine, criterionLine, passRateText, renderComparison } from '../suites/report/text.js';
+import { runAnswer } from '../suites/report/wording.js';
 import { confirmRestore } from './memory-tools.js';
 import { comparisonReportOutput, runReportOutput } from './outputs.js';
 import { callerOf, success } from './results.js';
@@ -61,7 +62,8 @@ const memoryConfirm = (data: unknown): boolean | undefined => {
 
 const COMPARE_REVISIONS =
   'Answer "may the candidate revision replace the baseline?" (e.g. is coach.3 safe to publish over coach, the Published ' +
-  'revision): run a test suite against both revisions fairly (the same scripted lines, simulated users, seed and memory ' +
+  'revision), first in words ("do not promote coach.3: order status regressed"): run a test suite against both ' +
+  'revisions fairly (the same scripted lines, simulated users, seed and memory ' +
   'fixture; attempts interleaved) and answer, per conversation, the verdict of a statistical test (regressed: the ' +
   "candidate passes less often with the suite's confidence, default 0.95, the false-alarm rate held over all conversations; " +
   'fixed; unchanged, with the drop the attempts could have caught) in one sentence, the difference of pass rates with its ' +
@@ -190,7 +192,8 @@ function renderReport(report: RunReport): string {
     }),
   );
   return [
-    `${report.passed ? 'PASSED' : 'FAILED'}: ${report.name ?? report.run_label} against ${report.agent} (revision ` +
+    answerLine(runAnswer(report)),
+    `${report.name ?? report.run_label} against ${report.agent} (revision ` +
       `${report.revision.revision}, ${report.revision.state}), seed ${report.seed}`,
     `conversations ${conversations.passed}/${conversations.total} passed (${conversations.flaky} flaky, ${conversations.error} ` +
       `could not run); turns ${turns.passed}/${turns.total}; expectations ${expectations.passed}/${expectations.total} ` +

@@ -26,5 +26,4 @@ export {
 export type { GateMode, GateOptions } from './gate-design.js';
 export { newcombeDifference, passHatK, passRateCheck, wilson, type Interval, type PassRateCheck } from './intervals.js';
 export { barnardPValue } from './unconditional.js';
-export { describeVerdict, formatP } from './words.js';
 export { cohenKappa, type Kappa } from './kappa.js';

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
-import { barnardPValue, createGate, describeVerdict, formatP, holm } from '../../src/stats/index.js';
+import { barnardPValue, createGate, holm } from '../../src/stats/index.js';
+import { describeVerdict, formatP, pValueText } from '../../src/suites/report/wording.js';
 import {
   boundaryShape,
   criticalValue,
@@ -86,7 +87,7 @@ t.test('record: pairs by order of judged attempts, errors left out, stops', asyn
   t.equal(result!.detectable_drop, null, 'only an unchanged verdict carries a detectable drop');
   t.match(
     describeVerdict(result!, 1),
-    /^the candidate passes 100 points less often \(95 % interval −\d+ to −\d+\); p = 0\.0\d+, at or below/,
+    /^the candidate passes 100 points less often \(95 % interval −\d+ to −\d+\); p = 0\.0\d+: a drop this large would happen by chance [\d.]+ % of the time if nothing had changed; 0\.05 or less was needed with 1 conversation$/,
   );
 
   const repeat = createGate({ conversations: 2, mode: { kind: 'repeat', attempts: 3 } });
@@ -215,6 +216,15 @@ t.test('options are checked', async (t) => {
   t.throws(() => createGate({ conversations: 1, mode: { kind: 'sequential', max: 10 }, futility: 1 }), RangeError);
   t.equal(createGate({ conversations: 1, mode: { kind: 'sequential', min: 9, max: 4 } }).minRounds, 4, 'min is at most max');
   t.same([formatP(0.00083), formatP(0.0345), formatP(1), formatP(0.00001)], ['0.0008', '0.035', '1', '< 0.0001']);
+  t.equal(
+    pValueText(0.013, 0.0167, 'drop', 3),
+    'p = 0.013: a drop this large would happen by chance 1.3 % of the time if nothing had changed; ' +
+      '0.017 or less was needed with 3 conversations',
+    'the p-value and the level needed, in words',
+  );
+  t.match(pValueText(0.00083, 0.005, 'gain', 10), /^p = 0\.0008: a gain this large would happen by chance 0\.08 % of the time/);
+  t.match(pValueText(1, 0.05, 'difference', 1), /^p = 1: a difference this large would happen by chance every time if nothing had changed/);
+  t.match(pValueText(0.00001, 0.05, 'drop', 1), /by chance less than 0\.01 % of the time/);
 });
 
 t.test('src/stats imports nothing from the rest of src/ (and no package)', async (t) => {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ROOT } from './root.js';
-import { childEnv, eventually } from './stack.js';
+import { childEnv } from './child.js';
 
 export interface Demo {
   child: ChildProcess;
@@ -32,11 +32,23 @@ export function startDemo(t: { teardown(fn: () => unknown): void }, env: Record<
 
 /** Waits for the demo's banner (its last line says how to stop it) and answers the gateway's URL from it. */
 export async function demoBanner(demo: Demo): Promise<{ banner: string; gw: string }> {
-  try {
-    await eventually(() => /Ctrl-C stops everything/.test(demo.output.stdout), 60_000);
-  } catch {
-    throw new Error(`the demo never printed its banner:\n${demo.output.stdout}\n${demo.output.stderr}`);
-  }
+  const printed = () => /Ctrl-C stops everything/.test(demo.output.stdout);
+  // Woken by the demo's own output or exit (no polling); a minute for a cold start on a busy machine.
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error('no banner within 60 s')), 60_000);
+    const check = () => printed() && done();
+    const exited = () => done(new Error('the demo exited'));
+    function done(error?: Error) {
+      clearTimeout(timer);
+      demo.child.stdout?.off('data', check);
+      demo.child.off('exit', exited);
+      if (error === undefined) resolve();
+      else reject(new Error(`the demo never printed its banner (${error.message}):\n${demo.output.stdout}\n${demo.output.stderr}`));
+    }
+    demo.child.stdout?.on('data', check);
+    demo.child.once('exit', exited);
+    check();
+  });
   const banner = demo.output.stdout;
   return { banner, gw: /gateway on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)?.[1] ?? '' };
 }

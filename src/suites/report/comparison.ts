@@ -1,6 +1,6 @@
 import type { components } from '../../api/report-shapes.js';
-import { describeVerdict, type ConversationVerdict, type Gate, type SideSummary } from '../../stats/index.js';
-import { describeExpectation } from './wording.js';
+import type { ConversationVerdict, Gate, SideSummary } from '../../stats/index.js';
+import { describeExpectation, describeVerdict } from './wording.js';
 import { addUsage, noUsage, type AttemptReport, type ConversationReport, type RunReport, type TurnReport } from './run-report.js';
 
 /**

@@ -2,7 +2,7 @@ import { failingAlike, type ComparisonReport, type ConversationComparison } from
 import { diffLines, memoryHeadline } from './memory-wording.js';
 import type { AttemptMemoryReport, AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
 import { bothSidesLine, differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';
-import { describeExpectation, lineOf, reviewLine } from './wording.js';
+import { comparisonAnswer, describeExpectation, lineOf, reviewLine, runAnswer } from './wording.js';
 
 /**
  * JUnit XML for CI: one <testsuite> per suite file; per conversation attempt, one <testcase> per
@@ -14,7 +14,8 @@ import { describeExpectation, lineOf, reviewLine } from './wording.js';
  * verdict as the exit status does: a <failure> when it regressed, an <error> when the sides could
  * not be compared, passing otherwise — a conversation failing on both sides too, said first in its
  * <system-out> with what fails alike. The verdict's sentence and each side's pass rate with its
- * interval are in the detail; the transcripts are in the HTML and JSON reports.
+ * interval are in the detail; the transcripts are in the HTML and JSON reports. Each suite's
+ * <system-out> gives its answer in words, as the text report's first line does.
  */
 export interface JUnitSuite {
   name: string;
@@ -246,7 +247,10 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
     time: seconds(counts.ms),
     ...(report ? { timestamp: report.started_at } : {}),
   })}>`;
-  return { xml: [open, ...properties, ...cases.map((c) => c.xml), '  </testsuite>'].join('\n'), counts };
+  // The answer, as the text report's first line says it: `do not promote coach.3: order status regressed`.
+  const answer = comparison !== undefined ? comparisonAnswer(comparison) : report !== undefined ? runAnswer(report) : undefined;
+  const said = answer === undefined ? [] : [`    <system-out>${xmlText(answer.text)}</system-out>`];
+  return { xml: [open, ...properties, ...cases.map((c) => c.xml), ...said, '  </testsuite>'].join('\n'), counts };
 }
 
 export function junitXml(suites: JUnitSuite[]): string {

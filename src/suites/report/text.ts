@@ -20,6 +20,7 @@ import type {
 import {
   attemptsModeText,
   CHECK_WORDS,
+  comparisonAnswer,
   confidenceText,
   describeExpectation,
   FAIL,
@@ -28,11 +29,13 @@ import {
   PASS,
   passHatLine,
   reviewLine,
+  runAnswer,
   SKIP,
   STOP_WORDS,
+  type Answer,
 } from './wording.js';
 
-// A run report as a person reads it in a terminal or a CI log: each conversation's attempts,
+// A run report as a person reads it in a terminal or a CI log: the answer first, then each conversation's attempts,
 // their turns with the line sent (a simulated user's marked as such), what the agent said, a ✓
 // or ✗ per expectation (the evidence for a ✗) and per criterion (the judge's reasoning).
 
@@ -169,9 +172,15 @@ function conversationHead(conv: ConversationReport): string {
   return `  ${conv.passed ? PASS : FAIL} ${conv.name} · ${conv.status}${rate}${reviewsText(conv)}`;
 }
 
+/** The report's first line, the answer with its mark: `✗ do not promote coach.3: order status regressed`. */
+export const answerLine = (answer: Answer): string => `${answer.tone === 'passed' ? PASS : FAIL} ${answer.text}`;
+
 export function renderReport(report: RunReport, title: string): string {
   const revision = `revision ${report.revision.revision} (${report.revision.state})`;
-  const out: string[] = [`${title} — ${report.agent} · ${revision} · run label ${report.run_label} · seed ${report.seed}`];
+  const out: string[] = [
+    answerLine(runAnswer(report)),
+    `${title} — ${report.agent} · ${revision} · run label ${report.run_label} · seed ${report.seed}`,
+  ];
   if (report.memory !== null && report.memory.restored !== null) {
     out.push(
       `  memory of ${report.memory.device_ref}: restored ${report.memory.restored} unit${report.memory.restored === 1 ? '' : 's'} before ${
@@ -263,9 +272,13 @@ function renderConversationComparison(report: ComparisonReport, c: ConversationC
   return out;
 }
 
-/** A comparison as a person reads it in a terminal: each conversation's verdict and what differs; transcripts are in --html and --json. */
+/**
+ * A comparison as a person reads it in a terminal: the answer first, then each conversation's verdict and what
+ * differs; transcripts are in --html and --json.
+ */
 export function renderComparison(report: ComparisonReport, title: string): string {
   const out = [
+    answerLine(comparisonAnswer(report)),
     `${title} — ${revisionText(report.baseline)} → ${revisionText(report.candidate)} · seed ${report.seed} · ` +
       `${confidenceText(report.confidence)} · ${attemptsModeText(report.attempts)}`,
   ];

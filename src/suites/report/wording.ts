@@ -1,8 +1,14 @@
-import type { AttemptReview, ExpectationResult, TurnReport } from './run-report.js';
+import type { ConversationVerdict } from '../../stats/index.js';
+import type { components } from '../../api/report-shapes.js';
+import type { AttemptReview, ExpectationResult, RunReport, TurnReport } from './run-report.js';
+
+/** The comparison report's shape, from openapi.yaml (comparison.ts words itself with this file: no import back). */
+type ComparisonReport = components['schemas']['ComparisonReport'];
 
 /**
- * How a report's facts are worded wherever a person reads them (the terminal, JUnit, HTML, the
- * comparison's differences): the pass / fail marks, an expectation in one phrase, a line with its source.
+ * How a report's facts are worded wherever a person reads them (the terminal, JUnit, HTML, MCP, the
+ * comparison's differences): the answer first, the pass / fail marks, an expectation in one phrase,
+ * a line with its source, and the statistics in words a release manager reads.
  */
 export const PASS = '✓';
 export const FAIL = '✗';
@@ -78,9 +84,13 @@ export const attemptsModeText = (a: { mode: 'repeat' | 'sequential'; min_attempt
 /** A confidence as a person reads it: `95 % confidence`. */
 export const confidenceText = (confidence: number): string => `${Number((confidence * 100).toFixed(1))} % confidence`;
 
+/** What pass^k is, said wherever it is shown. */
+export const PASS_HAT_K_MEANS = 'the chance that k attempts in a row all pass';
+
 /**
- * pass^k, k = 1…8, as one line for both sides: `pass^k, k = 1…5: baseline 0.80 0.60 0.40 0.20
- * 0.00 · candidate …` (`1.00 at every k` when all are alike); null when neither side has 2 judged attempts.
+ * pass^k, k = 1…8, as one line for both sides, saying what it is: `pass^k, k = 1…5 (the chance that k
+ * attempts in a row all pass): baseline 0.80 0.60 0.40 0.20 0.00 · candidate …` (`1.00 at every k`
+ * when all are alike); null when neither side has 2 judged attempts.
  */
 export function passHatLine(baseline: readonly number[], candidate: readonly number[]): string | null {
   const k = Math.max(baseline.length, candidate.length);
@@ -90,7 +100,7 @@ export function passHatLine(baseline: readonly number[], candidate: readonly num
     if (shown.length === 0) return 'none';
     return shown.every((x) => x === shown[0]) ? `${shown[0]} at every k` : shown.join(' ');
   };
-  return `pass^k, k = 1…${k}: baseline ${values(baseline)} · candidate ${values(candidate)}`;
+  return `pass^k, k = 1…${k} (${PASS_HAT_K_MEANS}): baseline ${values(baseline)} · candidate ${values(candidate)}`;
 }
 
 const RESPONSIBLE_WORDS: Record<AttemptReview['responsible'], string> = {
@@ -104,3 +114,151 @@ const RESPONSIBLE_WORDS: Record<AttemptReview['responsible'], string> = {
 export const reviewLine = (review: AttemptReview): string =>
   `review: ${RESPONSIBLE_WORDS[review.responsible]}${review.turn === null ? '' : `, turn ${review.turn}`} — ${review.reason}` +
   `${review.note === null ? '' : ` (${review.note})`}`;
+
+// ——— The answer first ———
+
+/** An agent as a person names it: `coach.3` for the engine key `agent:coach.3`. */
+const agentName = (key: string): string => key.replace(/^agent:/, '');
+
+/** Names as a phrase: `a`, `a and b`, `a, b and c`, `a, b, c and 2 more`. */
+function namesText(names: readonly string[], most = 3): string {
+  const shown = names.length > most ? [...names.slice(0, most), `${names.length - most} more`] : [...names];
+  return shown.length <= 1 ? (shown[0] ?? '') : `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`;
+}
+
+const fails = (n: number): string => (n === 1 ? 'fails' : 'fail');
+
+/** Whether a comparison's candidate may replace its baseline, as the report's first words say it. */
+export type Answer = { tone: 'passed' | 'failed' | 'error'; text: string };
+
+/**
+ * A comparison's answer, before any figure: `do not promote coach.3: order status regressed`,
+ * `coach.3 may be promoted: no conversation was found worse than on coach (refund is better)`, or
+ * `could not compare coach.3 with coach: size help had no attempt that could be judged on a side`.
+ */
+export function comparisonAnswer(report: Pick<ComparisonReport, 'baseline' | 'candidate' | 'conversations'>): Answer {
+  const [candidate, baseline] = [agentName(report.candidate.agent), agentName(report.baseline.agent)];
+  const named = (verdict: ConversationVerdict['verdict']) => report.conversations.filter((c) => c.verdict === verdict).map((c) => c.name);
+  const [regressed, fixed, notCompared] = [named('regressed'), named('fixed'), named('error')];
+  const bothFail = report.conversations.filter((c) => c.fails_on_both_sides).map((c) => c.name);
+  const uncompared = notCompared.length === 0 ? '' : `; ${namesText(notCompared)} could not be compared`;
+  if (regressed.length > 0) return { tone: 'failed', text: `do not promote ${candidate}: ${namesText(regressed)} regressed${uncompared}` };
+  if (notCompared.length > 0) {
+    return {
+      tone: 'error',
+      text:
+        `could not compare ${candidate} with ${baseline}: ${namesText(notCompared)} had no attempt that could be judged on a side; ` +
+        'run the comparison again before promoting',
+    };
+  }
+  const notes = [
+    ...(fixed.length > 0 ? [`${namesText(fixed)} ${fixed.length === 1 ? 'is' : 'are'} better`] : []),
+    ...(bothFail.length > 0 ? [`${namesText(bothFail)} ${fails(bothFail.length)} on both sides`] : []),
+  ];
+  return {
+    tone: 'passed',
+    text:
+      `${candidate} may be promoted: no conversation was found worse than on ${baseline}` +
+      `${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`,
+  };
+}
+
+/**
+ * A run's answer, before any figure: `coach passes: all 3 conversations passed`, `coach.3 fails:
+ * order status failed, size help passed too rarely`, `could not test coach: order status could not run`.
+ */
+export function runAnswer(report: Pick<RunReport, 'agent' | 'conversations'>): Answer {
+  const agent = agentName(report.agent);
+  const convs = report.conversations;
+  const notRun = convs.filter((c) => c.status === 'error').map((c) => c.name);
+  const failed = convs
+    .filter((c) => !c.passed && c.status !== 'error')
+    .map((c) => `${c.name} ${c.status === 'flaky' ? 'passed too rarely' : 'failed'}`);
+  const couldNot = notRun.length === 0 ? '' : `${namesText(notRun)} could not run`;
+  if (failed.length > 0) return { tone: 'failed', text: `${agent} fails: ${namesText(failed)}${couldNot === '' ? '' : `; ${couldNot}`}` };
+  if (notRun.length > 0) return { tone: 'error', text: `could not test ${agent}: ${couldNot}` };
+  const all = convs.length === 1 ? 'its conversation passed' : `all ${convs.length} conversations passed`;
+  return { tone: 'passed', text: `${agent} passes: ${all}` };
+}
+
+// ——— The statistics in words ———
+
+/** A p-value with two significant digits ("0.0008", "0.034", "1"); "< 0.0001" below that. */
+export function formatP(p: number): string {
+  if (p >= 0.9995) return '1';
+  if (p < 0.0001) return '< 0.0001';
+  return String(Number(p.toPrecision(p < 0.001 ? 1 : 2)));
+}
+
+/** How often a p-value's result happens by chance, as shown: `1.2 % of the time`, `every time`. */
+function chanceText(p: number): string {
+  const shown = formatP(p);
+  if (shown === '1') return 'every time';
+  if (shown.startsWith('<')) return 'less than 0.01 % of the time';
+  return `${Number((Number(shown) * 100).toPrecision(2))} % of the time`;
+}
+
+/**
+ * A p-value and the level it had to reach, in words: `p = 0.013: a drop this large would happen by
+ * chance 1.3 % of the time if nothing had changed; 0.017 or less was needed with 3 conversations`.
+ */
+export function pValueText(p: number, needed: number, what: 'drop' | 'gain' | 'difference', conversations: number): string {
+  return (
+    `p = ${formatP(p)}: a ${what} this large would happen by chance ${chanceText(p)} if nothing had changed; ` +
+    `${formatP(needed)} or less was needed with ${conversations} conversation${conversations === 1 ? '' : 's'}`
+  );
+}
+
+/**
+ * A conversation's verdict in one sentence a person can act on, e.g. "the candidate passes 30
+ * points less often (95 % interval −52 to −8); p = 0.0008: a drop this large would happen by chance
+ * 0.08 % of the time if nothing had changed; 0.005 or less was needed with 10 conversations".
+ */
+export function describeVerdict(result: ConversationVerdict, conversations: number): string {
+  const { verdict, difference, p_regressed, p_fixed, p_needed } = result;
+  if (verdict === 'error' || !difference || p_regressed === null || p_fixed === null || p_needed === null) {
+    const side = result.baseline.attempts === 0 ? 'the baseline' : 'the candidate';
+    return `cannot be compared: ${side} has no attempt that could be judged`;
+  }
+  const interval = `(95 % interval ${signed(difference.low)} to ${signed(difference.high)})`;
+  const points = Math.round(Math.abs(difference.estimate!) * 100);
+  if (verdict === 'regressed' || verdict === 'fixed') {
+    const [p, how, what] = verdict === 'regressed' ? [p_regressed, 'less', 'drop' as const] : [p_fixed, 'more', 'gain' as const];
+    return `the candidate passes ${points} points ${how} often ${interval}; ${pValueText(p, p_needed, what, conversations)}`;
+  }
+  const { candidate, baseline } = result;
+  const rates = `${candidate.passed} of ${candidate.attempts} against ${baseline.passed} of ${baseline.attempts}`;
+  const p = Math.min(p_regressed, p_fixed);
+  const what = points === 0 ? 'difference' : p_regressed <= p_fixed ? 'drop' : 'gain';
+  return (
+    `no difference found: the candidate passed ${rates} ${interval}; ` +
+    `${pValueText(p, p_needed, what, conversations)}; ${protection(result)}`
+  );
+}
+
+/**
+ * What an `unchanged` verdict protects against: the drop the gate as designed catches 80 % of the
+ * time at this baseline rate. A conversation stopped early relied on exactly that (its early stop
+ * is part of the rule whose power it is), so it says so rather than the drop its few rounds alone
+ * would have caught.
+ */
+function protection(result: ConversationVerdict): string {
+  if (result.detectable_drop === null) {
+    return result.stop === null
+      ? 'these attempts were too few to catch any drop reliably'
+      : 'the gate as designed has too few attempts to catch any drop reliably';
+  }
+  const drop = `a drop of ${Math.round(result.detectable_drop * 100)} points or more`;
+  if (result.stop === 'futile') {
+    return `stopped early as no verdict was within reach: the gate as designed, this early stop included, catches ${drop} 80 % of the time`;
+  }
+  if (result.stop === null) return `${drop} would have been caught 80 % of the time in the rounds run`;
+  return `the gate as designed catches ${drop} 80 % of the time`;
+}
+
+/** A difference of pass rates in points, with its sign: "−52", "+8", "0". */
+export function signed(difference: number): string {
+  const points = Math.round(difference * 100);
+  if (points === 0) return '0';
+  return points < 0 ? `−${-points}` : `+${points}`;
+}

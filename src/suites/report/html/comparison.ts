@@ -1,4 +1,3 @@
-import { formatP } from '../../../stats/index.js';
 import {
   failingAlike,
   type ComparisonReport,
@@ -9,7 +8,7 @@ import {
   type SideResult,
   type Tally,
 } from '../comparison.js';
-import { attemptsModeText, confidenceText, fraction, STOP_WORDS } from '../wording.js';
+import { attemptsModeText, confidenceText, formatP, fraction, PASS_HAT_K_MEANS, signed, STOP_WORDS } from '../wording.js';
 import { duration, html, join, plural, usage, type Fragment, type Html } from './kit.js';
 import { passRatePlot } from './plot.js';
 import {
@@ -124,12 +123,6 @@ function comparisonSummary(report: ComparisonReport): Html {
 /** `76–99 %`: an interval in percent. */
 const range = (i: RateInterval): string => `${Math.round(i.low * 100)}–${Math.round(i.high * 100)} %`;
 
-/** A difference of pass rates in points, with its sign: `−30`, `+8`, `0`. */
-const points = (share: number): string => {
-  const n = Math.round(share * 100);
-  return n === 0 ? '0' : n < 0 ? `−${-n}` : `+${n}`;
-};
-
 /** `7/7 (65–100 %)`: the judged attempts that passed, and the 95 % interval of the pass rate. */
 const judgedRate = (s: SideResult): Html =>
   s.pass_rate_interval.estimate === null
@@ -222,8 +215,10 @@ function failingAlikeTable(report: ComparisonReport, c: ConversationComparison):
 const passHat = (values: number[]): Html | '' =>
   values.length < 2
     ? ''
-    : html`<span class="passk" title="the chance that k attempts in a row all pass"
-        >pass^k ${values.map((v, i) => html`<span><i>${`k=${i + 1}`}</i> ${fraction(v)}</span> `)}</span
+    : html`<span class="passk" title="${PASS_HAT_K_MEANS}"
+        >pass^k ${values.map((v, i) => html`<span><i>${`k=${i + 1}`}</i> ${fraction(v)}</span> `)}<span class="means"
+          >${PASS_HAT_K_MEANS}</span
+        ></span
       >`;
 
 /** The verdict's sentence, then the figures it rests on: the difference, the p-value against the needed, rounds and sessions. */
@@ -240,8 +235,8 @@ function verdictStatistics(c: ConversationComparison): Html {
       ? null
       : fact(
           'Difference',
-          html`<b>${points(st.difference.estimate)} points</b>
-            <span class="muted">(95 % interval ${points(st.difference.low)} to ${points(st.difference.high)})</span>`,
+          html`<b>${signed(st.difference.estimate)} points</b>
+            <span class="muted">(95 % interval ${signed(st.difference.low)} to ${signed(st.difference.high)})</span>`,
         ),
     p === null
       ? null

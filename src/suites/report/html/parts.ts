@@ -11,7 +11,7 @@ import type {
   RevisionReport,
   TurnReport,
 } from '../run-report.js';
-import { describeExpectation, FAIL, PASS, reviewLine, SKIP } from '../wording.js';
+import { describeExpectation, FAIL, PASS, reviewLine, SKIP, type Answer } from '../wording.js';
 import { memoryDiffHtml } from './memory.js';
 
 /**
@@ -339,10 +339,11 @@ export function memoryText(memory: MemoryReport): Html {
     }${memory.error === null ? '' : html` · <span class="problem">${memory.error.message}</span>`}`;
 }
 
-/** The page's header: what it is, the verdict, the title, and what ran. */
-export function header(kind: string, status: string, label: string, title: string, sub: Fragment[]): Html {
+/** The page's header: what it is, the answer in words, the verdict, the title, and what ran. */
+export function header(kind: string, status: string, label: string, title: string, sub: Fragment[], answer?: Answer): Html {
   return html`<header class="${`card head ${status}`}">
     <div class="kind">${kind}</div>
+    ${answer === undefined ? '' : html`<p class="${`answer ${answer.tone}`}">${answer.text}</p>`}
     <div class="title">
       ${badge(status, label, true)}
       <h1>${title}</h1>

@@ -22,6 +22,7 @@ import {
   type DifferingKeys,
 } from './parts.js';
 import type { AttemptReport, ConversationReport, RunReport } from '../run-report.js';
+import { comparisonAnswer, runAnswer } from '../wording.js';
 
 /**
  * A run report and a comparison report as one self-contained HTML file, for a person to open from
@@ -126,11 +127,18 @@ const keyOf = (n: number): string => (n === 0 ? '' : `s${n + 1}-`);
 function runReportSection(report: RunReport, n: number): Html {
   const status = report.passed ? 'passed' : 'failed';
   const key = keyOf(n);
-  return html`${header('Suite run report', status, report.passed ? '✓ passed' : '✗ failed', report.name ?? 'Suite run', [
-      html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
-      `started ${timestamp(report.started_at)}`,
-      `took ${duration(report.duration_ms)}`,
-    ])}
+  return html`${header(
+      'Suite run report',
+      status,
+      report.passed ? '✓ passed' : '✗ failed',
+      report.name ?? 'Suite run',
+      [
+        html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
+        `started ${timestamp(report.started_at)}`,
+        `took ${duration(report.duration_ms)}`,
+      ],
+      runAnswer(report),
+    )}
     ${runSummary(report)} ${runOverview(report, key)}
     <h2>Transcripts</h2>
     ${report.conversations.map((conv) => runConversation(conv, key))}
@@ -194,12 +202,19 @@ function comparisonSection(report: ComparisonReport, n: number): Html {
     : t.error > 0
       ? ['error', '! incomplete']
       : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
-  return html`${header('Comparison report', status, label, report.name ?? 'Baseline versus candidate', [
-    html`baseline <b>${report.baseline.agent}</b> · ${revisionText(report.baseline.revision)}<span class="arrow">→</span>candidate
-      <b>${report.candidate.agent}</b> · ${revisionText(report.candidate.revision)}`,
-    `started ${timestamp(report.started_at)}`,
-    `took ${duration(report.duration_ms)}`,
-  ])}
+  return html`${header(
+    'Comparison report',
+    status,
+    label,
+    report.name ?? 'Baseline versus candidate',
+    [
+      html`baseline <b>${report.baseline.agent}</b> · ${revisionText(report.baseline.revision)}<span class="arrow">→</span>candidate
+        <b>${report.candidate.agent}</b> · ${revisionText(report.candidate.revision)}`,
+      `started ${timestamp(report.started_at)}`,
+      `took ${duration(report.duration_ms)}`,
+    ],
+    comparisonAnswer(report),
+  )}
   ${comparisonSections(report, keyOf(n))} ${footer(report.notes, `comparison ${report.comparison_id}`)}`;
 }
 

@@ -1,0 +1,15 @@
+/**
+ * The environment for a child process a test spawns (the server, the CLI), without tap's
+ * coverage hooks: the child transpiles with tsx, and its coverage of the same files would
+ * corrupt the merge with the test processes' (which transpile with ts-node). tap's processinfo
+ * puts its hooks back into NODE_OPTIONS of every process a test spawns; its own switch,
+ * `_TAPJS_PROCESSINFO_COVERAGE_=0`, is what keeps the child's coverage out. Without it the report
+ * keeps one source map per file from whichever coverage file it reads last, and when that is a
+ * child's, it drops whole directories (a branch total of 78–79 % instead of 84 %).
+ */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra, _TAPJS_PROCESSINFO_COVERAGE_: '0' };
+  delete env.NODE_V8_COVERAGE;
+  delete env.NODE_OPTIONS;
+  return env;
+}
