@@ -54,11 +54,14 @@ t.test('κ and its interval: the large-sample SE of Fleiss, Cohen & Everitt (196
     undefinedKappa,
     'nothing compared: undefined',
   );
-  const judgeOneClass = cohenKappa([
-    [6, 0],
-    [4, 0],
-  ]);
-  t.equal(judgeOneClass.estimate, 0, 'a judge that always passes agrees no better than chance: κ 0');
+  t.same(
+    cohenKappa([
+      [6, 0],
+      [4, 0],
+    ]),
+    { estimate: 0, standardError: null, low: null, high: null },
+    'a judge that always passes agrees no better than chance: κ 0, and no interval (the SE formula would give 0)',
+  );
 });
 
 /** A command's output, in-process. */
@@ -164,7 +167,7 @@ t.test('judge-check over labelled transcripts: agreement and κ as computed by h
   t.match(below.out, /✗ criterion_1: The agent says "refund"/);
   t.match(below.out, /agreement 80 % \(16 of 20\), κ 0\.60 \[0\.\d\d, 0\.\d\d\], false-pass 10 % \(1 of 10\), false-fail 30 % \(3 of 10\)/);
   t.match(below.out, /✗ items\[10\] "case 11": labelled failed, the judge ruled passed: The judge erred: /);
-  t.match(below.out, /κ undefined: every label is passed/);
+  t.match(below.out, /κ undefined \(every label is passed, so chance agreement is the judge's own rate; label rulings of both kinds\)/);
   t.match(below.out, /✗ below min agreement 85 %: criterion_1 \(80 %\), order \(80 %\)/);
 
   const met = capture(env);

@@ -782,7 +782,7 @@ export type components = {
      * @description Cohen's κ with its 95 % interval, κ ± 1.96 SE with the large-sample standard error of Fleiss, Cohen &
      *     Everitt (1969), cut to [−1, 1]. Every number is null when κ is undefined (`note` says why): nothing
      *     compared, or every label one class (chance agreement is then the judge's own rate, and κ is 0 whatever the
-     *     judge does).
+     *     judge does). When the judge ruled every one alike, κ is 0 by construction and the interval null (`note`).
      */
     JudgeKappa: {
       estimate: number | null;

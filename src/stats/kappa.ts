@@ -16,6 +16,7 @@ const Z95 = 1.959963984540054;
 export interface Kappa {
   /** null when κ is undefined: the first rater (the person) used one class only */
   estimate: number | null;
+  /** null with κ, and when the second rater (the judge) used one class only: κ is then 0 by construction */
   standardError: number | null;
   low: number | null;
   high: number | null;
@@ -27,7 +28,8 @@ const undefinedKappa: Kappa = { estimate: null, standardError: null, low: null, 
  * κ of a k×k table of counts, `table[i][j]`: items the first rater put in class i and the second
  * in class j. Undefined (every field null) without items, or when the first rater's items all
  * fall in one class: chance agreement is then the second rater's own rate, and κ is 0 (or 0/0)
- * whatever the second rater does, so it says nothing.
+ * whatever the second rater does, so it says nothing. When the second rater's items all fall in
+ * one class, κ is 0 (no better than chance) with no interval.
  */
 export function cohenKappa(table: number[][]): Kappa {
   const k = table.length;
@@ -37,6 +39,9 @@ export function cohenKappa(table: number[][]): Kappa {
   const rows = p.map((row) => row.reduce((a, b) => a + b, 0));
   const cols = p[0]!.map((_, j) => p.reduce((sum, row) => sum + row[j]!, 0));
   if (rows.filter((share) => share > 0).length < 2) return undefinedKappa;
+  // The second rater in one class: agreement is chance agreement, κ 0 by construction, and the SE
+  // formula gives 0 — an interval [0, 0] that would claim a certainty nothing measured.
+  if (cols.filter((share) => share > 0).length < 2) return { estimate: 0, standardError: null, low: null, high: null };
   let observed = 0;
   let chance = 0;
   for (let i = 0; i < k; i++) {

@@ -65,7 +65,10 @@ function agreementOf(compared: Compared[]): JudgeAgreement {
       : kappa.estimate === null
         ? `undefined: every label is ${labelClasses[0]! > 0 ? 'passed' : 'failed'}, so chance agreement is the judge's own rate; ` +
           `label rulings of both kinds`
-        : null;
+        : kappa.low === null
+          ? `0 by construction: the judge ruled every one ${bothPassed + falsePasses > 0 ? 'passed' : 'not passed'} ` +
+            'and tells nothing apart; no interval'
+          : null;
   return {
     compared: judged.length,
     not_judged: compared.length - judged.length,

@@ -18,8 +18,9 @@ const signed = (x: number): string => (x < 0 ? `−${Math.abs(x).toFixed(2)}` : 
 
 /** κ with its interval, or why it is undefined. */
 function kappaText(kappa: JudgeAgreement['kappa']): string {
-  if (kappa.estimate === null) return `κ ${kappa.note ?? 'undefined'}`;
-  return `κ ${signed(kappa.estimate)} [${signed(kappa.low!)}, ${signed(kappa.high!)}]`;
+  if (kappa.estimate === null) return `κ undefined (${(kappa.note ?? '').replace(/^undefined: /, '')})`;
+  if (kappa.low === null || kappa.high === null) return `κ ${signed(kappa.estimate)} (${kappa.note ?? 'no interval'})`;
+  return `κ ${signed(kappa.estimate)} [${signed(kappa.low)}, ${signed(kappa.high)}]`;
 }
 
 /** One line of figures: agreement, κ, the false-pass and false-fail rates, what was not judged. */
