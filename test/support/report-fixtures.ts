@@ -115,10 +115,22 @@ export function runFixture(plans: Array<{ name: string; outcomes: Outcome[] }>, 
   return runOf('agent:coach', 2, conversations, repeat, passRate);
 }
 
-/** A comparison of the plans, decided by the gate: sequential from 5 to 20 rounds unless told otherwise. */
-export async function comparisonFixture(plans: Plan[], options: { confidence?: number; mode?: GateMode } = {}): Promise<ComparisonReport> {
+/**
+ * A comparison of the plans, decided by the gate: sequential from 5 to 20 rounds unless told
+ * otherwise; without the suite's test unless given its share (the conversations' figures the
+ * report tests read are those of their own rule at α/K).
+ */
+export async function comparisonFixture(
+  plans: Plan[],
+  options: { confidence?: number; mode?: GateMode; suiteShare?: number } = {},
+): Promise<ComparisonReport> {
   const confidence = options.confidence ?? 0.95;
-  const gate = createGate({ confidence, conversations: plans.length, mode: options.mode ?? { kind: 'sequential', min: 5, max: 20 } });
+  const gate = createGate({
+    confidence,
+    conversations: plans.length,
+    mode: options.mode ?? { kind: 'sequential', min: 5, max: 20 },
+    suiteShare: options.suiteShare ?? 0,
+  });
   const states = plans.map(() => gate.conversation());
   const attempts = plans.map(() => ({ baseline: [] as AttemptReport[], candidate: [] as AttemptReport[] }));
   plans.forEach((plan, i) => {
@@ -131,7 +143,7 @@ export async function comparisonFixture(plans: Plan[], options: { confidence?: n
       state.record(b, c);
     }
   });
-  const verdicts = await gate.finalize(states);
+  const { conversations: verdicts } = await gate.finalize();
   const side = (which: 'baseline' | 'candidate', agent: string, revision: number) =>
     runOf(
       agent,

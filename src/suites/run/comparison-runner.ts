@@ -113,7 +113,7 @@ export async function compareSuite(
   return comparisonReportOf(
     id,
     runs,
-    { gate, confidence: suite.confidence, verdicts: await gate.finalize(tests) },
+    { gate, confidence: suite.confidence, verdicts: (await gate.finalize()).conversations },
     { startedAt: states.candidate.startedAt, finishedAt: Date.now() },
     notes,
   );
