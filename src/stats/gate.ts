@@ -367,13 +367,36 @@ export class Gate {
 
   /**
    * Whether conversation `index` plays another round: while its own rule goes on; past its own
-   * futility stop, while the suite's test is still open (it needs the attempts); never once it is
-   * decided or out of budget.
+   * futility stop, while the suite's test is still open at its round (it needs the attempts);
+   * never once it is decided or out of budget.
    */
   goesOn(index: number): boolean {
     const conversation = this.#conversations[index]!;
     if (conversation.stop === null) return true;
-    return conversation.stop === 'futile' && this.#suite(false).open;
+    return conversation.stop === 'futile' && this.#suiteOpen(conversation.rounds);
+  }
+
+  /**
+   * Whether the suite's test is open (neither crossed nor out of reach) at the end of `round`,
+   * on the pairs of rounds ≤ `round` recorded so far — a conversation running behind adds what it
+   * has. A conversation's next round is thus decided on rounds before it only (what the fair-coin
+   * argument needs), without waiting for the slowest conversation.
+   */
+  #suiteOpen(round: number): boolean {
+    const design = this.#design;
+    const suite = design.suite;
+    if (suite === null || design.kind === 'repeat') return false;
+    const look: SuiteLook = { round, pairs: 0, baselineOnly: 0, candidateOnly: 0 };
+    let toCome = 0;
+    for (const conversation of this.#conversations) {
+      const at = conversation.after(round);
+      look.pairs += at.pairs;
+      look.baselineOnly += at.baselineOnly;
+      look.candidateOnly += at.candidateOnly;
+      if (!conversation.finished) toCome += design.maxRounds - Math.min(round, conversation.rounds);
+    }
+    if (suiteCrossing(suite, look) !== null) return false;
+    return round < design.minRounds || !suiteFutile(suite, look, toCome, design.futility);
   }
 
   /** The chance of a regressed verdict at stopping level for given pass rates over `rounds` rounds (see `regressionPower`). */
@@ -381,36 +404,20 @@ export class Gate {
     return regressionPower(this.#design, baseline, candidate, rounds);
   }
 
-  /**
-   * The suite's looks, one per round end, and whether it is still open (neither crossed nor out of
-   * reach). While the comparison runs (`all` false) only the rounds every conversation still going
-   * has finished are looked at: what the suite decides never depends on which conversation ran ahead.
-   */
-  #suite(all: boolean): { looks: SuiteLook[]; open: boolean; stop: 'decided' | 'futile' | null } {
-    const design = this.#design;
-    const suite = design.suite;
+  /** The suite's looks, one per round end, over every conversation's pairs of the rounds up to it. */
+  #looks(): SuiteLook[] {
     const conversations = this.#conversations;
-    const going = conversations.filter((c) => !c.finished).map((c) => c.rounds);
-    const longest = Math.max(0, ...conversations.map((c) => c.rounds));
-    const last = all || going.length === 0 ? longest : Math.min(...going);
-    const looks: SuiteLook[] = [];
-    let stop: 'decided' | 'futile' | null = suite === null ? 'futile' : null;
-    for (let round = 1; round <= last; round++) {
-      const look: SuiteLook = { round, pairs: 0, baselineOnly: 0, candidateOnly: 0 };
-      let toCome = 0;
+    const last = Math.max(0, ...conversations.map((c) => c.rounds));
+    return Array.from({ length: last }, (_, r) => {
+      const look: SuiteLook = { round: r + 1, pairs: 0, baselineOnly: 0, candidateOnly: 0 };
       for (const conversation of conversations) {
-        const at = conversation.after(round);
+        const at = conversation.after(r + 1);
         look.pairs += at.pairs;
         look.baselineOnly += at.baselineOnly;
         look.candidateOnly += at.candidateOnly;
-        if (!(conversation.finished && conversation.rounds <= round)) toCome += design.maxRounds - round;
       }
-      looks.push(look);
-      if (suite === null || stop !== null || design.kind === 'repeat') continue;
-      if (suiteCrossing(suite, look) !== null) stop = 'decided';
-      else if (round >= design.minRounds && suiteFutile(suite, look, toCome, design.futility)) stop = 'futile';
-    }
-    return { looks, open: stop === null, stop };
+      return look;
+    });
   }
 
   /**
@@ -429,7 +436,7 @@ export class Gate {
       await new Promise((resolve) => setImmediate(resolve));
       pValues.push(conversation.pValues());
     }
-    const { looks, stop: suiteStop } = this.#suite(true);
+    const looks = this.#looks();
     const final = looks.at(-1);
     const suite = design.suite !== null && final !== undefined && final.pairs > 0 ? suitePValues(design.suite, looks) : null;
     const decided = decide(pValues, suite, design);
@@ -462,6 +469,8 @@ export class Gate {
     }
     if (design.suite === null) return { conversations: verdicts, suite: null };
     const cutShort = conversations.some((c) => c.stop === null);
+    // Decided at a look that crossed; out of reach when it let a futile conversation stop; else the conversations ran out.
+    const suiteStop = this.suiteCrossed() !== null ? 'decided' : conversations.some((c) => c.stop === 'futile') ? 'futile' : 'budget';
     const strata = conversations.map((c) => c.after(c.rounds));
     const totals = final ?? { pairs: 0, baselineOnly: 0, candidateOnly: 0 };
     return {
@@ -474,16 +483,27 @@ export class Gate {
         difference: pooledDifference(strata),
         pairs: totals.pairs,
         discordant: { baseline_only: totals.baselineOnly, candidate_only: totals.candidateOnly },
-        stop: cutShort ? null : design.kind === 'repeat' ? 'budget' : (suiteStop ?? 'budget'),
+        stop: cutShort ? null : suiteStop,
       },
     };
+  }
+
+  /** Which way the suite's boundary was crossed at a look, if it was (what its Bonferroni level decides, cheaply). */
+  suiteCrossed(): 'regressed' | 'fixed' | null {
+    const suite = this.#design.suite;
+    if (suite === null) return null;
+    for (const look of this.#looks()) {
+      const crossed = suiteCrossing(suite, look);
+      if (crossed !== null) return crossed;
+    }
+    return null;
   }
 
   /** The verdicts alone, without the report's numbers (what the exact tests enumerate): see `finalize`. */
   decide(): { conversations: Array<Verdict>; suite: Verdict | null } {
     const design = this.#design;
     const pValues = this.#conversations.map((c) => c.pValues());
-    const { looks } = this.#suite(true);
+    const looks = this.#looks();
     const final = looks.at(-1);
     const suite = design.suite !== null && final !== undefined && final.pairs > 0 ? suitePValues(design.suite, looks) : null;
     const decided = decide(pValues, suite, design);

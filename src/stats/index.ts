@@ -29,4 +29,4 @@ export {
 export type { GateMode, GateOptions } from './gate-design.js';
 export { newcombeDifference, passHatK, passRateCheck, wilson, type Interval, type PassRateCheck } from './intervals.js';
 export { barnardPValue } from './unconditional.js';
-export { describeVerdict, formatP } from './words.js';
+export { describeSuite, describeVerdict, formatP } from './words.js';

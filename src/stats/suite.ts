@@ -83,9 +83,12 @@ const crossings = new Map<string, number>();
 
 /**
  * The smallest value of S/√d within the window whose crossing probability is at most `level`
- * (the chance only changes at those values); Infinity when none is.
+ * (the chance only changes at those values); Infinity when none is. Cached.
  */
 export function walkCritical(level: number, first: number, last: number): number {
+  const key = `${level} ${first} ${last}`;
+  const cached = criticals.get(key);
+  if (cached !== undefined) return cached;
   const values: number[] = [];
   for (let d = first; d <= last; d++) for (let s = 1; s <= d; s++) values.push(s / Math.sqrt(d));
   const sorted = Float64Array.from(values).sort();
@@ -96,8 +99,12 @@ export function walkCritical(level: number, first: number, last: number): number
     if (walkCrossing(sorted[middle]!, first, last) <= level) high = middle;
     else low = middle;
   }
-  return high < sorted.length ? sorted[high]! : Infinity;
+  const critical = high < sorted.length ? sorted[high]! : Infinity;
+  criticals.set(key, critical);
+  return critical;
 }
+
+const criticals = new Map<string, number>();
 
 /** P(Bin(d, ½) ≥ s): the exact sign test's one-sided p-value. */
 export function signTail(d: number, s: number): number {

@@ -1,4 +1,4 @@
-import type { ConversationVerdict } from './gate.js';
+import type { ConversationVerdict, SuiteVerdict } from './gate.js';
 
 /**
  * A conversation's verdict in one sentence a person can act on, e.g. "the candidate passes 30
@@ -26,6 +26,26 @@ export function describeVerdict(result: ConversationVerdict, conversations: numb
   const rates = `${candidate.passed} of ${candidate.attempts} against ${baseline.passed} of ${baseline.attempts}`;
   const p = formatP(Math.min(p_regressed, p_fixed));
   return `no difference found: the candidate passed ${rates} ${interval}, p = ${p}; ${protection(result)}`;
+}
+
+/**
+ * The suite's verdict in one sentence, said against the conversations' (`regressedConversations`
+ * of them regressed), e.g. "no single conversation is worse, but the suite as a whole is: −9
+ * points (95 % interval −14 to −4); p = 0.0004, at or below the 0.02 needed".
+ */
+export function describeSuite(suite: SuiteVerdict, regressedConversations: number): string {
+  const { verdict, difference } = suite;
+  if (verdict === 'error' || difference === null) return 'cannot be compared: no pair of attempts could be judged';
+  const pooled = `${signed(difference.estimate!)} points (95 % interval ${signed(difference.low)} to ${signed(difference.high)})`;
+  if (verdict === 'regressed' || verdict === 'fixed') {
+    const observed = verdict === 'regressed' ? suite.p_regressed : suite.p_fixed;
+    const p = `p = ${formatP(observed)}, at or below the ${formatP(suite.p_needed)} needed`;
+    if (verdict === 'fixed') return `the suite as a whole passes more often: ${pooled}; ${p}`;
+    const lead =
+      regressedConversations === 0 ? 'no single conversation is worse, but the suite as a whole is' : 'the suite as a whole is worse too';
+    return `${lead}: ${pooled}; ${p}`;
+  }
+  return `no difference over the suite as a whole: ${pooled}, p = ${formatP(Math.min(suite.p_regressed, suite.p_fixed))}`;
 }
 
 /**

@@ -135,7 +135,7 @@ export async function comparisonFixture(
   const attempts = plans.map(() => ({ baseline: [] as AttemptReport[], candidate: [] as AttemptReport[] }));
   plans.forEach((plan, i) => {
     const state = states[i]!;
-    for (let round = 0; state.stop === null && round < gate.maxRounds; round++) {
+    for (let round = 0; gate.goesOn(i) && round < gate.maxRounds; round++) {
       const b = plan.baseline[round % plan.baseline.length]!;
       const c = plan.candidate[round % plan.candidate.length]!;
       attempts[i]!.baseline.push(attemptOf(round + 1, b, 'agent:coach'));
@@ -143,7 +143,7 @@ export async function comparisonFixture(
       state.record(b, c);
     }
   });
-  const { conversations: verdicts } = await gate.finalize();
+  const { conversations: verdicts, suite } = await gate.finalize();
   const side = (which: 'baseline' | 'candidate', agent: string, revision: number) =>
     runOf(
       agent,
@@ -154,7 +154,7 @@ export async function comparisonFixture(
   return comparisonReportOf(
     'cmp-0c0ffee',
     { baseline: side('baseline', 'agent:coach', 2), candidate: side('candidate', 'agent:coach.3', 3) },
-    { gate, confidence, verdicts },
+    { gate, confidence, verdicts, suite },
     { startedAt: Date.parse('2026-12-02T04:46:20.000Z'), finishedAt: Date.parse('2026-12-02T04:46:31.000Z') },
     [],
   );
