@@ -39,14 +39,20 @@ export function describeSuite(suite: SuiteVerdict, regressedConversations: numbe
   const pooled = `${signed(difference.estimate!)} points (95 % interval ${signed(difference.low)} to ${signed(difference.high)})`;
   if (verdict === 'regressed' || verdict === 'fixed') {
     const observed = verdict === 'regressed' ? suite.p_regressed : suite.p_fixed;
-    const p = `p = ${formatP(observed)}, at or below the ${formatP(suite.p_needed)} needed`;
+    const p = `${pEquals(observed)}, at or below the ${formatP(suite.p_needed)} needed`;
     if (verdict === 'fixed') return `the suite as a whole passes more often: ${pooled}; ${p}`;
     const lead =
       regressedConversations === 0 ? 'no single conversation is worse, but the suite as a whole is' : 'the suite as a whole is worse too';
     return `${lead}: ${pooled}; ${p}`;
   }
-  return `no difference over the suite as a whole: ${pooled}, p = ${formatP(Math.min(suite.p_regressed, suite.p_fixed))}`;
+  return `no difference over the suite as a whole: ${pooled}, ${pEquals(Math.min(suite.p_regressed, suite.p_fixed))}`;
 }
+
+/** "p = 0.034", or "p < 0.0001". */
+const pEquals = (p: number): string => {
+  const text = formatP(p);
+  return text.startsWith('<') ? `p ${text}` : `p = ${text}`;
+};
 
 /**
  * What an `unchanged` verdict protects against: the drop the gate as designed catches 80 % of the
