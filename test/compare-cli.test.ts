@@ -32,10 +32,10 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
   ]);
   t.equal(result.code, 1, result.stderr);
   t.match(result.stdout, /agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\)/);
-  t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 6\/6 · candidate failed 0\/6 · replies diverged at turn 2/);
+  t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 7\/7 · candidate failed 0\/7 · replies diverged at turn 2/);
   t.match(
     result.stdout,
-    /tool lookup_order at turn 2 — baseline 6\/6 \(tools called: lookup_order\), candidate 0\/6 \(tools called: none\)/,
+    /tool lookup_order at turn 2 — baseline 7\/7 \(tools called: lookup_order\), candidate 0\/7 \(tools called: none\)/,
   );
   t.match(result.stdout, /✓ refund · fixed/);
   t.match(result.stdout, /✓ size help · unchanged/);
@@ -51,17 +51,23 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
   t.notOk(cases.find((c) => c.name === 'refund / compared with agent:coach').failure, 'a fix is no failure');
   t.same(
     cases.map((c) => c.name),
-    ['order status / compared with agent:coach', 'refund / compared with agent:coach', 'size help / compared with agent:coach'],
-    "one testcase per conversation, none of the candidate's own turns",
+    [
+      'order status / compared with agent:coach',
+      'refund / compared with agent:coach',
+      'size help / compared with agent:coach',
+      'the suite as a whole / compared with agent:coach',
+    ],
+    "one testcase per conversation and one for the suite as a whole, none of the candidate's own turns",
   );
-  t.match(doc.testsuite[0], { tests: '3', failures: '1', errors: '0' });
+  t.match(doc.testsuite[0], { tests: '4', failures: '1', errors: '0' });
+  t.match(result.stdout, /✓ the suite as a whole · unchanged · \d+ pairs: 7 only the baseline passed, 7 only the candidate\n/);
   t.ok(doc.testsuite[0].properties.property.some((p: Json) => p.name === 'baseline' && p.value === 'agent:coach'));
 
   const reports = JSON.parse(await readFile(json, 'utf8')) as ComparisonReport[];
   t.equal(reports.length, 1);
   t.match(reports[0], { regressed: true, repeat: 20, totals: { regressed: 1, fixed: 1, unchanged: 1 } });
-  t.equal(reports[0]!.runs.candidate.conversations[0]!.attempts.length, 6, 'decided after 6 rounds of the 20 allowed');
-  t.same(reports[0]!.sessions, { spent: 38, budget: 120 });
+  t.equal(reports[0]!.runs.candidate.conversations[0]!.attempts.length, 7, 'decided after 7 rounds of the 20 allowed');
+  t.match(reports[0]!.sessions, { budget: 120 });
 });
 
 t.test('a candidate that only fixes a failing conversation: exit 0', async (t) => {

@@ -36,34 +36,36 @@ t.test('a candidate that breaks one conversation and fixes another', async (t) =
     candidate: { status: 'failed', passed: false, pass_rate: 0, pass_rate_interval: { estimate: 0 } },
     diverged_at_turn: 2,
   });
-  // Every round the baseline passes and the candidate fails: 6 of 6 against 0 of 6 cross the
-  // boundary for 0.05/3 at the second look (sequential p-value 0.0115), long before 20.
-  t.match(order!.statistics, { stop: 'decided', rounds: 6, sessions: 12, sessions_budget: 40 });
-  t.equal(order!.statistics.p_regressed!.toFixed(4), '0.0115');
+  // Every round the baseline passes and the candidate fails: 7 of 7 against 0 of 7 cross the
+  // boundary for 0.6 × 0.05/3 = 0.01 (the suite's test holds 0.4 of α) at the third look
+  // (sequential p-value 0.0043), long before 20.
+  t.match(order!.statistics, { stop: 'decided', rounds: 7, sessions: 14, sessions_budget: 40 });
+  t.equal(order!.statistics.p_regressed!.toFixed(4), '0.0043');
   t.ok(order!.statistics.p_regressed! <= order!.statistics.p_needed!, 'the p-value is at or below what Holm needed');
   t.same(order!.statistics.difference!.estimate, -1);
   t.match(
     order!.statistics.summary,
-    /^the candidate passes 100 points less often \(95 % interval −100 to −45\); p = 0\.012: a drop this large would happen by chance 1\.2 % of the time if nothing had changed; 0\.017 or less was needed with 3 conversations$/,
+    /^the candidate passes 100 points less often \(95 % interval −100 to −50\); p = 0\.0043: a drop this large would happen by chance 0\.43 % of the time if nothing had changed; 0\.01 or less was needed with 3 conversations$/,
   );
-  t.same(order!.baseline.pass_hat_k, [1, 1, 1, 1, 1, 1], 'pass^k for k = 1…6');
+  t.same(order!.baseline.pass_hat_k, [1, 1, 1, 1, 1, 1, 1], 'pass^k for k = 1…7');
   t.same(
     order!.differences.map((d) => [d.kind, d.turn, d.name, d.description, d.baseline.passed, d.candidate.passed]),
-    [['expectation', 2, 'tool', 'tool lookup_order', 6, 0]],
+    [['expectation', 2, 'tool', 'tool lookup_order', 7, 0]],
     'only the lookup differs: both gave the date',
   );
   t.equal(order!.differences[0]!.candidate.evidence, 'tools called: none');
   t.equal(order!.differences[0]!.baseline.evidence, 'tools called: lookup_order');
   t.match(refunds, { verdict: 'fixed', baseline: { status: 'failed' }, candidate: { status: 'passed' }, diverged_at_turn: 1 });
-  t.match(refunds!.statistics, { stop: 'decided', rounds: 6 });
+  t.match(refunds!.statistics, { stop: 'decided', rounds: 7 });
   t.match(same, { verdict: 'unchanged', differences: [], diverged_at_turn: null });
-  t.match(
-    same!.statistics,
-    { stop: 'futile', rounds: 7, p_regressed: 1 },
-    'all passing on both sides: no verdict within reach after 7 rounds',
-  );
-  t.match(same!.statistics.summary, /^no difference found: the candidate passed 7 of 7 against 7 of 7/);
-  t.same(report.sessions, { spent: 38, budget: 120 });
+  t.match(same!.statistics, { stop: 'futile', p_regressed: 1 }, 'all passing on both sides: no verdict within reach');
+  // Its own rule finds it futile after 7 rounds; it plays on while the suite's test, at its round,
+  // still needs it — how far the other two got by then depends on the timing: a round or a few.
+  const steadyRounds = same!.statistics.rounds;
+  t.ok(steadyRounds >= 7 && steadyRounds < 20, `${steadyRounds} rounds`);
+  t.match(same!.statistics.summary, new RegExp(`^no difference found: the candidate passed ${steadyRounds} of ${steadyRounds} against`));
+  t.same(report.sessions, { spent: 28 + 2 * steadyRounds, budget: 120 });
+  t.match(report.suite, { verdict: 'unchanged', discordant: { baseline_only: 7, candidate_only: 7 } }, 'a regression and a fix cancel out');
 
   for (const side of ['baseline', 'candidate'] as const) {
     const latency = report.conversations[0]![side].latency;
@@ -77,8 +79,8 @@ t.test('a candidate that breaks one conversation and fixes another', async (t) =
   t.equal(report.runs.candidate.run_label, report.runs.baseline.run_label.replace(/baseline$/, 'candidate'));
   t.ok(report.notes.some((n) => n.includes('interleaved')));
   const keys = s.engine.record.connections.map((c) => c.path.replace('/socket/pipeline/', ''));
-  t.equal(keys.filter((k) => k === 'agent:coach').length, 19, '7 + 7 + 5 rounds');
-  t.equal(keys.filter((k) => k === 'agent:coach.3').length, 19);
+  t.equal(keys.filter((k) => k === 'agent:coach').length, 14 + steadyRounds, '7 + 7 + the steady one’s rounds');
+  t.equal(keys.filter((k) => k === 'agent:coach.3').length, 14 + steadyRounds);
   t.ok(
     s.engine.record.connections.every((c) => c.closeCode === 1000 || c.closeCode === undefined),
     'every conversation closed plainly (or is closing)',

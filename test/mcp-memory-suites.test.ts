@@ -226,7 +226,7 @@ t.test('compare_revisions: is coach.3 safe to publish?', async (t) => {
   t.match(textOf(result), /✗ order status · REGRESSED/);
   t.match(
     textOf(result),
-    /: a drop this large would happen by chance [\d.]+ % of the time if nothing had changed; 0\.017 or less was needed/,
+    /: a drop this large would happen by chance [\d.]+ % of the time if nothing had changed; 0\.01 or less was needed/,
   );
   t.match(textOf(result), /pass\^k, k = 1…\d+ \(the chance that k attempts in a row all pass\): /);
   t.match(textOf(result), /tool lookup_order at turn 2 — baseline \d+\/\d+ \(tools called: lookup_order\), candidate 0\/\d+/);

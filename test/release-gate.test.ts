@@ -63,3 +63,48 @@ t.test('repeat means exactly N attempts, tested at the end on every attempt', as
   t.ok(Math.abs(booking!.statistics.p_regressed! - 1 / 64) < 1e-12, `p ${booking!.statistics.p_regressed}`);
   t.equal(booking!.verdict, 'regressed', '1/64 ≤ 0.05 with one conversation');
 });
+
+/**
+ * Ten conversations, each with its own `sim:chance` stream (the suffix names it), so that every
+ * conversation's k-th session on each side draws the same number on every run (the simulator's
+ * seed, 1). `concurrency: 1` runs the conversations one after another, so that what each one saw
+ * of the others when it asked whether to go on is the same on every run too: the whole comparison
+ * is deterministic. (Computed offline first: these streams give the same verdicts whether the
+ * conversations run one after another or side by side.)
+ */
+const diffuse = (rates: string) => Array.from({ length: 10 }, (_, i) => chance(`conversation ${i + 1}`, `sim:chance:${rates},${41 + i}`));
+
+t.test('a candidate 10 points worse everywhere: no single conversation is worse, but the suite as a whole is', async (t) => {
+  const { report } = await compare(t, 'coach.3', { max_attempts: 40, concurrency: 1, conversations: diffuse('0.9,0.8') });
+  t.same(
+    report.conversations.map((c) => c.verdict),
+    Array.from({ length: 10 }, () => 'unchanged'),
+    'every conversation unchanged on its own',
+  );
+  t.match(report.suite, { verdict: 'regressed', stop: 'decided' });
+  t.equal(report.regressed, true, 'the suite’s verdict is the comparison’s');
+  const suite = report.suite!;
+  t.ok(suite.p_regressed <= suite.p_needed, `p ${suite.p_regressed} ≤ ${suite.p_needed}`);
+  t.ok(suite.difference!.high < 0, `the pooled interval below 0: ${JSON.stringify(suite.difference)}`);
+  t.match(
+    suite.summary,
+    /^no single conversation is worse, but the suite as a whole is: −\d+ points \(95 % interval −\d+ to −\d+\); p [=<] /,
+  );
+  t.equal(
+    suite.pairs,
+    report.conversations.reduce((sum, c) => sum + c.statistics.rounds, 0),
+    'every round a pair (no attempt in error)',
+  );
+});
+
+t.test('identical revisions: unchanged at both levels', async (t) => {
+  const { report } = await compare(t, 'coach', { max_attempts: 40, concurrency: 1, conversations: diffuse('0.9') });
+  t.same(
+    report.conversations.map((c) => c.verdict),
+    Array.from({ length: 10 }, () => 'unchanged'),
+  );
+  t.match(report.suite, { verdict: 'unchanged' });
+  t.equal(report.regressed, false);
+  t.match(report.suite!.summary, /^no difference over the suite as a whole: [−+]?\d+ points/);
+  t.ok(report.sessions.spent < report.sessions.budget, `${report.sessions.spent} of ${report.sessions.budget} sessions`);
+});

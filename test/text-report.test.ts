@@ -216,7 +216,8 @@ async function decided(rounds: number, baselinePassed: boolean, candidatePassed:
   const gate = createGate({ conversations: 1, mode: { kind: 'repeat', attempts: rounds } });
   const conversation = gate.conversation();
   for (let i = 0; i < rounds; i++) conversation.record(baselinePassed, candidatePassed);
-  return { gate, confidence: 0.95, verdicts: await gate.finalize([conversation]) };
+  const { conversations: verdicts, suite } = await gate.finalize();
+  return { gate, confidence: 0.95, verdicts, suite };
 }
 
 t.test('a comparison: the verdict per conversation, what differs, and REGRESSED', async (t) => {

@@ -552,9 +552,15 @@ export type components = {
       name: string | null;
       baseline: components['schemas']['ComparedRevision'];
       candidate: components['schemas']['ComparedRevision'];
-      /** @description Some conversation regressed; a release gate stops here (the CLI exits 1). */
+      /**
+       * @description Some conversation regressed, or the suite as a whole did (`suite.verdict`); a release gate stops here (the CLI
+       *     exits 1).
+       */
       regressed: boolean;
-      /** @description The chance that any conversation is flagged `regressed` when no revision differs is at most 1 − confidence. */
+      /**
+       * @description The chance that anything — a conversation or the suite — is flagged `regressed` when no revision differs is at
+       *     most 1 − confidence.
+       */
       confidence: number;
       /** @description How attempts were spent per side and conversation. */
       attempts: {
@@ -587,6 +593,8 @@ export type components = {
         /** @description Conversations counted as `unchanged` or `fixed` that fail on both sides (`fails_on_both_sides`). */
         fails_on_both_sides: number;
       };
+      /** @description The suite's own verdict over all conversations together; null with one conversation (its verdict is the suite's). */
+      suite: components['schemas']['ComparisonSuite'] | null;
       /** @description Turn latency of each side over all its turns. */
       latency: {
         baseline: components['schemas']['Latency'];
@@ -651,6 +659,49 @@ export type components = {
       sessions: number;
       /** @description Engine sessions the budget would have allowed on both sides. */
       sessions_budget: number;
+    };
+    /**
+     * @description Whether the candidate is worse (or better) over all conversations together: a stratified test, each conversation its
+     *     own stratum, on the pairs of attempts (the k-th judged attempt of each side) that one side passed and the other
+     *     failed. It holds a share of 1 − confidence beside the conversations (Holm's procedure, weighted), so that a drop
+     *     spread thinly over every conversation is caught where no single conversation's is.
+     */
+    ComparisonSuite: {
+      /**
+       * @description `error`: no pair of attempts could be judged.
+       * @enum {string}
+       */
+      verdict: 'regressed' | 'fixed' | 'unchanged' | 'error';
+      /** @description The suite's verdict in one sentence, with the pooled difference and its 95 % interval. */
+      summary: string;
+      /**
+       * @description Candidate − baseline pass rate over every conversation's pairs (each weighted by its pairs), with a 95 % interval
+       *     (stratified paired Wald, Agresti and Min's adjustment); null without a pair.
+       */
+      difference: components['schemas']['RateInterval'] | null;
+      /**
+       * @description The one-sided p-value for "the candidate passes less often" over the suite: the exact sign test on the pairs that
+       *     differ for `repeat`, a sequential p-value over the same walk when sequential.
+       */
+      p_regressed: number;
+      /** @description The same for "the candidate passes more often". */
+      p_fixed: number;
+      /** @description What the smaller p-value had to be at or below for a verdict (Holm's threshold at its rank). */
+      p_needed: number;
+      /** @description Pairs of judged attempts over all conversations. */
+      pairs: number;
+      discordant: {
+        /** @description Pairs only the baseline's attempt passed. */
+        baseline_only: number;
+        /** @description Pairs only the candidate's attempt passed. */
+        candidate_only: number;
+      };
+      /**
+       * @description Why the suite's test ended: `decided` (its boundary crossed), `futile` (out of reach within the budget), `budget`
+       *     (the conversations ran out, or `repeat`); null: cut short.
+       * @enum {string|null}
+       */
+      stop: 'decided' | 'futile' | 'budget' | null;
     };
     ComparedRevision: {
       agent: components['schemas']['AgentKey'];

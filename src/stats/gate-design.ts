@@ -1,3 +1,5 @@
+import { normalCdf } from './intervals.js';
+import { designSuite, type SuiteDesign } from './suite.js';
 import { boundaryShape, criticalValue, crossingTable, pooledZ } from './unconditional.js';
 
 /**
@@ -17,9 +19,10 @@ import { boundaryShape, criticalValue, crossingTable, pooledZ } from './uncondit
  * - **Sequential** (`min_attempts` r0, `max_attempts` R): the k-th judged baseline attempt is
  *   paired with the k-th judged candidate attempt; after every round, from n = r0 pairs on, the
  *   pooled z of the n pairs' passes is held against the boundary C·(n/R)^(Δ − ½), Δ = 0.25 (between
- *   Pocock's flat boundary and O'Brien and Fleming's steep one), C calibrated exactly for α/K over
- *   the looks n = r0…R at the supremum over p. Each direction on its own. A conversation stops:
- *   - `decided` when either direction crosses: at α/K, Bonferroni's level, which Holm's first step
+ *   Pocock's flat boundary and O'Brien and Fleming's steep one), C calibrated exactly for the
+ *   conversation's level α(1 − s)/K (s the suite test's share of α, `suite.ts`; α/K without it)
+ *   over the looks n = r0…R at the supremum over p. Each direction on its own. A conversation stops:
+ *   - `decided` when either direction crosses: at its Bonferroni level, which Holm's first step
  *     rejects anything at, so the final Holm verdict keeps every early decision;
  *   - `budget` after R rounds;
  *   - `futile` when, in both directions, the predictive power of crossing at the last look is
@@ -29,16 +32,18 @@ import { boundaryShape, criticalValue, crossingTable, pooledZ } from './uncondit
  *     Futility only ever stops a conversation without a rejection, so it cannot raise a false alarm
  *     (the boundary does not count on it); being a function of the counts alone, it is part of every
  *     power the gate computes. The boundary's shape and the threshold are the exact trade-off in
- *     docs/decisions.md (power for 0.9 → 0.6 at R = 60, K = 10: 0.859; identical revisions at 0.9
- *     spend 27.8 of 60 rounds on average).
+ *     docs/decisions.md (power for 0.9 → 0.6 at R = 60, K = 10: 0.859 alone, 0.823 beside the
+ *     suite's test). A futile conversation still plays while the suite's test needs it
+ *     (`Gate.goesOn`): its own looks go on, which the boundary's calibration already covers.
  *   No conversation is looked at before r0 pairs (fewer looks only lower the crossing probability).
- * - **Verdicts** (`finalize`): Holm's step-down at α over the regression p-values of the
- *   conversations that can be compared → `regressed`; separately over the fix p-values →
- *   `fixed`; else `unchanged`. A conversation with no judged attempt on a side is `error` and
+ * - **Verdicts** (`finalize`): Holm's step-down at α, weighted, over the regression p-values of
+ *   the conversations that can be compared (weight (1 − s)/K each) and of the suite's test
+ *   (weight s) → `regressed`; separately over the fix p-values → `fixed`; else `unchanged`.
+ *   A conversation with no judged attempt on a side is `error` and
  *   is left out of Holm's count (its p-value does not exist; leaving it out only lowers the
- *   others' thresholds' divisor, and every conversation's stopping level α/K used the full K,
- *   which is stricter). Holm keeps the chance of any false `regressed` ≤ α for any number of
- *   conversations (and is valid under any dependence between them).
+ *   others' thresholds' divisor, and every conversation's stopping level used the full K,
+ *   which is stricter). Holm keeps the chance of any false `regressed`, a conversation's or the
+ *   suite's, ≤ α for any number of conversations (and is valid under any dependence between them).
  */
 
 /** How a comparison spends attempts: `repeat` exactly N rounds; `sequential` from `min` (default 5) up to `max` rounds. */
@@ -52,10 +57,18 @@ export interface GateOptions {
   mode: GateMode;
   /** Futility threshold on predictive power (sequential only); default 0.04, 0 turns futility off. */
   futility?: number;
+  /**
+   * The suite test's share of α (`suite.ts`), the rest split evenly over the conversations; default
+   * 0.4 (docs/decisions.md has the trade-off), 0 turns the suite's test off. None with one conversation.
+   */
+  suiteShare?: number;
 }
 
 /** The futility threshold a sequential comparison uses unless told otherwise (docs/decisions.md has the trade-off). */
 const DEFAULT_FUTILITY = 0.04;
+
+/** The suite test's share of α unless told otherwise (docs/decisions.md has the trade-off). */
+const DEFAULT_SUITE_SHARE = 0.4;
 
 /**
  * The numbers fixed once per comparison, before any round: what every conversation's state and
@@ -65,8 +78,10 @@ export interface Design {
   readonly kind: 'repeat' | 'sequential';
   readonly alpha: number;
   readonly conversations: number;
-  /** α/K. */
+  /** A conversation's share of α, α(1 − suite share)/K: its Bonferroni level, where it stops as decided. */
   readonly stopLevel: number;
+  /** The suite's own test (its share of α, its boundary); null with one conversation or a share of 0. */
+  readonly suite: SuiteDesign | null;
   /** Rounds at most (R, or N for `repeat`): also the pairs at most, the boundary's last look. */
   readonly maxRounds: number;
   /** r0 (sequential); equal to maxRounds for `repeat`. The boundary's first look, in pairs. */
@@ -87,11 +102,13 @@ export function designGate(options: GateOptions): Design {
   const confidence = options.confidence ?? 0.95;
   const { conversations, mode } = options;
   const futility = options.futility ?? DEFAULT_FUTILITY;
+  const share = conversations > 1 ? (options.suiteShare ?? DEFAULT_SUITE_SHARE) : 0;
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence ${confidence}: between 0 and 1`);
   if (!Number.isInteger(conversations) || conversations < 1) throw new RangeError(`conversations ${conversations}: at least 1`);
   if (!(futility >= 0 && futility < 1)) throw new RangeError(`futility ${futility}: in [0, 1)`);
+  if (!(share >= 0 && share < 1)) throw new RangeError(`suiteShare ${share}: in [0, 1)`);
   const alpha = 1 - confidence;
-  const stopLevel = alpha / conversations;
+  const stopLevel = (alpha * (1 - share)) / conversations;
   const max = mode.kind === 'repeat' ? mode.attempts : mode.max;
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`${mode.kind === 'repeat' ? 'attempts' : 'max'} ${max}: at least 1`);
   const min = mode.kind === 'repeat' ? max : Math.min(mode.min ?? 5, max);
@@ -102,6 +119,7 @@ export function designGate(options: GateOptions): Design {
     alpha,
     conversations,
     stopLevel,
+    suite: designSuite(mode.kind, alpha * share, conversations, max),
     maxRounds: max,
     minRounds: min,
     critical,
@@ -138,14 +156,6 @@ export function futile(design: Design, n: number, x: number, y: number): boolean
   const reach = design.critical * Math.sqrt(t);
   const spread = Math.sqrt(1 - t);
   return normalCdf((z - reach) / spread) < design.futility && normalCdf((-z - reach) / spread) < design.futility;
-}
-
-/** Φ, the standard normal distribution function (Abramowitz and Stegun 26.2.17, error below 7.5e-8). */
-function normalCdf(z: number): number {
-  const t = 1 / (1 + 0.2316419 * Math.abs(z));
-  const density = Math.exp((-z * z) / 2) / Math.sqrt(2 * Math.PI);
-  const tail = density * t * (0.31938153 + t * (-0.356563782 + t * (1.781477937 + t * (-1.821255978 + t * 1.330274429))));
-  return z >= 0 ? 1 - tail : tail;
 }
 
 /**

@@ -6,11 +6,12 @@
  *
  * ```ts
  * const gate = createGate({ confidence: 0.95, conversations: K, mode: { kind: 'sequential', min: 5, max: 20 } });
- * const states = conversations.map(() => gate.conversation());
- * // per conversation, per round (one baseline and one candidate attempt; null = error):
- * const { stop } = states[i].record(baselinePassed, candidatePassed); // stop: null | 'decided' | 'futile' | 'budget'
- * // when every conversation stopped:
- * const verdicts = await gate.finalize(states); // per conversation: verdict, p-values, intervals, pass^k, detectable drop, rounds, stop
+ * const states = conversations.map(() => gate.conversation()); // conversation i is the i-th handed out
+ * // per conversation, per round (one baseline and one candidate attempt; null = error), while gate.goesOn(i):
+ * states[i].record(baselinePassed, candidatePassed);
+ * // when no conversation goes on:
+ * const { conversations, suite } = await gate.finalize(); // per conversation: verdict, p-values, intervals, pass^k,
+ * // detectable drop, rounds, stop; the suite's verdict over all of them, with the pooled difference
  * ```
  */
 export {
@@ -20,6 +21,8 @@ export {
   type ConversationVerdict,
   type Gate,
   type SideSummary,
+  type SuiteVerdict,
+  type Verdicts,
   type ComparisonStop,
   type Verdict,
 } from './gate.js';

@@ -8,7 +8,15 @@
  */
 
 /** Φ⁻¹(0.975): the 95 % two-sided normal quantile. */
-const Z95 = 1.959963984540054;
+export const Z95 = 1.959963984540054;
+
+/** Φ, the standard normal distribution function (Abramowitz and Stegun 26.2.17, error below 7.5e-8). */
+export function normalCdf(z: number): number {
+  const t = 1 / (1 + 0.2316419 * Math.abs(z));
+  const density = Math.exp((-z * z) / 2) / Math.sqrt(2 * Math.PI);
+  const tail = density * t * (0.31938153 + t * (-0.356563782 + t * (1.781477937 + t * (-1.821255978 + t * 1.330274429))));
+  return z >= 0 ? 1 - tail : tail;
+}
 
 /** An estimate with its interval; `estimate` is null when there is nothing to estimate from. */
 export interface Interval {

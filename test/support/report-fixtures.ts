@@ -115,15 +115,27 @@ export function runFixture(plans: Array<{ name: string; outcomes: Outcome[] }>, 
   return runOf('agent:coach', 2, conversations, repeat, passRate);
 }
 
-/** A comparison of the plans, decided by the gate: sequential from 5 to 20 rounds unless told otherwise. */
-export async function comparisonFixture(plans: Plan[], options: { confidence?: number; mode?: GateMode } = {}): Promise<ComparisonReport> {
+/**
+ * A comparison of the plans, decided by the gate: sequential from 5 to 20 rounds unless told
+ * otherwise; without the suite's test unless given its share (the conversations' figures the
+ * report tests read are those of their own rule at α/K).
+ */
+export async function comparisonFixture(
+  plans: Plan[],
+  options: { confidence?: number; mode?: GateMode; suiteShare?: number } = {},
+): Promise<ComparisonReport> {
   const confidence = options.confidence ?? 0.95;
-  const gate = createGate({ confidence, conversations: plans.length, mode: options.mode ?? { kind: 'sequential', min: 5, max: 20 } });
+  const gate = createGate({
+    confidence,
+    conversations: plans.length,
+    mode: options.mode ?? { kind: 'sequential', min: 5, max: 20 },
+    suiteShare: options.suiteShare ?? 0,
+  });
   const states = plans.map(() => gate.conversation());
   const attempts = plans.map(() => ({ baseline: [] as AttemptReport[], candidate: [] as AttemptReport[] }));
   plans.forEach((plan, i) => {
     const state = states[i]!;
-    for (let round = 0; state.stop === null && round < gate.maxRounds; round++) {
+    for (let round = 0; gate.goesOn(i) && round < gate.maxRounds; round++) {
       const b = plan.baseline[round % plan.baseline.length]!;
       const c = plan.candidate[round % plan.candidate.length]!;
       attempts[i]!.baseline.push(attemptOf(round + 1, b, 'agent:coach'));
@@ -131,7 +143,7 @@ export async function comparisonFixture(plans: Plan[], options: { confidence?: n
       state.record(b, c);
     }
   });
-  const verdicts = await gate.finalize(states);
+  const { conversations: verdicts, suite } = await gate.finalize();
   const side = (which: 'baseline' | 'candidate', agent: string, revision: number) =>
     runOf(
       agent,
@@ -142,7 +154,7 @@ export async function comparisonFixture(plans: Plan[], options: { confidence?: n
   return comparisonReportOf(
     'cmp-0c0ffee',
     { baseline: side('baseline', 'agent:coach', 2), candidate: side('candidate', 'agent:coach.3', 3) },
-    { gate, confidence, verdicts },
+    { gate, confidence, verdicts, suite },
     { startedAt: Date.parse('2026-12-02T04:46:20.000Z'), finishedAt: Date.parse('2026-12-02T04:46:31.000Z') },
     [],
   );

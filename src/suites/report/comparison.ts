@@ -1,6 +1,6 @@
 import type { components } from '../../api/report-shapes.js';
-import type { ConversationVerdict, Gate, SideSummary } from '../../stats/index.js';
-import { describeExpectation, describeVerdict } from './wording.js';
+import type { ConversationVerdict, Gate, SideSummary, SuiteVerdict } from '../../stats/index.js';
+import { describeExpectation, describeSuite, describeVerdict } from './wording.js';
 import { addUsage, noUsage, type AttemptReport, type ConversationReport, type RunReport, type TurnReport } from './run-report.js';
 
 /**
@@ -200,11 +200,12 @@ function divergedAt(baseline: AttemptReport[], candidate: AttemptReport[]): numb
   return first;
 }
 
-/** What the gate decided: its rule, for the budget and the wording, and each conversation's verdict. */
+/** What the gate decided: its rule, for the budget and the wording, each conversation's verdict and the suite's. */
 export interface Decision {
   gate: Gate;
   confidence: number;
   verdicts: ConversationVerdict[];
+  suite: SuiteVerdict | null;
 }
 
 /** The attempts a comparison reads: an invalid one (the simulated user spoiled it) says nothing of the agent. */
@@ -278,7 +279,7 @@ export function comparisonReportOf(
     name: runs.candidate.name,
     baseline: { agent: runs.baseline.agent, revision: runs.baseline.revision },
     candidate: { agent: runs.candidate.agent, revision: runs.candidate.revision },
-    regressed: totals.regressed > 0,
+    regressed: totals.regressed > 0 || decision.suite?.verdict === 'regressed',
     confidence: decision.confidence,
     attempts: { mode: gate.mode, min_attempts: gate.minRounds, max_attempts: gate.maxRounds },
     sessions: {
@@ -293,6 +294,7 @@ export function comparisonReportOf(
     repeat: runs.candidate.repeat,
     pass_rate: runs.candidate.pass_rate,
     totals,
+    suite: decision.suite === null ? null : { ...decision.suite, summary: describeSuite(decision.suite, totals.regressed) },
     latency: { baseline: latencyOf(attemptsOf(runs.baseline)), candidate: latencyOf(attemptsOf(runs.candidate)) },
     model_usage: {
       baseline: runs.baseline.model_usage,

@@ -194,6 +194,42 @@ function comparisonCase(classname: string, report: ComparisonReport, c: Conversa
   return { xml: testcase(classname, name, null, [`      <system-out>${xmlText(detail)}</system-out>`]), kind: 'ok' };
 }
 
+/**
+ * The suite's own verdict as one more testcase ("the suite as a whole / compared with the baseline"): <failure> when the
+ * suite as a whole regressed (even with no conversation that did), <error> when no pair could be judged.
+ */
+function suiteCase(classname: string, report: ComparisonReport): Case[] {
+  const { suite } = report;
+  if (suite === null) return [];
+  const name = `the suite as a whole / compared with ${report.baseline.agent}`;
+  const { baseline_only: baselineOnly, candidate_only: candidateOnly } = suite.discordant;
+  const detail = [
+    `${suite.verdict}: ${suite.summary}`,
+    `${suite.pairs} pairs over ${report.conversations.length} conversations: ` +
+      `${baselineOnly} only the baseline passed, ${candidateOnly} only the candidate`,
+  ].join('\n');
+  if (suite.verdict === 'regressed') {
+    const message = `regressed: ${suite.summary}`;
+    return [
+      {
+        xml: testcase(classname, name, null, [`      <failure${attrs({ message, type: 'regression' })}>${xmlText(detail)}</failure>`]),
+        kind: 'failure',
+      },
+    ];
+  }
+  if (suite.verdict === 'error') {
+    return [
+      {
+        xml: testcase(classname, name, null, [
+          errorTag({ error: 'not_compared', message: 'No pair of attempts could be judged.' }, detail),
+        ]),
+        kind: 'error',
+      },
+    ];
+  }
+  return [{ xml: testcase(classname, name, null, [`      <system-out>${xmlText(detail)}</system-out>`]), kind: 'ok' }];
+}
+
 function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
   const { comparison } = suite;
   const counts: Counts = { tests: 0, failures: 0, errors: 0, skipped: 0, ms: (comparison ?? suite.report)?.duration_ms ?? 0 };
@@ -203,7 +239,7 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
     const error = suite.error ?? { error: 'error', message: 'The suite did not run.' };
     cases = [{ xml: testcase(classname, 'run', 0, [errorTag(error, error.message)]), kind: 'error' }];
   } else if (comparison !== undefined) {
-    cases = comparison.conversations.map((c) => comparisonCase(classname, comparison, c));
+    cases = [...comparison.conversations.map((c) => comparisonCase(classname, comparison, c)), ...suiteCase(classname, comparison)];
   } else {
     const { repeat } = suite.report;
     cases = suite.report.conversations.flatMap((conv) => conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat)));

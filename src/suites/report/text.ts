@@ -273,6 +273,23 @@ function renderConversationComparison(report: ComparisonReport, c: ConversationC
 }
 
 /**
+ * The suite's own verdict, after the conversations': `✗ the suite as a whole · REGRESSED · 400 pairs: 70 only the
+ * baseline passed, 30 only the candidate`, then its sentence. Nothing with one conversation.
+ */
+function renderSuiteComparison(report: ComparisonReport): string[] {
+  const { suite } = report;
+  if (suite === null) return [];
+  const mark = suite.verdict === 'regressed' ? FAIL : PASS;
+  const verdict = suite.verdict === 'regressed' ? 'REGRESSED' : suite.verdict === 'error' ? 'could not compare' : suite.verdict;
+  const { baseline_only: baselineOnly, candidate_only: candidateOnly } = suite.discordant;
+  return [
+    `  ${mark} the suite as a whole · ${verdict} · ${suite.pairs} pairs: ` +
+      `${baselineOnly} only the baseline passed, ${candidateOnly} only the candidate`,
+    `      ${suite.summary}`,
+  ];
+}
+
+/**
  * A comparison as a person reads it in a terminal: the answer first, then each conversation's verdict and what
  * differs; transcripts are in --html and --json.
  */
@@ -283,6 +300,7 @@ export function renderComparison(report: ComparisonReport, title: string): strin
       `${confidenceText(report.confidence)} · ${attemptsModeText(report.attempts)}`,
   ];
   for (const c of report.conversations) out.push(...renderConversationComparison(report, c));
+  out.push(...renderSuiteComparison(report));
   const { regressed, fixed, unchanged, error, fails_on_both_sides: bothFail } = report.totals;
   const usage = report.model_usage.total.calls > 0 ? ` · ${usageText(report.model_usage.total)}` : '';
   const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;

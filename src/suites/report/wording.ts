@@ -1,4 +1,4 @@
-import type { ConversationVerdict } from '../../stats/index.js';
+import type { ConversationVerdict, SuiteVerdict } from '../../stats/index.js';
 import type { components } from '../../api/report-shapes.js';
 import type { AttemptReview, ExpectationResult, RunReport, TurnReport } from './run-report.js';
 
@@ -136,13 +136,21 @@ export type Answer = { tone: 'passed' | 'failed' | 'error'; text: string };
  * `coach.3 may be promoted: no conversation was found worse than on coach (refund is better)`, or
  * `could not compare coach.3 with coach: size help had no attempt that could be judged on a side`.
  */
-export function comparisonAnswer(report: Pick<ComparisonReport, 'baseline' | 'candidate' | 'conversations'>): Answer {
+export function comparisonAnswer(
+  report: Pick<ComparisonReport, 'baseline' | 'candidate' | 'conversations'> & { suite?: ComparisonReport['suite'] },
+): Answer {
   const [candidate, baseline] = [agentName(report.candidate.agent), agentName(report.baseline.agent)];
   const named = (verdict: ConversationVerdict['verdict']) => report.conversations.filter((c) => c.verdict === verdict).map((c) => c.name);
   const [regressed, fixed, notCompared] = [named('regressed'), named('fixed'), named('error')];
   const bothFail = report.conversations.filter((c) => c.fails_on_both_sides).map((c) => c.name);
   const uncompared = notCompared.length === 0 ? '' : `; ${namesText(notCompared)} could not be compared`;
   if (regressed.length > 0) return { tone: 'failed', text: `do not promote ${candidate}: ${namesText(regressed)} regressed${uncompared}` };
+  if (report.suite?.verdict === 'regressed') {
+    return {
+      tone: 'failed',
+      text: `do not promote ${candidate}: the suite as a whole regressed, though no single conversation did${uncompared}`,
+    };
+  }
   if (notCompared.length > 0) {
     return {
       tone: 'error',
@@ -203,11 +211,16 @@ function chanceText(p: number): string {
  * chance 1.3 % of the time if nothing had changed; 0.017 or less was needed with 3 conversations`.
  */
 export function pValueText(p: number, needed: number, what: 'drop' | 'gain' | 'difference', conversations: number): string {
-  return (
-    `p = ${formatP(p)}: a ${what} this large would happen by chance ${chanceText(p)} if nothing had changed; ` +
-    `${formatP(needed)} or less was needed with ${conversations} conversation${conversations === 1 ? '' : 's'}`
-  );
+  const among = `${conversations} conversation${conversations === 1 ? '' : 's'}`;
+  return `${chanceClause(p, what)}; ${formatP(needed)} or less was needed with ${among}`;
 }
+
+/** `p = 0.013: a drop this large would happen by chance 1.3 % of the time if nothing had changed`. */
+const chanceClause = (p: number, what: 'drop' | 'gain' | 'difference'): string => {
+  const shown = formatP(p);
+  const equals = shown.startsWith('<') ? shown : `= ${shown}`;
+  return `p ${equals}: a ${what} this large would happen by chance ${chanceText(p)} if nothing had changed`;
+};
 
 /**
  * A conversation's verdict in one sentence a person can act on, e.g. "the candidate passes 30
@@ -234,6 +247,27 @@ export function describeVerdict(result: ConversationVerdict, conversations: numb
     `no difference found: the candidate passed ${rates} ${interval}; ` +
     `${pValueText(p, p_needed, what, conversations)}; ${protection(result)}`
   );
+}
+
+/**
+ * The suite's verdict in one sentence, said against the conversations' (`regressedConversations`
+ * of them regressed), e.g. "no single conversation is worse, but the suite as a whole is: −9 points
+ * (95 % interval −14 to −4); p = 0.0004: a drop this large would happen by chance 0.04 % of the time
+ * if nothing had changed; 0.02 or less was needed for the suite as a whole".
+ */
+export function describeSuite(suite: SuiteVerdict, regressedConversations: number): string {
+  const { verdict, difference } = suite;
+  if (verdict === 'error' || difference === null) return 'cannot be compared: no pair of attempts could be judged';
+  const pooled = `${signed(difference.estimate!)} points (95 % interval ${signed(difference.low)} to ${signed(difference.high)})`;
+  const needed = `${formatP(suite.p_needed)} or less was needed for the suite as a whole`;
+  if (verdict === 'regressed') {
+    const lead =
+      regressedConversations === 0 ? 'no single conversation is worse, but the suite as a whole is' : 'the suite as a whole is worse too';
+    return `${lead}: ${pooled}; ${chanceClause(suite.p_regressed, 'drop')}; ${needed}`;
+  }
+  if (verdict === 'fixed') return `the suite as a whole passes more often: ${pooled}; ${chanceClause(suite.p_fixed, 'gain')}; ${needed}`;
+  const what = difference.estimate === 0 ? 'difference' : suite.p_regressed <= suite.p_fixed ? 'drop' : 'gain';
+  return `no difference over the suite as a whole: ${pooled}; ${chanceClause(Math.min(suite.p_regressed, suite.p_fixed), what)}; ${needed}`;
 }
 
 /**

@@ -58,9 +58,15 @@ export async function compareSuite(
   };
   const tests: ConversationGate[] = suite.conversations.map(() => gate.conversation());
   for (const side of SIDES) await restoreUnusedFixture(sides[side], states[side]);
+  /** Tells the journal of each conversation that goes on no more (it keeps the first word on each). */
+  const announce = (conversations: number[]) => {
+    for (const i of conversations) if (!gate.goesOn(i)) journal.stopped(i, tests[i]!.stop!, tests[i]!.rounds);
+  };
   const journey = async (group: number[], g: number) => {
     for (let round = 1; round <= gate.maxRounds && !journal.halted; round++) {
-      const open = group.filter((i) => tests[i]!.stop === null && SIDES.every((side) => attempts[side][i]!.length < gate.maxRounds));
+      // The gate says who goes on: a conversation its own rule stopped as futile plays on while the suite's test needs it.
+      const open = group.filter((i) => gate.goesOn(i) && SIDES.every((side) => attempts[side][i]!.length < gate.maxRounds));
+      announce(group);
       if (open.length === 0) return;
       let done = journal.completed(g, round);
       if (done === undefined) {
@@ -88,10 +94,8 @@ export async function compareSuite(
         journal.complete(done);
       }
       done.attempts.forEach((attempt, j) => attempts[done.sides[j]!][done.conversations[j]!]!.push(attempt));
-      for (const i of open) {
-        const { stop } = tests[i]!.record(judged(attempts.baseline[i]!.at(-1)), judged(attempts.candidate[i]!.at(-1)));
-        if (stop !== null) journal.stopped(i, stop, tests[i]!.rounds);
-      }
+      for (const i of open) tests[i]!.record(judged(attempts.baseline[i]!.at(-1)), judged(attempts.candidate[i]!.at(-1)));
+      announce(open);
     }
   };
   const peak = await runUnits(
@@ -110,10 +114,11 @@ export async function compareSuite(
   const waited = sides.candidate.room.note();
   if (waited !== undefined) notes.push(waited);
   notes.push(COMPARISON_NOTES.fair, COMPARISON_NOTES.usage);
+  const { conversations: verdicts, suite: suiteVerdict } = await gate.finalize();
   return comparisonReportOf(
     id,
     runs,
-    { gate, confidence: suite.confidence, verdicts: await gate.finalize(tests) },
+    { gate, confidence: suite.confidence, verdicts, suite: suiteVerdict },
     { startedAt: states.candidate.startedAt, finishedAt: Date.now() },
     notes,
   );

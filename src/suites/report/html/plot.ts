@@ -78,6 +78,47 @@ function row(c: ConversationComparison, i: number, key: string): Html {
   </g>`;
 }
 
+/** Room above the suite's row for its own axis (its ticks are points of difference, not pass rates). */
+const SUITE_GAP = 30;
+
+/**
+ * The suite's own row, under the conversations': the pooled difference candidate − baseline (a
+ * square) with its 95 % interval, on an axis of points centred on 0, symmetric and wide enough
+ * for the interval.
+ */
+function suiteRow(report: ComparisonReport, top: number): Html {
+  const suite = report.suite!;
+  const d = suite.difference;
+  const range = d === null ? 0.25 : Math.min(1, Math.max(0.25, Math.ceil(Math.max(-d.low, d.high) * 4) / 4));
+  const dx = (v: number) => AXIS_LEFT + ((Math.min(range, Math.max(-range, v)) + range) / (2 * range)) * (AXIS_RIGHT - AXIS_LEFT);
+  const points = (v: number) => `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.round(Math.abs(v) * 100)}`;
+  const ticks = [-range, -range / 2, 0, range / 2, range].map(
+    (v) =>
+      html`<line class="${v === 0 ? 'grid zero' : 'grid'}" x1="${at(dx(v))}" y1="${top - 8}" x2="${at(dx(v))}" y2="${top + ROW - 2}"></line
+        ><text class="tick" x="${at(dx(v))}" y="${top - 12}" text-anchor="middle">${v === 0 ? '0 points' : points(v)}</text>`,
+  );
+  const cy = top + 17;
+  const interval =
+    d === null
+      ? html`<text class="none" x="${at(AXIS_LEFT + 6)}" y="${at(cy + 4)}">no pair of attempts could be judged</text>`
+      : html`<g class="pooled"
+          ><title>
+            ${
+              `candidate − baseline over all conversations: ${points(d.estimate!)} points ` +
+              `(95 % interval ${points(d.low)} to ${points(d.high)})`
+            }</title
+          ><line class="ci" x1="${at(dx(d.low))}" y1="${at(cy)}" x2="${at(dx(d.high))}" y2="${at(cy)}"></line
+          ><rect class="dot" x="${at(dx(d.estimate!) - 5)}" y="${at(cy - 5)}" width="10" height="10"></rect
+        ></g>`;
+  return html`<g class="${`suite-row ${suite.verdict}`}">
+    <rect class="${`suite-band ${suite.verdict}`}" x="0" y="${top - SUITE_GAP + 4}" width="${WIDTH}" height="${ROW + SUITE_GAP - 4}"></rect>
+    ${ticks}
+    <text class="name" x="${NAME_END}" y="${top + 21}" text-anchor="end">the suite as a whole</text>
+    ${interval}
+    <text class="verdict" x="${VERDICT_AT}" y="${top + 21}">${VERDICT_WORD[suite.verdict]}</text>
+  </g>`;
+}
+
 /** The rows' backgrounds, under the axis' grid: red for a regression, green for a fix. */
 const bands = (report: ComparisonReport): Html =>
   html`<g class="bands">
@@ -113,22 +154,32 @@ function legend(report: ComparisonReport): Html {
 
 /** The pass-rate plot, with a caption saying what its marks mean. */
 export function passRatePlot(report: ComparisonReport, key: string): Html {
-  const height = HEAD + report.conversations.length * ROW + 10;
+  const suiteTop = HEAD + report.conversations.length * ROW + SUITE_GAP;
+  const height = (report.suite === null ? HEAD + report.conversations.length * ROW : suiteTop + ROW) + 10;
   const t = report.totals;
   const label =
     `Pass rates with their 95 % intervals, baseline ${report.baseline.agent} against candidate ${report.candidate.agent}: ` +
     `${t.regressed} regressed, ${t.fixed} fixed, ${t.unchanged} unchanged` +
     `${t.error > 0 ? `, ${t.error} could not be compared` : ''}` +
-    `${t.fails_on_both_sides > 0 ? `; ${t.fails_on_both_sides} failing on both sides` : ''}`;
+    `${t.fails_on_both_sides > 0 ? `; ${t.fails_on_both_sides} failing on both sides` : ''}` +
+    `${report.suite === null ? '' : `; the suite as a whole ${VERDICT_WORD[report.suite.verdict]}`}`;
   return html`<section class="card plot-card">
     <svg class="plot" viewBox="${`0 0 ${WIDTH} ${height}`}" role="img" aria-label="${label}">
-      ${bands(report)}${axis(height)}${legend(report)}${report.conversations.map((c, i) => row(c, i, key))}
+      ${bands(report)}${axis(report.suite === null ? height : suiteTop - SUITE_GAP + 4)}${legend(report)}${report.conversations.map(
+        (c, i) => row(c, i, key),
+      )}${report.suite === null ? '' : suiteRow(report, suiteTop)}
     </svg>
     <p class="plot-caption">
       Each side's pass rate over its judged attempts (the mark) with its 95 % interval (the line). A row is
       <b class="regressed">regressed</b> or <b class="fixed">fixed</b> only when the test says so with ${confidenceText(report.confidence)}
-      over all ${report.conversations.length} conversations, not where the intervals merely differ. Attempts:
-      ${attemptsModeText(report.attempts)}; ${report.sessions.spent} of ${report.sessions.budget} sessions spent.
+      over all ${report.conversations.length} conversations, not where the intervals merely
+      differ.${
+        report.suite === null
+          ? ''
+          : " The last row is the suite as a whole: the difference candidate − baseline over every conversation's pairs " +
+            '(the square) with its 95 % interval, in points.'
+      }
+      Attempts: ${attemptsModeText(report.attempts)}; ${report.sessions.spent} of ${report.sessions.budget} sessions spent.
     </p>
   </section>`;
 }
