@@ -68,37 +68,61 @@ function emptyPolynomial(): RatePolynomial {
 }
 
 /**
- * The polynomial at p. Terms come grouped by attempts t with s ascending (as both builders push
- * them), so within a group p^s(1 − p)^(t − s) is one exponential and then a product per term,
- * walked from the group's largest term down (ascending s when p ≤ ½, descending when p > ½): a
- * term that underflows on the way is one too small to count. `weights` are the exponentials of
- * the log weights, computed once per polynomial.
+ * The polynomial as a function of p. Terms come grouped by attempts t with s ascending (as both
+ * builders push them), so within a group p^s(1 − p)^(t − s) is one exponential and then a product
+ * per term, walked from the group's largest term down (ascending s when p ≤ ½, descending when
+ * p > ½): a term that underflows on the way is one too small to count. What does not depend on p
+ * is found once here (the weights' exponentials, the groups, the gaps between successive s), and
+ * per p the steps ((p/(1 − p))^gap, or its inverse) once per gap, not once per term: a supremum
+ * evaluates the same polynomial some 180 times, so this is most of a sequential p-value's cost.
+ * The arithmetic per p is the same as term by term, so are the values, to the last bit.
  */
-function valueAt(polynomial: RatePolynomial, p: number, weights: Float64Array = Float64Array.from(polynomial.logWeight, Math.exp)): number {
-  const logP = Math.log(p);
-  const logQ = Math.log(1 - p);
+function evaluator(polynomial: RatePolynomial): (p: number) => number {
   const { passes, attempts } = polynomial;
-  const up = p <= 0.5;
-  const ratio = up ? p / (1 - p) : (1 - p) / p;
-  let sum = 0;
-  for (let start = 0; start < passes.length;) {
-    let end = start;
-    while (end + 1 < passes.length && attempts[end + 1] === attempts[start]) end++;
-    const t = attempts[start]!;
-    let i = up ? start : end;
-    let s = passes[i]!;
-    let power = Math.exp(s * logP + (t - s) * logQ);
-    for (;;) {
-      sum += weights[i]! * power;
-      if (up ? i === end : i === start) break;
-      i += up ? 1 : -1;
-      const gap = Math.abs(passes[i]! - s);
-      power *= gap === 1 ? ratio : ratio ** gap;
-      s = passes[i]!;
+  const weights = Float64Array.from(polynomial.logWeight, Math.exp);
+  const starts: number[] = [];
+  const gaps = new Int32Array(passes.length);
+  let widest = 1;
+  for (let i = 0; i < passes.length; i++) {
+    if (i === 0 || attempts[i] !== attempts[i - 1]) starts.push(i);
+    else {
+      gaps[i] = passes[i]! - passes[i - 1]!;
+      widest = Math.max(widest, gaps[i]!);
     }
-    start = end + 1;
   }
-  return sum;
+  starts.push(passes.length);
+  const steps = new Float64Array(widest + 1);
+  return (p: number): number => {
+    const logP = Math.log(p);
+    const logQ = Math.log(1 - p);
+    const up = p <= 0.5;
+    const ratio = up ? p / (1 - p) : (1 - p) / p;
+    steps[0] = 1;
+    steps[1] = ratio;
+    for (let gap = 2; gap <= widest; gap++) steps[gap] = ratio ** gap;
+    let sum = 0;
+    for (let group = 0; group + 1 < starts.length; group++) {
+      const start = starts[group]!;
+      const end = starts[group + 1]! - 1;
+      const t = attempts[start]!;
+      const first = up ? start : end;
+      const s = passes[first]!;
+      let power = Math.exp(s * logP + (t - s) * logQ);
+      sum += weights[first]! * power;
+      if (up) {
+        for (let i = start + 1; i <= end; i++) {
+          power *= steps[gaps[i]!]!;
+          sum += weights[i]! * power;
+        }
+      } else {
+        for (let i = end - 1; i >= start; i--) {
+          power *= steps[gaps[i + 1]!]!;
+          sum += weights[i]! * power;
+        }
+      }
+    }
+    return sum;
+  };
 }
 
 /** The pass rates the supremum is first looked for at: 0.01, 0.02, …, 0.99. */
@@ -112,8 +136,7 @@ const GRID = Array.from({ length: 99 }, (_, i) => (i + 1) / 100);
  */
 function supremum(polynomial: RatePolynomial): { value: number; rate: number } {
   if (polynomial.logWeight.length === 0) return { value: 0, rate: 0.5 };
-  const weights = Float64Array.from(polynomial.logWeight, Math.exp);
-  const at = (p: number) => valueAt(polynomial, p, weights);
+  const at = evaluator(polynomial);
   const values = GRID.map(at);
   const order = values.map((value, index) => ({ value, index })).sort((a, b) => b.value - a.value);
   let best = { value: order[0]!.value, rate: GRID[order[0]!.index]! };
@@ -190,6 +213,14 @@ export function barnardPValue(nB: number, x: number, nC: number, y: number): num
 }
 
 /**
+ * Whether n pairs with s passes in all, d more of them the baseline's, reach the threshold over
+ * g(n). (A function, not a closure per cell: the table has R² cells.)
+ */
+function crossesAt(n: number, s: number, d: number, g: number, threshold: number): boolean {
+  return reaches(pooledZ(n, (s + d) / 2, n, (s - d) / 2) / g, threshold);
+}
+
+/**
  * Where a boundary is crossed, as a table: `table[n][s]` is the smallest difference x − y of
  * baseline over candidate passes, among n pairs with s passes in all, for which z_n/g(n) reaches
  * `threshold` (z grows with x − y when n and s are fixed); 2n + 1 (never) before the first look
@@ -205,13 +236,12 @@ export function crossingTable(threshold: number, firstLook: number, maxPairs: nu
     for (let s = 1; s < 2 * n; s++) {
       // x − y has the parity of s and is at most min(s, 2n − s); z = (x − y)·√(2n / (s(2n − s))).
       const top = Math.min(s, 2 * n - s);
-      const crosses = (d: number) => reaches(pooledZ(n, (s + d) / 2, n, (s - d) / 2) / g, threshold);
       let d = Math.max(
         s % 2,
         Math.min(top, 2 * Math.ceil((threshold * g * Math.sqrt((s * (2 * n - s)) / (2 * n)) - (s % 2)) / 2) + (s % 2)),
       );
-      while (d - 2 >= 1 && crosses(d - 2)) d -= 2;
-      while (d <= top && !crosses(d)) d += 2;
+      while (d - 2 >= 1 && crossesAt(n, s, d - 2, g, threshold)) d -= 2;
+      while (d <= top && !crossesAt(n, s, d, g, threshold)) d += 2;
       if (d <= top && d > 0) row[s] = d;
     }
   }
@@ -300,7 +330,8 @@ export function criticalValue(level: number, firstLook: number, maxPairs: number
   }
   // Repeated values do no harm to a bisection: no Set (hashing a million doubles takes a second).
   const sorted = Float64Array.from(values).sort();
-  const rareAtHalf = (threshold: number) => valueAt(crossingPolynomial(crossingTable(threshold, firstLook, maxPairs, shape)), 0.5) <= level;
+  const rareAtHalf = (threshold: number) =>
+    evaluator(crossingPolynomial(crossingTable(threshold, firstLook, maxPairs, shape)))(0.5) <= level;
   const rare = (threshold: number) => crossingProbability(threshold, firstLook, maxPairs, shape) <= level;
   const search = (low: number, high: number, rareEnough: (threshold: number) => boolean): number => {
     // low: crosses too often (or -1); high: rare enough (or past the end).
