@@ -320,6 +320,16 @@ export function crossingProbability(threshold: number, firstLook: number, maxPai
  * never rejects). Cached.
  */
 export function criticalValue(level: number, firstLook: number, maxPairs: number, shape = BOUNDARY_SHAPE): number {
+  return finish(criticalSearch(level, firstLook, maxPairs, shape));
+}
+
+/**
+ * The search of `criticalValue` in steps: it yields after the values are listed, after they are
+ * sorted, and after each boundary whose crossing chance it computes (a crossing table and a DP
+ * over the looks, about 25 ms at R = 200 and some 25 steps in all), so that a caller on the
+ * event loop (`designGateYielding`) can let it turn between steps. The same steps either way.
+ */
+export function* criticalSearch(level: number, firstLook: number, maxPairs: number, shape = BOUNDARY_SHAPE): Generator<void, number> {
   const key = `${level} ${firstLook} ${maxPairs} ${shape}`;
   const cached = criticals.get(key);
   if (cached !== undefined) return cached;
@@ -328,29 +338,50 @@ export function criticalValue(level: number, firstLook: number, maxPairs: number
     const g = boundaryShape(n, maxPairs, shape);
     for (let x = 1; x <= n; x++) for (let y = 0; y < x; y++) values.push(pooledZ(n, x, n, y) / g);
   }
+  yield;
   // Repeated values do no harm to a bisection: no Set (hashing a million doubles takes a second).
   const sorted = Float64Array.from(values).sort();
+  yield;
   const rareAtHalf = (threshold: number) =>
     evaluator(crossingPolynomial(crossingTable(threshold, firstLook, maxPairs, shape)))(0.5) <= level;
   const rare = (threshold: number) => crossingProbability(threshold, firstLook, maxPairs, shape) <= level;
-  const search = (low: number, high: number, rareEnough: (threshold: number) => boolean): number => {
+  function* search(low: number, high: number, rareEnough: (threshold: number) => boolean): Generator<void, number> {
     // low: crosses too often (or -1); high: rare enough (or past the end).
     while (high - low > 1) {
       const middle = (low + high) >> 1;
       if (rareEnough(sorted[middle]!)) high = middle;
       else low = middle;
+      yield;
     }
     return high;
-  };
-  let low = search(-1, sorted.length, rareAtHalf) - 1;
+  }
+  let low = (yield* search(-1, sorted.length, rareAtHalf)) - 1;
   // Gallop up from there with the supremum: 1, 2, 4, … values further until one is rare enough.
   let step = 1;
   while (low + step < sorted.length && !rare(sorted[low + step]!)) {
     low += step;
     step *= 2;
+    yield;
   }
-  const index = search(low, Math.min(low + step, sorted.length), rare);
+  const index = yield* search(low, Math.min(low + step, sorted.length), rare);
   const critical = index < sorted.length ? sorted[index]! : Infinity;
   criticals.set(key, critical);
   return critical;
+}
+
+/** A stepwise computation run to its end in one piece. */
+export function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done === true) return next.value;
+  }
+}
+
+/** A stepwise computation run to its end, the event loop turning once between steps. */
+export async function finishYielding<T>(steps: Generator<void, T>): Promise<T> {
+  for (;;) {
+    const next = steps.next();
+    if (next.done === true) return next.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
