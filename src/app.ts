@@ -16,6 +16,7 @@ import { conversationRoutes } from './routes/conversations.js';
 import { debugRoutes } from './routes/debug.js';
 import { memoryRoutes } from './routes/memory.js';
 import { opsRoutes } from './routes/ops.js';
+import { planRoutes } from './routes/plan.js';
 import { runRoutes } from './routes/runs.js';
 import { RunRegistry } from './runs/registry.js';
 
@@ -118,6 +119,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(conversationRoutes);
   await app.register(memoryRoutes);
   await app.register(runRoutes);
+  await app.register(planRoutes);
   await app.register(mcpRoutes);
   if (config.debugPage) await app.register(debugRoutes);
   return app;

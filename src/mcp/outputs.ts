@@ -17,3 +17,4 @@ async function outputOf(name: string): Promise<z.ZodObject> {
 export const runReportOutput = await outputOf('RunReport');
 export const comparisonReportOutput = await outputOf('ComparisonReport');
 export const runViewOutput = await outputOf('Run');
+export const comparisonPlanOutput = await outputOf('ComparisonPlan');

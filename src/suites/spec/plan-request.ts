@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidRequest } from '../../errors.js';
-import type { PlanRequest } from '../../stats/plan.js';
+import { planComparison, planLine, type ComparisonPlan, type PlanRequest } from '../../stats/plan.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_CONFIDENCE, DEFAULT_MIN_ATTEMPTS, MAX_CONVERSATIONS } from './format.js';
 import { attemptsRule, concurrencyRule, confidenceRule } from './schema.js';
 
@@ -26,26 +26,33 @@ export const planBody = z
       .int({ error: 'conversations must be a whole number' })
       .min(1, { error: 'conversations must be at least 1' })
       .max(MAX_CONVERSATIONS, { error: `conversations must be at most ${MAX_CONVERSATIONS}` })
-      .optional(),
-    baseline_rate: rateRule('baseline_rate').optional(),
+      .optional()
+      .describe('How many conversations the suite has (1-100); only with baseline_rate.'),
+    baseline_rate: rateRule('baseline_rate').optional().describe("The pass rate every conversation's baseline is expected to have (0-1)."),
     baseline_rates: z
       .array(rateRule('each baseline rate'), { error: 'baseline_rates must be an array of pass rates' })
       .min(1, { error: 'baseline_rates must hold at least 1 rate' })
       .max(MAX_CONVERSATIONS, { error: `baseline_rates must hold at most ${MAX_CONVERSATIONS} rates` })
-      .optional(),
-    report: z.record(z.string(), z.unknown(), { error: 'report must be a run or comparison report (a JSON object)' }).optional(),
+      .optional()
+      .describe("The pass rate each conversation's baseline is expected to have, one per conversation."),
+    report: z
+      .record(z.string(), z.unknown(), { error: 'report must be a run or comparison report (a JSON object)' })
+      .optional()
+      .describe("An earlier run or comparison report: each conversation's pass_rate (a comparison's baseline side) is its rate."),
     drop: z
       .number({ error: 'drop must be a number above 0 and at most 1' })
       .gt(0, { error: 'drop must be more than 0' })
-      .max(1, { error: 'drop must be at most 1' }),
-    confidence: confidenceRule('confidence ').optional(),
-    min_attempts: attemptsRule('min_attempts ').optional(),
-    concurrency: concurrencyRule('concurrency ').optional(),
+      .max(1, { error: 'drop must be at most 1' })
+      .describe('The drop of the pass rate to catch, e.g. 0.2 (from 0.9 to 0.7).'),
+    confidence: confidenceRule('confidence ').optional().describe("The comparison's confidence (default 0.95)."),
+    min_attempts: attemptsRule('min_attempts ').optional().describe("The comparison's min_attempts (default 5)."),
+    concurrency: concurrencyRule('concurrency ').optional().describe('Conversations at once, both sides together (default 10).'),
     session_seconds: z
       .number({ error: 'session_seconds must be a number of seconds' })
       .gt(0, { error: 'session_seconds must be more than 0' })
       .max(MAX_SESSION_SECONDS, { error: `session_seconds must be at most ${MAX_SESSION_SECONDS}` })
-      .optional(),
+      .optional()
+      .describe('How long one engine session takes, in seconds (default 30).'),
   })
   .superRefine((body, ctx) => {
     const sources = (['baseline_rate', 'baseline_rates', 'report'] as const).filter((field) => body[field] !== undefined);
@@ -82,7 +89,7 @@ const reportShape = z.object({ conversations: z.array(reportConversation) });
  */
 function baselineRatesOfReport(report: unknown, field = 'report'): number[] {
   const parsed = reportShape.safeParse(report);
-  const wrong = (rule: string) => invalidRequest([{ field, rule: `${field} ${rule}` }], 'nothing was planned');
+  const wrong = (rule: string) => invalidRequest([{ field, rule: `${field} ${rule}` }]);
   if (!parsed.success) throw wrong('must be a run or comparison report: conversations[] with their pass_rate');
   const rates: number[] = [];
   for (const conversation of parsed.data.conversations) {
@@ -104,7 +111,7 @@ export function planRequestOf(body: PlanBody): PlanRequest {
   const highest = Math.max(...baselineRates);
   if (body.drop > highest) {
     const rule = `drop must be at most the highest baseline rate (${highest}): no conversation can drop by more`;
-    throw invalidRequest([{ field: 'drop', rule }], 'nothing was planned');
+    throw invalidRequest([{ field: 'drop', rule }]);
   }
   return {
     baselineRates,
@@ -113,5 +120,34 @@ export function planRequestOf(body: PlanBody): PlanRequest {
     minAttempts: body.min_attempts ?? DEFAULT_MIN_ATTEMPTS,
     concurrency: body.concurrency ?? DEFAULT_CONCURRENCY,
     sessionSeconds: body.session_seconds ?? DEFAULT_SESSION_SECONDS,
+  };
+}
+
+/** openapi.yaml's ComparisonPlan: the plan with what it was computed from and its line. */
+export interface PlanAnswer extends ComparisonPlan {
+  conversations: number;
+  baseline_rates: number[];
+  drop: number;
+  confidence: number;
+  min_attempts: number;
+  concurrency: number;
+  session_seconds: number;
+  line: string;
+}
+
+/** The plan of a checked body, as REST and MCP answer it. */
+export async function planAnswer(body: PlanBody): Promise<PlanAnswer> {
+  const request = planRequestOf(body);
+  const plan = await planComparison(request);
+  return {
+    conversations: request.baselineRates.length,
+    baseline_rates: [...request.baselineRates],
+    drop: request.drop,
+    confidence: request.confidence!,
+    min_attempts: request.minAttempts!,
+    concurrency: request.concurrency,
+    session_seconds: request.sessionSeconds,
+    ...plan,
+    line: planLine(request, plan),
   };
 }
