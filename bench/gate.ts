@@ -333,10 +333,12 @@ async function finalizeStall(): Promise<{ conversations: number; max_rounds: num
   const big = createGate({ conversations, mode: { kind: 'sequential', max }, futility: 0 });
   for (let i = 0; i < conversations; i++) {
     const state = big.conversation();
-    // Both sides alike, so unchanged; the baseline passes a rate of its own per conversation.
+    // Nearly alike, so unchanged; the baseline passes a rate of its own per conversation, the
+    // candidate fails 4 rounds more, so each statistic is above 0 and its own: 20 sequential
+    // p-values to compute (with both sides alike every p-value is 1, and costs nothing).
     while (state.stop === null) {
       const passed = state.rounds % (i + 5) !== 0;
-      state.record(passed, passed);
+      state.record(passed, passed && state.rounds % 50 !== 7);
     }
   }
   let longest = 0;

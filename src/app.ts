@@ -17,6 +17,7 @@ import { debugRoutes } from './routes/debug.js';
 import { memoryRoutes } from './routes/memory.js';
 import { opsRoutes } from './routes/ops.js';
 import { judgeCheckRoutes } from './routes/judge-checks.js';
+import { planRoutes } from './routes/plan.js';
 import { runRoutes } from './routes/runs.js';
 import { RunRegistry } from './runs/registry.js';
 
@@ -120,6 +121,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(memoryRoutes);
   await app.register(runRoutes);
   await app.register(judgeCheckRoutes);
+  await app.register(planRoutes);
   await app.register(mcpRoutes);
   if (config.debugPage) await app.register(debugRoutes);
   return app;

@@ -6,6 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { planBudget } from '../src/stats/plan.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { cli, readJunit } from './support/cli.js';
 import type { Json } from './support/http.js';
@@ -31,6 +32,22 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
     json,
   ]);
   t.equal(result.code, 1, result.stderr);
+  // Before it starts: what the suite's budget catches among its three conversations, and spends.
+  const plan = await planBudget({
+    conversations: 3,
+    baselineRate: 0.9,
+    mode: { kind: 'sequential', min: 5, max: 20 },
+    confidence: 0.95,
+    concurrency: 10,
+    sessionSeconds: 30,
+  });
+  t.equal(plan.drop, 0.48);
+  t.equal(
+    result.stdout.split('\n')[0],
+    `plan: max_attempts: 20 catches 0.9 → 0.42 80 % of the time among 3 conversations · sessions: about ` +
+      `${Math.round(plan.sessions.unchanged)} if nothing changed, at most 120 · wall time at concurrency 10 and 30 s a session: ` +
+      `about ${Math.round(plan.seconds.unchanged / 60)} min, at most 20 min`,
+  );
   t.match(result.stdout, /agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\)/);
   t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 7\/7 · candidate failed 0\/7 · replies diverged at turn 2/);
   t.match(

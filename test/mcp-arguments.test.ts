@@ -73,6 +73,12 @@ const cases: Case[] = [
     rest: ['POST', '/v1/judge-checks', LABELLED],
   },
   {
+    name: 'plan_comparison',
+    arguments: { conversations: 3, baseline_rate: 0.9, drop: 0 },
+    text: `invalid_request: drop must be more than 0; ${SENT_NOTHING}`,
+    rest: ['POST', '/v1/comparisons/plan', { conversations: 3, baseline_rate: 0.9, drop: 0 }],
+  },
+  {
     name: 'get_run',
     arguments: { run_id: 'not-a-run' },
     text: `invalid_request: run_id must be the id of a run, a UUID; ${SENT_NOTHING}`,

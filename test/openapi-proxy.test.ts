@@ -54,6 +54,7 @@ const RUN_LIST = '/v1/runs';
 const RUN = '/v1/runs/{run_id}';
 const RUN_EVENTS = '/v1/runs/{run_id}/events';
 const JUDGE_CHECKS = '/v1/judge-checks';
+const PLAN = '/v1/comparisons/plan';
 
 interface Proxy {
   url: string;
@@ -457,6 +458,19 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('get', `/v1/runs/${UNKNOWN_SESSION}/events`, RUN_EVENTS, { status: 404, error: 'run_not_found' });
     await valid('get', '/v1/runs', RUN_LIST, { status: 401, error: 'unauthenticated' }, { token: 'no-such-token' });
     await invalid('get', '/v1/runs/not-a-run', RUN, { status: 400, error: 'invalid_request' });
+  }
+
+  {
+    t.comment('a plan before a comparison');
+    const given = { conversations: 3, baseline_rate: 0.9, drop: 0.5, concurrency: 6, session_seconds: 10 };
+    await valid('post', PLAN, PLAN, { status: 200 }, { body: given });
+    const report = { conversations: [{ pass_rate: 0.9 }, { baseline: { pass_rate: 0.8, status: 'flaky' } }] };
+    await valid('post', PLAN, PLAN, { status: 200 }, { body: { report, drop: 0.4 } });
+    await valid('post', PLAN, PLAN, { status: 400, error: 'invalid_request' }, { body: { baseline_rates: [0.3], drop: 0.5 } });
+    await invalid('post', PLAN, PLAN, { status: 400, error: 'invalid_request' }, { body: { ...given, drop: 0 } });
+    await invalid('post', PLAN, PLAN, { status: 400, error: 'invalid_request' }, { body: { ...given, tries: 3 } });
+    await invalid('post', PLAN, PLAN, { status: 401, error: 'unauthenticated' }, { token: null, body: given });
+    await invalid('post', PLAN, PLAN, { status: 415, error: 'unsupported_media_type' }, xml);
   }
 
   {

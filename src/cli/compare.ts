@@ -4,6 +4,7 @@ import type { TurnEvent } from '../suites/report/run-report.js';
 import { renderComparison } from '../suites/report/text.js';
 import { FAIL, PASS } from '../suites/report/wording.js';
 import { defaultIo, type Io } from './io.js';
+import { comparePlanLine } from './plan.js';
 import { postSuite } from './post.js';
 import {
   cancelledExit,
@@ -77,6 +78,9 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   for (const suite of ready.suites) {
     const onTurn = (event: TurnEvent & { side: Side }) => progressOf(io, suite, `${event.side}: `)(event);
     const body = { ...suite.body, baseline: baseline.key };
+    const overrides = { repeat: options.repeat, max_attempts: options.maxAttempts, concurrency: options.concurrency };
+    const plan = await comparePlanLine(suite, overrides);
+    if (plan !== undefined) io.stdout(`${plan}\n`);
     if (options.detach) {
       outcomes.push(await startDetached(io, url, ready.token, suite, 'comparison', body));
       continue;

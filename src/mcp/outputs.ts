@@ -19,3 +19,4 @@ export const runReportOutput = await outputOf('RunReport');
 export const comparisonReportOutput = await outputOf('ComparisonReport');
 export const runViewOutput = await outputOf('Run');
 export const judgeCheckOutput = await outputOf('JudgeCheckReport');
+export const comparisonPlanOutput = await outputOf('ComparisonPlan');

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { registerConversationTools } from './conversation-tools.js';
 import { registerJudgeTools } from './judge-tools.js';
 import { registerMemoryTools } from './memory-tools.js';
+import { registerPlanTool } from './plan-tool.js';
 import { registerRunTools } from './run-tools.js';
 import { RunTaskStore } from './run-tasks.js';
 import { registerSuiteTools, reportAnswer } from './suite-tools.js';
@@ -11,8 +12,8 @@ import { registerSuiteTools, reportAnswer } from './suite-tools.js';
 const INSTRUCTIONS =
   'Test Promethist agents in live conversations: test_agent says one line and answers what the agent did (pass its session_id to ' +
   'continue); end_conversation closes one; run_suite runs a whole suite with expectations; check_judge checks the judge ' +
-  "against a person's labels; snapshot_memory and restore_memory read and reset a simulated user's memory. Every " +
-  'conversation is a real engine session and counts towards usage.';
+  "against a person's labels; plan_comparison says the budget a comparison needs before it runs; snapshot_memory and " +
+  "restore_memory read and reset a simulated user's memory. Every conversation is a real engine session and counts towards usage.";
 
 /**
  * One MCP server per MCP session, bound to the caller who opened it: its task store finds that
@@ -33,5 +34,6 @@ export function createMcpServer(app: FastifyInstance, version: string, callerId:
   registerSuiteTools(server, app, tasks);
   registerRunTools(server, app);
   registerJudgeTools(server, app);
+  registerPlanTool(server, app);
   return server;
 }

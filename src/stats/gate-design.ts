@@ -1,6 +1,6 @@
 import { normalCdf } from './intervals.js';
 import { designSuite, type SuiteDesign } from './suite.js';
-import { boundaryShape, criticalValue, crossingTable, pooledZ } from './unconditional.js';
+import { boundaryShape, criticalSearch, crossingTable, finish, finishYielding, pooledZ } from './unconditional.js';
 
 /**
  * The release gate's decision rule, driven round by round by the runner.
@@ -99,6 +99,18 @@ export interface Design {
  * max, attempts ≥ 1, futility in [0, 1)).
  */
 export function designGate(options: GateOptions): Design {
+  return finish(designSteps(options));
+}
+
+/**
+ * `designGate` letting the event loop turn between the steps of the boundary's search (at
+ * `max_attempts: 200` about a second in all): for a plan asked of the service.
+ */
+export function designGateYielding(options: GateOptions): Promise<Design> {
+  return finishYielding(designSteps(options));
+}
+
+function* designSteps(options: GateOptions): Generator<void, Design> {
   const confidence = options.confidence ?? 0.95;
   const { conversations, mode } = options;
   const futility = options.futility ?? DEFAULT_FUTILITY;
@@ -113,7 +125,7 @@ export function designGate(options: GateOptions): Design {
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`${mode.kind === 'repeat' ? 'attempts' : 'max'} ${max}: at least 1`);
   const min = mode.kind === 'repeat' ? max : Math.min(mode.min ?? 5, max);
   if (!Number.isInteger(min) || min < 1) throw new RangeError(`min ${min}: at least 1`);
-  const critical = criticalValue(stopLevel, min, max);
+  const critical = yield* criticalSearch(stopLevel, min, max);
   return {
     kind: mode.kind,
     alpha,

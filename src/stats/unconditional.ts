@@ -68,37 +68,61 @@ function emptyPolynomial(): RatePolynomial {
 }
 
 /**
- * The polynomial at p. Terms come grouped by attempts t with s ascending (as both builders push
- * them), so within a group p^s(1 − p)^(t − s) is one exponential and then a product per term,
- * walked from the group's largest term down (ascending s when p ≤ ½, descending when p > ½): a
- * term that underflows on the way is one too small to count. `weights` are the exponentials of
- * the log weights, computed once per polynomial.
+ * The polynomial as a function of p. Terms come grouped by attempts t with s ascending (as both
+ * builders push them), so within a group p^s(1 − p)^(t − s) is one exponential and then a product
+ * per term, walked from the group's largest term down (ascending s when p ≤ ½, descending when
+ * p > ½): a term that underflows on the way is one too small to count. What does not depend on p
+ * is found once here (the weights' exponentials, the groups, the gaps between successive s), and
+ * per p the steps ((p/(1 − p))^gap, or its inverse) once per gap, not once per term: a supremum
+ * evaluates the same polynomial some 180 times, so this is most of a sequential p-value's cost.
+ * The arithmetic per p is the same as term by term, so are the values, to the last bit.
  */
-function valueAt(polynomial: RatePolynomial, p: number, weights: Float64Array = Float64Array.from(polynomial.logWeight, Math.exp)): number {
-  const logP = Math.log(p);
-  const logQ = Math.log(1 - p);
+function evaluator(polynomial: RatePolynomial): (p: number) => number {
   const { passes, attempts } = polynomial;
-  const up = p <= 0.5;
-  const ratio = up ? p / (1 - p) : (1 - p) / p;
-  let sum = 0;
-  for (let start = 0; start < passes.length;) {
-    let end = start;
-    while (end + 1 < passes.length && attempts[end + 1] === attempts[start]) end++;
-    const t = attempts[start]!;
-    let i = up ? start : end;
-    let s = passes[i]!;
-    let power = Math.exp(s * logP + (t - s) * logQ);
-    for (;;) {
-      sum += weights[i]! * power;
-      if (up ? i === end : i === start) break;
-      i += up ? 1 : -1;
-      const gap = Math.abs(passes[i]! - s);
-      power *= gap === 1 ? ratio : ratio ** gap;
-      s = passes[i]!;
+  const weights = Float64Array.from(polynomial.logWeight, Math.exp);
+  const starts: number[] = [];
+  const gaps = new Int32Array(passes.length);
+  let widest = 1;
+  for (let i = 0; i < passes.length; i++) {
+    if (i === 0 || attempts[i] !== attempts[i - 1]) starts.push(i);
+    else {
+      gaps[i] = passes[i]! - passes[i - 1]!;
+      widest = Math.max(widest, gaps[i]!);
     }
-    start = end + 1;
   }
-  return sum;
+  starts.push(passes.length);
+  const steps = new Float64Array(widest + 1);
+  return (p: number): number => {
+    const logP = Math.log(p);
+    const logQ = Math.log(1 - p);
+    const up = p <= 0.5;
+    const ratio = up ? p / (1 - p) : (1 - p) / p;
+    steps[0] = 1;
+    steps[1] = ratio;
+    for (let gap = 2; gap <= widest; gap++) steps[gap] = ratio ** gap;
+    let sum = 0;
+    for (let group = 0; group + 1 < starts.length; group++) {
+      const start = starts[group]!;
+      const end = starts[group + 1]! - 1;
+      const t = attempts[start]!;
+      const first = up ? start : end;
+      const s = passes[first]!;
+      let power = Math.exp(s * logP + (t - s) * logQ);
+      sum += weights[first]! * power;
+      if (up) {
+        for (let i = start + 1; i <= end; i++) {
+          power *= steps[gaps[i]!]!;
+          sum += weights[i]! * power;
+        }
+      } else {
+        for (let i = end - 1; i >= start; i--) {
+          power *= steps[gaps[i + 1]!]!;
+          sum += weights[i]! * power;
+        }
+      }
+    }
+    return sum;
+  };
 }
 
 /** The pass rates the supremum is first looked for at: 0.01, 0.02, …, 0.99. */
@@ -112,8 +136,7 @@ const GRID = Array.from({ length: 99 }, (_, i) => (i + 1) / 100);
  */
 function supremum(polynomial: RatePolynomial): { value: number; rate: number } {
   if (polynomial.logWeight.length === 0) return { value: 0, rate: 0.5 };
-  const weights = Float64Array.from(polynomial.logWeight, Math.exp);
-  const at = (p: number) => valueAt(polynomial, p, weights);
+  const at = evaluator(polynomial);
   const values = GRID.map(at);
   const order = values.map((value, index) => ({ value, index })).sort((a, b) => b.value - a.value);
   let best = { value: order[0]!.value, rate: GRID[order[0]!.index]! };
@@ -190,6 +213,14 @@ export function barnardPValue(nB: number, x: number, nC: number, y: number): num
 }
 
 /**
+ * Whether n pairs with s passes in all, d more of them the baseline's, reach the threshold over
+ * g(n). (A function, not a closure per cell: the table has R² cells.)
+ */
+function crossesAt(n: number, s: number, d: number, g: number, threshold: number): boolean {
+  return reaches(pooledZ(n, (s + d) / 2, n, (s - d) / 2) / g, threshold);
+}
+
+/**
  * Where a boundary is crossed, as a table: `table[n][s]` is the smallest difference x − y of
  * baseline over candidate passes, among n pairs with s passes in all, for which z_n/g(n) reaches
  * `threshold` (z grows with x − y when n and s are fixed); 2n + 1 (never) before the first look
@@ -205,13 +236,12 @@ export function crossingTable(threshold: number, firstLook: number, maxPairs: nu
     for (let s = 1; s < 2 * n; s++) {
       // x − y has the parity of s and is at most min(s, 2n − s); z = (x − y)·√(2n / (s(2n − s))).
       const top = Math.min(s, 2 * n - s);
-      const crosses = (d: number) => reaches(pooledZ(n, (s + d) / 2, n, (s - d) / 2) / g, threshold);
       let d = Math.max(
         s % 2,
         Math.min(top, 2 * Math.ceil((threshold * g * Math.sqrt((s * (2 * n - s)) / (2 * n)) - (s % 2)) / 2) + (s % 2)),
       );
-      while (d - 2 >= 1 && crosses(d - 2)) d -= 2;
-      while (d <= top && !crosses(d)) d += 2;
+      while (d - 2 >= 1 && crossesAt(n, s, d - 2, g, threshold)) d -= 2;
+      while (d <= top && !crossesAt(n, s, d, g, threshold)) d += 2;
       if (d <= top && d > 0) row[s] = d;
     }
   }
@@ -290,6 +320,16 @@ export function crossingProbability(threshold: number, firstLook: number, maxPai
  * never rejects). Cached.
  */
 export function criticalValue(level: number, firstLook: number, maxPairs: number, shape = BOUNDARY_SHAPE): number {
+  return finish(criticalSearch(level, firstLook, maxPairs, shape));
+}
+
+/**
+ * The search of `criticalValue` in steps: it yields after the values are listed, after they are
+ * sorted, and after each boundary whose crossing chance it computes (a crossing table and a DP
+ * over the looks, about 25 ms at R = 200 and some 25 steps in all), so that a caller on the
+ * event loop (`designGateYielding`) can let it turn between steps. The same steps either way.
+ */
+export function* criticalSearch(level: number, firstLook: number, maxPairs: number, shape = BOUNDARY_SHAPE): Generator<void, number> {
   const key = `${level} ${firstLook} ${maxPairs} ${shape}`;
   const cached = criticals.get(key);
   if (cached !== undefined) return cached;
@@ -298,28 +338,50 @@ export function criticalValue(level: number, firstLook: number, maxPairs: number
     const g = boundaryShape(n, maxPairs, shape);
     for (let x = 1; x <= n; x++) for (let y = 0; y < x; y++) values.push(pooledZ(n, x, n, y) / g);
   }
+  yield;
   // Repeated values do no harm to a bisection: no Set (hashing a million doubles takes a second).
   const sorted = Float64Array.from(values).sort();
-  const rareAtHalf = (threshold: number) => valueAt(crossingPolynomial(crossingTable(threshold, firstLook, maxPairs, shape)), 0.5) <= level;
+  yield;
+  const rareAtHalf = (threshold: number) =>
+    evaluator(crossingPolynomial(crossingTable(threshold, firstLook, maxPairs, shape)))(0.5) <= level;
   const rare = (threshold: number) => crossingProbability(threshold, firstLook, maxPairs, shape) <= level;
-  const search = (low: number, high: number, rareEnough: (threshold: number) => boolean): number => {
+  function* search(low: number, high: number, rareEnough: (threshold: number) => boolean): Generator<void, number> {
     // low: crosses too often (or -1); high: rare enough (or past the end).
     while (high - low > 1) {
       const middle = (low + high) >> 1;
       if (rareEnough(sorted[middle]!)) high = middle;
       else low = middle;
+      yield;
     }
     return high;
-  };
-  let low = search(-1, sorted.length, rareAtHalf) - 1;
+  }
+  let low = (yield* search(-1, sorted.length, rareAtHalf)) - 1;
   // Gallop up from there with the supremum: 1, 2, 4, … values further until one is rare enough.
   let step = 1;
   while (low + step < sorted.length && !rare(sorted[low + step]!)) {
     low += step;
     step *= 2;
+    yield;
   }
-  const index = search(low, Math.min(low + step, sorted.length), rare);
+  const index = yield* search(low, Math.min(low + step, sorted.length), rare);
   const critical = index < sorted.length ? sorted[index]! : Infinity;
   criticals.set(key, critical);
   return critical;
+}
+
+/** A stepwise computation run to its end in one piece. */
+export function finish<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done === true) return next.value;
+  }
+}
+
+/** A stepwise computation run to its end, the event loop turning once between steps. */
+export async function finishYielding<T>(steps: Generator<void, T>): Promise<T> {
+  for (;;) {
+    const next = steps.next();
+    if (next.done === true) return next.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }

@@ -59,6 +59,7 @@ export const TOOL_NAMES = [
   'end_conversation',
   'get_run',
   'list_conversations',
+  'plan_comparison',
   'restore_memory',
   'run_suite',
   'snapshot_memory',

@@ -234,7 +234,7 @@ export const attemptsRule = (named = '') =>
     .max(MAX_ATTEMPTS, { error: `${named}must be at most ${MAX_ATTEMPTS}` });
 
 /** `confidence`: 1 − the false-alarm rate a comparison holds. */
-const confidenceRule = (named = '') =>
+export const confidenceRule = (named = '') =>
   z
     .number({ error: `${named}must be a number between 0.5 and 0.999` })
     .min(0.5, { error: `${named}must be at least 0.5` })
