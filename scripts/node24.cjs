@@ -8,9 +8,9 @@
  *                                                             signal reaches it through this launcher, once)
  *
  * The npm scripts that run the gateway or its tests go through it (package.json). On Node ≥ 24 it
- * runs the command as it is; on an older Node it installs Node 24 from the npm registry once, into
- * node_modules/.cache/node-24, and runs the command, and every process it starts, on that
- * (scripts/node-version.cjs says how). The exit status is the command's.
+ * runs the command as it is; on an older Node it installs Node 24 from the npm registry once per machine, into
+ * ~/.cache/agent-test-gateway/node-24 (scripts/node-version.cjs says where exactly, and how to move it), and runs the
+ * command, and every process it starts, on that Node. The exit status is the command's.
  * CommonJS and plain syntax on purpose: this file runs on the old Node.
  */
 const MAJOR = 24;

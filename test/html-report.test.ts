@@ -192,6 +192,64 @@ async function screenshot(t: Test, page: Page, name: string, until: string) {
   }
 }
 
+/** The page's text as a reader sees it: the body without its tags, entities read, spaces folded. */
+const textOf = (page: string): string =>
+  page
+    .slice(page.indexOf('<body'))
+    .replace(/<[^>]*>/g, ' ')
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&amp;', '&')
+    .replace(/\s+/g, ' ');
+
+// Where Chromium is missing the browser tests below skip: these render the same reports as text, so the
+// renderer's code is run and checked everywhere (its markup, titles, tiles, verdicts, escaping).
+t.test('the reports rendered as text, without a browser: run, comparison, could not run, hostile text', async (t) => {
+  const s = await startStack(t, { model: true });
+  const run = await post<RunReport>(s, runPath(), showcaseRun);
+  const runPage = runReportHtml(run);
+  checkMarkup(t, runPage);
+  t.match(runPage, /<title>✗ FAILED · Checkout assistant · agent:coach<\/title>/);
+  const runText = textOf(runPage);
+  for (const c of run.conversations) t.match(runText, c.name, `conversation ${c.name} shown`);
+  t.match(runText, /The agent was polite/, 'a criterion');
+  t.match(runText, /\[simulated\]|simulated/, 'the simulated user’s lines');
+
+  const comparison = await post<ComparisonReport>(s, comparePath(), showcaseComparison);
+  const comparisonPage = comparisonReportHtml(comparison);
+  checkMarkup(t, comparisonPage);
+  t.match(comparisonPage, /<title>✗ 2 regressions · coach 3 release check/);
+  const comparisonText = textOf(comparisonPage);
+  t.match(comparisonText, /regressed/);
+  t.match(comparisonText, /fixed/);
+  for (const c of comparison.conversations) t.match(comparisonText, c.name, `conversation ${c.name} shown`);
+
+  const fixture = await comparisonFixture([
+    { name: 'steady', baseline: [true, true, true], candidate: [true, true, true] },
+    { name: 'broken', baseline: [true, true, true, true, true], candidate: [false, false, false, false, false] },
+  ]);
+  checkMarkup(t, comparisonReportHtml(fixture));
+
+  const notRun = runReportHtml({
+    name: 'nowhere',
+    file: 'nowhere.yaml',
+    error: { error: 'suite_invalid', message: 'cannot read the suite' },
+  });
+  checkMarkup(t, notRun);
+  t.match(notRun, /<title>✗ could not run/);
+  t.match(textOf(notRun), /suite_invalid.*cannot read the suite/);
+
+  const hostile = await post<RunReport>(s, runPath(), {
+    conversations: [{ name: 'echo <b>', turns: HOSTILE_LINES.map((line) => ({ line })) }],
+  });
+  const hostilePage = runReportHtml(hostile);
+  checkMarkup(t, hostilePage);
+  for (const line of HOSTILE_LINES) t.match(textOf(hostilePage), echoOf(line).replace(/\s+/g, ' '), 'the echo, as text');
+  t.notMatch(hostilePage.slice(hostilePage.indexOf('<body')), /<script|<img|<iframe|<svg/i, 'none of it as markup: no raw tag in the body');
+});
+
 t.test('the kit escapes every interpolation unless it is markup', async (t) => {
   t.equal(escapeHtml(`<a href="x" title='y'>&amp;</a>`), '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;');
   const name = '<b>"x"</b>';

@@ -7,7 +7,8 @@
 
 import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, delimiter, join, sep } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, delimiter, dirname, join, sep } from 'node:path';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import t, { type Test } from 'tap';
 import { CHECKOUT_HINT, CLI_NODE_MAJOR_NEEDED, INSTALLED_HINT, NODE_MAJOR_NEEDED } from '../src/node-version.js';
@@ -24,9 +25,13 @@ const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
   devDependencies: Record<string, string>;
 };
 const LAUNCHER = 'scripts/node24.cjs';
-const CACHED_NODE = join(ROOT, 'node_modules', '.cache', `node-${NODE_MAJOR_NEEDED}`, 'node.json');
+const { cacheDir } = createRequire(import.meta.url)('../scripts/node-version.cjs') as { cacheDir: (major: number) => string };
+/** Where the launcher finds Node `major`: the user's cache, or a checkout's node_modules/.cache from before. */
+const cachedNodeRecord = (major: number) =>
+  [join(cacheDir(major), 'node.json'), join(ROOT, 'node_modules', '.cache', `node-${major}`, 'node.json')].find((file) => existsSync(file));
+const CACHED_NODE = cachedNodeRecord(NODE_MAJOR_NEEDED);
 /** Node 22 as `npm run test:node22` and .ci/run fetch it (scripts/node-version.cjs 22). */
-const CACHED_NODE_22 = join(ROOT, 'node_modules', '.cache', `node-${CLI_NODE_MAJOR_NEEDED}`, 'node.json');
+const CACHED_NODE_22 = cachedNodeRecord(CLI_NODE_MAJOR_NEEDED);
 
 const majorOf = (version: string) => Number(version.replace(/^v/, '').split('.')[0]);
 
@@ -201,8 +206,7 @@ t.test(
   },
 );
 
-const noCachedNode =
-  noOldNode || (existsSync(CACHED_NODE) ? false : `no Node ${NODE_MAJOR_NEEDED} in node_modules/.cache yet (not fetched here)`);
+const noCachedNode = noOldNode || (CACHED_NODE !== undefined ? false : `no Node ${NODE_MAJOR_NEEDED} in the cache yet (not fetched here)`);
 
 t.test("the launcher, on the machine's older Node, runs commands on the Node 24 it fetched", { skip: noCachedNode }, async (t) => {
   buildIfStale(t);
@@ -230,16 +234,72 @@ t.test("the launcher, on the machine's older Node, runs commands on the Node 24 
   t.match(help.stdout, /agent-test-gateway chat <agent>/);
 });
 
-const noNode22 = existsSync(CACHED_NODE_22)
-  ? false
-  : `no Node ${CLI_NODE_MAJOR_NEEDED} in node_modules/.cache yet (npm run test:node22 and .ci/run fetch it)`;
+t.test(
+  'Node 24 is fetched once per machine: a second fresh checkout (no node_modules) finds it in the cache',
+  { skip: noOldNode },
+  async (t) => {
+    const node = old!;
+    const dir = t.testdir({ cache: {}, bin: {} });
+    // Two fresh checkouts: the launcher's scripts and nothing else, as after a clone or an `npm ci` that emptied node_modules.
+    const checkouts = ['one', 'two'].map((name) => {
+      const checkout = join(dir, name);
+      cpSync(join(ROOT, 'scripts'), join(checkout, 'scripts'), { recursive: true });
+      return checkout;
+    });
+    // npm stands in for the registry: it counts its installs and "installs" a Node package whose binary is this Node 24.
+    const count = join(dir, 'installs');
+    const npm = join(dir, 'bin', 'npm');
+    writeFileSync(
+      npm,
+      [
+        '#!/bin/sh',
+        `echo "$*" >> '${count}'`,
+        'while [ "$1" != "--prefix" ]; do shift; done',
+        'pkg="$2/node_modules/$(node -p \'process.platform === "darwin" ? "node-darwin-" + process.arch : "node-linux-" + process.arch\')"',
+        'mkdir -p "$pkg/bin"',
+        `printf '{"name":"node","bin":{"node":"bin/node"}}' > "$pkg/package.json"`,
+        `printf '#!/bin/sh\\nexec %s "$@"\\n' '${process.execPath}' > "$pkg/bin/node"`,
+        'chmod +x "$pkg/bin/node"',
+        '',
+      ].join('\n'),
+    );
+    chmodSync(npm, 0o755);
+    const env = {
+      ...childEnv(),
+      PATH: [join(dir, 'bin'), dirname(node.path), process.env.PATH].join(delimiter),
+      AGENT_TEST_GATEWAY_NODE_CACHE: join(dir, 'cache'),
+      npm_execpath: '',
+    };
+    const launches = checkouts.map((checkout) =>
+      spawnSync(node.path, [join(checkout, 'scripts', 'node24.cjs'), 'node', '-p', 'process.version'], {
+        cwd: checkout,
+        env,
+        encoding: 'utf8',
+        timeout: 30_000,
+      }),
+    );
+    for (const [i, ran] of launches.entries()) {
+      t.equal(ran.status, 0, `checkout ${i + 1}: exits 0${ran.stderr && `:\n${ran.stderr}`}`);
+      t.equal(ran.stdout.trim(), process.version, `checkout ${i + 1}: the command ran on Node ${NODE_MAJOR_NEEDED}`);
+    }
+    t.match(launches[0]!.stderr, `installing node-`, 'the first fetches it, and says so');
+    t.match(launches[0]!.stderr, join(dir, 'cache', `node-${NODE_MAJOR_NEEDED}`), 'into the cache named by AGENT_TEST_GATEWAY_NODE_CACHE');
+    t.equal(launches[1]!.stderr, '', 'the second fetches nothing, and says nothing');
+    t.equal(readFileSync(count, 'utf8').trim().split('\n').length, 1, 'one install for both');
+    for (const checkout of checkouts) t.notOk(existsSync(join(checkout, 'node_modules')), 'nothing in the checkout');
+    t.match(cacheDir(NODE_MAJOR_NEEDED), /agent-test-gateway[\\/]node-24$/, 'by default, a cache of the user’s');
+  },
+);
+
+const noNode22 =
+  CACHED_NODE_22 !== undefined ? false : `no Node ${CLI_NODE_MAJOR_NEEDED} in the cache yet (npm run test:node22 and .ci/run fetch it)`;
 
 t.test(
   `on Node ${CLI_NODE_MAJOR_NEEDED} the command runs; the gateway says it needs ${NODE_MAJOR_NEEDED}`,
   { skip: noNode22 },
   async (t) => {
     buildIfStale(t);
-    const record = JSON.parse(readFileSync(CACHED_NODE_22, 'utf8')) as { bin: string; version: string };
+    const record = JSON.parse(readFileSync(CACHED_NODE_22!, 'utf8')) as { bin: string; version: string };
     const node22 = join(ROOT, 'node_modules', '.cache', `node-${CLI_NODE_MAJOR_NEEDED}`, record.bin);
     t.equal(majorOf(record.version), CLI_NODE_MAJOR_NEEDED, record.version);
     const bin = PACKAGE.bin['agent-test-gateway']!;

@@ -5,15 +5,19 @@
 // TAP into it (a stream class is how a reporter module is loaded); `npx tap -R base` is the
 // interactive view, `npx tap -R tap` the raw TAP.
 //
-// A test skipped for a missing tool (test/support/tools.ts: its reason starts `needs nginx (`) gets
-// one line under its file's, and the very last line lists every tool missing and the command that
-// installs them; it comes after tap's summary, so "# { total … }" is still the last summary line.
+// A skipped test gets one line under its file's (a test skipped for a missing tool,
+// test/support/tools.ts, has a reason starting `needs nginx (`), and the very last line counts them
+// as tap counts skips (every skipped test point, at any depth), with every tool missing and the
+// command that installs them; it comes after tap's summary, so "# { total … }" is still the last
+// summary line.
 import { Transform } from 'node:stream';
 
 const POINT = /^( *)(not )?ok \d+( - (.*?))?( # .*)?$/;
 const SUBTEST = /^( *)# Subtest: (.*)$/;
 /** A test point skipped for a missing tool: its name, the tools and the reason. */
 const TOOL_SKIP = /^ *ok \d+ - (.*?) # SKIP (needs ([^(]+?) \(.*?\): (.*))$/;
+/** Any skipped test point: its name and reason, if it has them. */
+const SKIP = /^ *ok \d+(?: - (.*?))? # SKIP\b:? ?(.*)$/;
 
 export default class ShortReporter extends Transform {
   #partial = '';
@@ -24,6 +28,7 @@ export default class ShortReporter extends Transform {
   /** The tools tests skipped for, how many tests, and the command that installs them. */
   #missing = new Set();
   #toolSkips = 0;
+  #otherSkips = 0;
   #install = '';
 
   _transform(chunk, _encoding, done) {
@@ -36,10 +41,15 @@ export default class ShortReporter extends Transform {
   _flush(done) {
     if (this.#partial !== '') this.#line(this.#partial);
     if (this.#file) this.#print(this.#file);
-    if (this.#toolSkips > 0) {
-      const tools = [...this.#missing].join(', ');
+    const tests = (n) => `${n} test${n === 1 ? '' : 's'}`;
+    const needing = () => `needing ${[...this.#missing].join(', ')} (not installed here): ${this.#install}`;
+    const all = this.#toolSkips + this.#otherSkips;
+    if (this.#otherSkips === 0 && this.#toolSkips > 0) this.#print([`# skipped ${tests(this.#toolSkips)} ${needing()}`]);
+    else if (this.#toolSkips === 0 && this.#otherSkips > 0)
+      this.#print([`# skipped ${tests(all)}, for the reasons named under their files`]);
+    else if (all > 0) {
       this.#print([
-        `# skipped ${this.#toolSkips} test${this.#toolSkips === 1 ? '' : 's'} needing ${tools} (not installed here): ${this.#install}`,
+        `# skipped ${tests(all)}: ${this.#otherSkips} for the reasons named under their files, ${this.#toolSkips} ${needing()}`,
       ]);
     }
     done();
@@ -49,16 +59,22 @@ export default class ShortReporter extends Transform {
     for (const line of lines) this.push(`${line}\n`);
   }
 
-  /** One line per test of a file skipped for a missing tool. */
-  #toolSkipsOf(lines) {
+  /** One line per skipped test of a file (its own test point included), counted by why. */
+  #skipsOf(lines) {
     const shown = [];
     for (const line of lines) {
-      const skip = TOOL_SKIP.exec(line);
+      const tool = TOOL_SKIP.exec(line);
+      if (tool) {
+        for (const name of tool[3].split(', ')) this.#missing.add(name);
+        this.#toolSkips++;
+        this.#install = tool[4].replace(/ installs (it|them)$/, ' installs them');
+        shown.push(`    # skipped: ${tool[1]}: ${tool[2]}`);
+        continue;
+      }
+      const skip = SKIP.exec(line);
       if (!skip) continue;
-      for (const tool of skip[3].split(', ')) this.#missing.add(tool);
-      this.#toolSkips++;
-      this.#install = skip[4].replace(/ installs (it|them)$/, ' installs them');
-      shown.push(`    # skipped: ${skip[1]}: ${skip[2]}`);
+      this.#otherSkips++;
+      shown.push(`    # skipped: ${skip[1] ?? 'a test'}${skip[2] ? `: ${skip[2]}` : ''}`);
     }
     return shown;
   }
@@ -76,7 +92,7 @@ export default class ShortReporter extends Transform {
       if (point && point[1] === '') {
         if (point[2]) this.#print(['', ...failures(this.#file)]);
         this.#print([line]);
-        this.#print(this.#toolSkipsOf(this.#file));
+        this.#print(this.#skipsOf([...this.#file, line]));
         this.#file = null;
         this.#fileYaml = Boolean(point[2]);
         return;
