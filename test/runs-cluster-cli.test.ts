@@ -86,5 +86,5 @@ t.test('compare through the gateway URL outlives the SIGKILL of the pod running 
   t.match(result.stdout, /✓ no regression · 0 regressed/);
   const { valid, doc } = await readJunit(junit);
   t.equal(valid, true);
-  t.equal(doc.testsuite[0].testcase.length, 4, 'every conversation in the JUnit');
+  t.equal(doc.testsuite[0].testcase.length, 5, 'every conversation in the JUnit, and the suite as a whole');
 });
