@@ -7,13 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { request } from 'undici';
-import { startEngineSimulator } from '../src/simulators/engine.js';
-import { startPlatformSimulator } from '../src/simulators/platform.js';
-import { demoWorld } from '../src/simulators/world.js';
 import { cli, readJunit } from './support/cli.js';
-import { startNginx, startPod, type Nginx, type Pod } from './support/cluster.js';
-import { freePort, type Json } from './support/http.js';
-import { PEER_SECRET } from './support/peers.js';
+import { startNginx, startRunPods, type Nginx, type Pod } from './support/cluster.js';
+import type { Json } from './support/http.js';
 import { scaled, sleep } from './support/time.js';
 import { needs } from './support/tools.js';
 
@@ -24,32 +20,9 @@ const conversation = (name: string): string =>
 const SUITE = `agent: coach\nmax_attempts: 12\nconcurrency: 4\nconversations:\n${['a', 'b', 'c', 'd'].map(conversation).join('')}`;
 
 t.test('compare through the gateway URL outlives the SIGKILL of the pod running it', needs('nginx'), async (t) => {
-  const world = demoWorld();
-  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
-  const platform = await startPlatformSimulator({ world });
-  const ports = [await freePort(), await freePort(), await freePort()];
-  const env = {
-    PROMETHIST_MCP_ENGINE_URL: engine.url,
-    PROMETHIST_PLATFORM_URL: platform.url,
-    PEERS: ports.map((p) => `127.0.0.1:${p}`).join(','),
-    PEER_SECRET,
-    PEER_TIMEOUT_MS: String(scaled(1000)),
-    RUN_TAKEOVER_MS: String(scaled(1000)),
-    TURN_BUDGET_MS: String(scaled(20_000)),
-    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
-    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
-    AUTH_CACHE_TTL_MS: '60000',
-  };
-  const spawned: Pod[] = [];
-  let nginx: Nginx | undefined;
-  t.teardown(async () => {
-    for (const pod of spawned) pod.child.kill('SIGKILL');
-    await nginx?.stop();
-    await engine.close();
-    await platform.close();
-  });
-  const pods = await Promise.all(ports.map((port) => startPod(port, env, (pod) => spawned.push(pod))));
-  nginx = await startNginx(ports);
+  const { pods, ports } = await startRunPods(t);
+  const nginx: Nginx = await startNginx(ports);
+  t.teardown(() => nginx.stop());
   const dir = await mkdtemp(join(tmpdir(), 'agw-follow-'));
   const suite = join(dir, 'gate.yaml');
   const junit = join(dir, 'gate.xml');

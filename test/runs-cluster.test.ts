@@ -5,12 +5,8 @@
 // it follows through; no conversation ends in `error`; no attempt is streamed that was not made.
 import t from 'tap';
 import { request } from 'undici';
-import { startEngineSimulator } from '../src/simulators/engine.js';
-import { startPlatformSimulator } from '../src/simulators/platform.js';
-import { demoWorld } from '../src/simulators/world.js';
-import { startPod, type Pod } from './support/cluster.js';
-import { comparePath, freePort, type Json } from './support/http.js';
-import { PEER_SECRET } from './support/peers.js';
+import { startRunPods, type Pod } from './support/cluster.js';
+import { comparePath, type Json } from './support/http.js';
 import { scaled, sleep } from './support/time.js';
 
 t.setTimeout(scaled(240_000));
@@ -55,30 +51,9 @@ const attemptsOf = (report: Json): number =>
   );
 
 t.test('a comparison outlives the SIGTERM and the SIGKILL of the pod running it', async (t) => {
-  const world = demoWorld();
-  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
-  const platform = await startPlatformSimulator({ world });
-  const ports = [await freePort(), await freePort(), await freePort()];
-  const env = {
-    PROMETHIST_MCP_ENGINE_URL: engine.url,
-    PROMETHIST_PLATFORM_URL: platform.url,
-    PEERS: ports.map((p) => `127.0.0.1:${p}`).join(','),
-    PEER_SECRET,
-    PEER_TIMEOUT_MS: String(scaled(1000)),
-    RUN_TAKEOVER_MS: String(scaled(1000)),
-    SHUTDOWN_GRACE_MS: String(scaled(60_000)),
-    TURN_BUDGET_MS: String(scaled(20_000)),
-    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
-    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
-    AUTH_CACHE_TTL_MS: '60000',
-  };
-  const spawned: Pod[] = [];
-  t.teardown(async () => {
-    for (const pod of spawned) pod.child.kill('SIGKILL');
-    await engine.close();
-    await platform.close();
-  });
-  const [a, b, c] = await Promise.all(ports.map((port) => startPod(port, env, (pod) => spawned.push(pod))));
+  const {
+    pods: [a, b, c],
+  } = await startRunPods(t, { SHUTDOWN_GRACE_MS: String(scaled(60_000)) });
   const auth = { authorization: 'Bearer demo-token' };
   const progressOn = async (pod: Pod, id: string): Promise<number> => {
     const res = await request(`${pod.url}/v1/runs/${id}`, { headers: auth });

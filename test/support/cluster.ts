@@ -9,7 +9,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
+import { startEngineSimulator } from '../../src/simulators/engine.js';
+import { startPlatformSimulator } from '../../src/simulators/platform.js';
+import { demoWorld } from '../../src/simulators/world.js';
 import { freePort } from './http.js';
+import { PEER_SECRET } from './peers.js';
 import { waitUntilReady } from './server.js';
 import { childEnv } from './stack.js';
 import { scaled } from './time.js';
@@ -138,4 +142,40 @@ http {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Three real gateway processes of one release (PEERS), over the engine and platform simulators,
+ * with the budgets a busy machine needs and a sibling taking a silent holder's runs over within
+ * about a second; every process and simulator stops with the test. `env` adds to (or overrides) it.
+ */
+export async function startRunPods(
+  t: { teardown(fn: () => unknown): void },
+  env: Record<string, string> = {},
+): Promise<{ pods: Pod[]; ports: number[] }> {
+  const world = demoWorld();
+  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
+  const platform = await startPlatformSimulator({ world });
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const spawned: Pod[] = [];
+  t.teardown(async () => {
+    for (const pod of spawned) pod.child.kill('SIGKILL');
+    await engine.close();
+    await platform.close();
+  });
+  const podEnv = {
+    PROMETHIST_MCP_ENGINE_URL: engine.url,
+    PROMETHIST_PLATFORM_URL: platform.url,
+    PEERS: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    PEER_SECRET,
+    PEER_TIMEOUT_MS: String(scaled(1000)),
+    RUN_TAKEOVER_MS: String(scaled(1000)),
+    TURN_BUDGET_MS: String(scaled(20_000)),
+    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
+    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
+    AUTH_CACHE_TTL_MS: '60000',
+    ...env,
+  };
+  const pods = await Promise.all(ports.map((port) => startPod(port, podEnv, (pod) => spawned.push(pod))));
+  return { pods, ports };
 }
