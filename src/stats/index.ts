@@ -15,17 +15,13 @@
  * ```
  */
 export {
-  createGate,
-  holm,
   type ConversationGate,
   type ConversationVerdict,
-  type Gate,
   type SideSummary,
-  type SuiteVerdict,
-  type Verdicts,
   type ComparisonStop,
   type Verdict,
-} from './gate.js';
+} from './conversation-gate.js';
+export { createGate, holm, type Gate, type SuiteVerdict, type Verdicts } from './gate.js';
 export type { GateMode, GateOptions } from './gate-design.js';
 export { newcombeDifference, passHatK, passRateCheck, wilson, type Interval, type PassRateCheck } from './intervals.js';
 export { barnardPValue } from './unconditional.js';
