@@ -93,6 +93,32 @@ function oldNode(): { path: string; version: string } | undefined {
 const old = oldNode();
 const noOldNode = old ? false : `no Node older than ${NODE_MAJOR_NEEDED} on this machine (/usr/bin/node, PATH): nothing to start them with`;
 
+t.test("npm ci on the machine's older Node prints no EBADENGINE warning in a checkout", { skip: noOldNode }, async (t) => {
+  const node = old!;
+  // npm's own shebang (#!/usr/bin/env node) runs it on the first node on PATH: the machine's older one.
+  const path = [dirname(node.path), process.env.PATH].join(delimiter);
+  // Without the settings an enclosing `npm test` passes down, so that only the checkout's .npmrc speaks.
+  const npmFree = Object.fromEntries(Object.entries(childEnv()).filter(([name]) => !/^npm_config_/i.test(name)));
+  const dryRun = (files: string[]) => {
+    const dir = t.testdir();
+    for (const file of files) cpSync(join(ROOT, file), join(dir, file));
+    return spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
+      cwd: dir,
+      env: { ...npmFree, PATH: path },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+  };
+  const lock = ['package.json', 'package-lock.json'];
+  const bare = dryRun(lock);
+  t.equal(bare.status, 0, `npm ci --dry-run exits 0${bare.status === 0 ? '' : `:\n${bare.stderr}`}`);
+  t.match(bare.stderr, /EBADENGINE/, `without the checkout's .npmrc, npm on ${node.version} warns`);
+  const checkout = dryRun([...lock, '.npmrc']);
+  t.equal(checkout.status, 0, 'with it, npm ci --dry-run exits 0');
+  t.notMatch(checkout.stderr, /EBADENGINE|npm warn/, 'and warns nothing');
+  t.match(checkout.stdout, /added \d+ packages/, 'while it still says what it installed');
+});
+
 /** dist/ as `npm start` would run it: built when older than src/. */
 function buildIfStale(t: Test) {
   const built = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: ROOT, env: childEnv(), encoding: 'utf8' });
