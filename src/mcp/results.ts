@@ -33,7 +33,12 @@ export function refusal(err: unknown, log: FastifyBaseLogger): CallToolResult {
   const error = isGatewayError(err) ? err : new GatewayError('internal', 'The gateway failed on this call; it has been logged.');
   const problems = (error.details as { problems?: unknown } | undefined)?.problems;
   const further = Array.isArray(problems) ? (problems as Problem[]).slice(1).map((p) => `also: ${p.rule}`) : [];
-  return { isError: true, content: [{ type: 'text', text: [`${error.code}: ${error.message}`, ...further].join('\n') }] };
+  return toolError(error.code, error.message, further);
+}
+
+/** A tool error as a model reads it: `code: sentence`, then any further lines. */
+export function toolError(code: string, message: string, further: string[] = []): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: [`${code}: ${message}`, ...further].join('\n') }] };
 }
 
 /** Runs a tool body; a refusal or a fault becomes the tool's error result, never a protocol error. */

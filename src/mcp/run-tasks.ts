@@ -14,7 +14,7 @@ import type { Side } from '../suites/report/comparison.js';
 import type { TurnEvent } from '../suites/report/run-report.js';
 import { parse, runIdSchema } from '../schemas/requests.js';
 import { pendingResult, progressLine } from './run-tools.js';
-import { refusal } from './results.js';
+import { refusal, toolError } from './results.js';
 import { listedAs, type Extra, type ToolConfig } from './tools.js';
 
 /**
@@ -33,11 +33,6 @@ import { listedAs, type Extra, type ToolConfig } from './tools.js';
 
 /** How the report of an ended run is answered, per kind (structured report and its text). */
 export type ReportAnswer = (kind: RunKind, report: Record<string, unknown>) => CallToolResult;
-
-const errorAnswer = (code: string, message: string): CallToolResult => ({
-  isError: true,
-  content: [{ type: 'text', text: `${code}: ${message}` }],
-});
 
 const TASK_STATUS = { running: 'working', passed: 'completed', failed: 'completed', error: 'failed', cancelled: 'cancelled' } as const;
 
@@ -101,7 +96,7 @@ export class RunTaskStore implements TaskStore {
     }
     const { view } = await this.#locate(taskId);
     if (view.report !== null) return this.#reportAnswer(view.kind, view.report);
-    if (view.error !== null) return errorAnswer(view.error.error, view.error.message);
+    if (view.error !== null) return toolError(view.error.error, view.error.message);
     return pendingResult(view, Date.now() - Date.parse(view.created_at));
   }
 
