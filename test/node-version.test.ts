@@ -14,6 +14,7 @@ import t, { type Test } from 'tap';
 import { CHECKOUT_HINT, CLI_NODE_MAJOR_NEEDED, INSTALLED_HINT, NODE_MAJOR_NEEDED } from '../src/node-version.js';
 import { escapeHtml } from '../src/suites/report/html/kit.js';
 import type { Json } from './support/http.js';
+import { outsideEnv } from './support/child.js';
 import { childEnv } from './support/stack.js';
 import { ROOT } from './support/root.js';
 
@@ -96,15 +97,14 @@ const noOldNode = old ? false : `no Node older than ${NODE_MAJOR_NEEDED} on this
 t.test("npm ci on the machine's older Node prints no EBADENGINE warning in a checkout", { skip: noOldNode }, async (t) => {
   const node = old!;
   // npm's own shebang (#!/usr/bin/env node) runs it on the first node on PATH: the machine's older one.
-  const path = [dirname(node.path), process.env.PATH].join(delimiter);
   // Without the settings an enclosing `npm test` passes down, so that only the checkout's .npmrc speaks.
-  const npmFree = Object.fromEntries(Object.entries(childEnv()).filter(([name]) => !/^npm_config_/i.test(name)));
+  const env = outsideEnv(dirname(node.path));
   const dryRun = (files: string[]) => {
     const dir = t.testdir();
     for (const file of files) cpSync(join(ROOT, file), join(dir, file));
     return spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
       cwd: dir,
-      env: { ...npmFree, PATH: path },
+      env,
       encoding: 'utf8',
       timeout: 120_000,
     });

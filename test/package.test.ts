@@ -10,12 +10,13 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { request } from 'undici';
 import { expandSuitePatterns } from '../src/cli/globs.js';
 import { waitUntilReady } from './support/server.js';
+import { outsideEnv } from './support/child.js';
 import { childEnv, eventually, startStack } from './support/stack.js';
 import { freePort } from './support/http.js';
 import { scaled } from './support/time.js';
@@ -32,13 +33,7 @@ t.setTimeout(scaled(300_000));
  * The consumer's environment: this test's Node (the LTS the tests run on) first on PATH, and
  * nothing of this repository (its node_modules/.bin, npm's script variables).
  */
-function consumerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = childEnv(extra);
-  for (const name of Object.keys(env)) if (/^npm_/i.test(name) || name === 'INIT_CWD') delete env[name];
-  const outside = (env.PATH ?? '').split(delimiter).filter((dir) => dir !== '' && !`${dir}${sep}`.startsWith(ROOT));
-  env.PATH = [dirname(process.execPath), ...outside].join(delimiter);
-  return env;
-}
+const consumerEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => outsideEnv(dirname(process.execPath), extra);
 
 interface Ran {
   code: number | null;
