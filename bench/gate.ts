@@ -10,7 +10,11 @@
 // - the gate of src/stats/ with the conversations' tests alone (every attempt: Barnard's test, the
 //   Wang–Tsiatis boundary on the pooled z, futility 0.04; `suiteShare: 0`);
 // - the same with the suite's verdict (the default: the stratified sign test over every
-//   conversation's discordant pairs holding 0.4 of α, conversations kept going while it needs them);
+//   conversation's discordant pairs holding 0.4 of α, a futile conversation kept going while a
+//   regression of the suite is within reach);
+// - that, with the rule before issue 43 (bench/suite-futility-before.ts: kept going while the
+//   suite could decide either way), the last rows, so that the figures before and after come
+//   from one run;
 // each in its fixed design (`repeat: 20`) and its sequential one (`max_attempts` 20, the default,
 // and 60; `min_attempts` 5).
 // Figures per rule: the false-alarm rate (any conversation regressed when all 10 are identical,
@@ -23,6 +27,7 @@
 // Output: tables, then the last line of stdout is one JSON object.
 import { createGate, holm, type GateMode } from '../src/stats/index.js';
 import { SignTestConversation, signTestDesign } from './sign-test-gate.js';
+import { goesOnBefore } from './suite-futility-before.js';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number): number => {
   const at = args.indexOf(name);
@@ -112,10 +117,10 @@ function gateRule(name: string, mode: GateMode): Rule {
 
 /**
  * The gate of src/stats as a comparison runs it (the default suite share of α): every
- * conversation plays while `goesOn` says so, all of them round by round; `regressed` when a
- * conversation or the suite as a whole is.
+ * conversation plays while `goesOn` says so (`before`: while the rule before issue 43 did), all
+ * of them round by round; `regressed` when a conversation or the suite as a whole is.
  */
-function suiteGateRule(name: string, mode: GateMode): Rule {
+function suiteGateRule(name: string, mode: GateMode, before = false): Rule {
   const budget = createGate({ confidence: 1 - ALPHA, conversations: CONVERSATIONS, mode }).maxRounds;
   return {
     name,
@@ -124,7 +129,7 @@ function suiteGateRule(name: string, mode: GateMode): Rule {
       const gate = createGate({ confidence: 1 - ALPHA, conversations: CONVERSATIONS, mode });
       const states = rates.map(() => gate.conversation());
       for (let round = 0; round < gate.maxRounds; round++) {
-        const open = states.map((_, i) => gate.goesOn(i));
+        const open = states.map((_, i) => (before ? goesOnBefore(gate, CONVERSATIONS, i) : gate.goesOn(i)));
         if (!open.some(Boolean)) break;
         rates.forEach(([baseline, candidate], i) => {
           if (open[i]) states[i]!.record(random() < baseline, random() < candidate);
@@ -178,6 +183,10 @@ const rules: Rule[] = [
   signTestRule('sign test: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
   gateRule('every attempt: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
   suiteGateRule('every attempt + suite: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
+  // Appended, so that every row above keeps its seed (and its figures) from before they were added.
+  suiteGateRule('every attempt + suite, before issue 43: sequential, max 20', { kind: 'sequential', min: 5, max: 20 }, true),
+  suiteGateRule('every attempt + suite, before issue 43: sequential, max 40', { kind: 'sequential', min: 5, max: 40 }, true),
+  suiteGateRule('every attempt + suite, before issue 43: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }, true),
 ];
 
 interface Figures {
@@ -365,8 +374,18 @@ console.log(
     `verdicts in ${stall.total_ms} ms, the event loop waited at most ${stall.longest_loop_wait_ms} ms for a turn.`,
 );
 
-const seq60 = results.at(-1)!;
-const seq40 = results.find((r) => r.rule === 'every attempt + suite: sequential, max 40')!;
+const byName = (name: string): Figures => results.find((r) => r.rule === name)!;
+const seq60 = byName('every attempt + suite: sequential, max 60');
+const seq40 = byName('every attempt + suite: sequential, max 40');
+const before60 = byName('every attempt + suite, before issue 43: sequential, max 60');
+// Issue 43's figures (ten conversations, max_attempts 60), before and after: sessions of 1,200 when nothing changed at 0.9.
+const item8 = (r: Figures) =>
+  `${Math.round(r.spent_identical[0.9]! * 1200)} of 1,200 sessions (${pct(r.spent_identical[0.9]!)}) when nothing changed at 0.9; ` +
+  `0.9 → 0.6 in one conversation flagged in ${pct(r.power_0_9_to_0_6)}; all ten 0.9 → 0.8 in ${pct(r.diffuse[0.8]!.flagged)}; ` +
+  `false alarms ${[0.7, 0.9, 0.99].map((p) => pct(r.false_alarms[p]!)).join(' / ')}`;
+console.log('');
+console.log(`max 60, the suite kept going before issue 43: ${item8(before60)}`);
+console.log(`max 60, now (a regression of the suite within reach): ${item8(seq60)}`);
 const targets = { false_alarms_max: 0.05, power_min: 0.85, spent_identical_max: 0.5, diffuse_0_8_at_40_min: 0.9 };
 const met = {
   // Every statistical rule (not the old repeat-3 one, first).

@@ -143,8 +143,8 @@ export class Gate {
 
   /**
    * Whether conversation `index` plays another round: while its own rule goes on; past its own
-   * futility stop, while the suite's test is still open at its round (it needs the attempts);
-   * never once it is decided or out of budget.
+   * futility stop, while the suite's test is still open at its round, a regression of the suite
+   * within reach (it needs the attempts); never once it is decided or out of budget.
    */
   goesOn(index: number): boolean {
     const conversation = this.#conversations[index]!;
@@ -153,7 +153,7 @@ export class Gate {
   }
 
   /**
-   * Whether the suite's test is open (neither crossed nor out of reach) at the end of `round`,
+   * Whether the suite's test is open (neither crossed nor a regression out of reach: `suiteFutile`) at the end of `round`,
    * on the pairs of rounds ≤ `round` recorded so far — a conversation running behind adds what it
    * has. A conversation's next round is thus decided on rounds before it only (what the fair-coin
    * argument needs), without waiting for the slowest conversation.
@@ -172,7 +172,7 @@ export class Gate {
       if (!conversation.finished) toCome += design.maxRounds - Math.min(round, conversation.rounds);
     }
     if (suiteCrossing(suite, look) !== null) return false;
-    return round < design.minRounds || !suiteFutile(suite, look, toCome, design.futility);
+    return round < design.minRounds || !suiteFutile(suite, look, toCome, design.suiteFutility);
   }
 
   /** The chance of a regressed verdict at stopping level for given pass rates over `rounds` rounds (see `regressionPower`). */
