@@ -76,7 +76,7 @@ const DEFAULT_SUITE_SHARE = 0.4;
  * the conversations' own, so that identical revisions spend at most half the budget
  * (docs/decisions.md has the trade-off, measured by `npm run bench:gate`).
  */
-const SUITE_FUTILITY = 0.06;
+const SUITE_FUTILITY = 0.05;
 
 /**
  * The numbers fixed once per comparison, before any round: what every conversation's state and

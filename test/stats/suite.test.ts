@@ -243,7 +243,7 @@ t.test('the suite is out of reach exactly when no path of the pairs to come cros
           if (!reachable) {
             unreachable++;
             // Out of reach is futile at any threshold, futility on the odds off included.
-            t.ok(suiteFutile(design, look, toCome, 0) && suiteFutile(design, look, toCome, 0.06), 'futile');
+            t.ok(suiteFutile(design, look, toCome, 0) && suiteFutile(design, look, toCome, 0.05), 'futile');
           }
         }
       }
@@ -257,11 +257,11 @@ t.test('a futile conversation plays on for a regression of the suite, not for a 
   const design = designSuite('sequential', 0.02, 10, 60)!;
   const look = (baselineOnly: number, candidateOnly: number): SuiteLook => ({ round: 20, pairs: 200, baselineOnly, candidateOnly });
   const toCome = 10 * 40;
-  t.notOk(suiteFutile(design, look(24, 12), toCome, 0.06), 'the baseline ahead: a regression within reach, it plays on');
-  t.ok(suiteFutile(design, look(12, 24), toCome, 0.06), 'the candidate ahead as much: a fix within reach, it stops');
+  t.notOk(suiteFutile(design, look(24, 12), toCome, 0.05), 'the baseline ahead: a regression within reach, it plays on');
+  t.ok(suiteFutile(design, look(12, 24), toCome, 0.05), 'the candidate ahead as much: a fix within reach, it stops');
   t.ok(suiteReachable(design, look(12, 24), toCome), 'though a regression is not out of every path');
   const early: SuiteLook = { round: 10, pairs: 100, baselineOnly: 10, candidateOnly: 10 };
-  t.notOk(suiteFutile(design, early, 10 * 50, 0.06), 'level, early: a regression still likely enough');
+  t.notOk(suiteFutile(design, early, 10 * 50, 0.05), 'level, early: a regression still likely enough');
 });
 
 type Outcome = [boolean, boolean];
