@@ -16,18 +16,9 @@ export function goesOnBefore(gate: Gate, conversations: number, index: number): 
   if (conversation.stop !== 'futile' || gate.suiteLevel === null) return false;
   const suite = designSuite('sequential', gate.suiteLevel, conversations, gate.maxRounds)!;
   const round = conversation.rounds;
-  const look: SuiteLook = { round, pairs: 0, baselineOnly: 0, candidateOnly: 0 };
-  let toCome = 0;
-  for (let i = 0; i < conversations; i++) {
-    const other = gate.state(i);
-    const at = other.after(round);
-    look.pairs += at.pairs;
-    look.baselineOnly += at.baselineOnly;
-    look.candidateOnly += at.candidateOnly;
-    if (!other.finished) toCome += gate.maxRounds - Math.min(round, other.rounds);
-  }
+  const { look, roundsLeft } = gate.suiteLook(round);
   if (suiteCrossing(suite, look) !== null) return false;
-  return round < gate.minRounds || !futileEitherWay(suite, look, toCome);
+  return round < gate.minRounds || !futileEitherWay(suite, look, roundsLeft);
 }
 
 function futileEitherWay(design: SuiteDesign, look: SuiteLook, pairsToCome: number): boolean {

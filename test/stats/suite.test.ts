@@ -320,17 +320,9 @@ function stoppedWithAFixInReach(gate: Gate, conversations: number, index: number
   const conversation = gate.state(index);
   if (conversation.stop !== 'futile' || gate.mode === 'repeat' || gate.suiteLevel === null) return false;
   const design = designSuite('sequential', gate.suiteLevel, conversations, gate.maxRounds)!;
-  const round = conversation.rounds;
-  const mirrored: SuiteLook = { round, pairs: 0, baselineOnly: 0, candidateOnly: 0 };
-  let toCome = 0;
-  for (let i = 0; i < conversations; i++) {
-    const at = gate.state(i).after(round);
-    mirrored.pairs += at.pairs;
-    mirrored.baselineOnly += at.candidateOnly;
-    mirrored.candidateOnly += at.baselineOnly;
-    if (!gate.state(i).finished) toCome += gate.maxRounds - Math.min(round, gate.state(i).rounds);
-  }
-  return suiteCrossing(design, mirrored) === null && suiteReachable(design, mirrored, toCome);
+  const { look, roundsLeft } = gate.suiteLook(conversation.rounds);
+  const mirrored: SuiteLook = { ...look, baselineOnly: look.candidateOnly, candidateOnly: look.baselineOnly };
+  return suiteCrossing(design, mirrored) === null && suiteReachable(design, mirrored, roundsLeft);
 }
 
 /** The chance of the flagged paths when conversation i passes with rate rates[i] on both sides. */
