@@ -25,7 +25,8 @@ export interface ConversationProgress {
   candidate: SideProgress | null;
   /**
    * Where it stands: `running`; a run's conversation once its attempts are done, by its status;
-   * a comparison's once the gate stopped it, by why (`decided`, `futile`, `budget`).
+   * a comparison's once the gate stopped it, by why (`decided`, `futile`, `budget`); `cancelled`
+   * when the run was cancelled before it got there.
    */
   state: string;
 }
@@ -55,7 +56,9 @@ export interface RunView {
   error: RunError | null;
 }
 
+/** An attempt into its side's count; one the run's cancel cut short is no attempt of the conversation's. */
 const tally = (side: SideProgress, attempt: AttemptReport): void => {
+  if (attempt.status === 'cancelled') return;
   side.attempts += 1;
   if (attempt.status === 'passed') side.passed += 1;
   if (attempt.status === 'error') side.errors += 1;
@@ -74,11 +77,14 @@ function progressOf(run: Run): ConversationProgress[] {
     baseline: blank(),
     candidate: blank(),
     attempts: [] as AttemptReport[],
+    /** every attempt's session, one the cancel cut short included */
+    sessions: 0,
   }));
   for (const round of run.rounds) {
     round.attempts.forEach((attempt, j) => {
       const entry = byConversation[round.conversations[j]!];
       if (entry === undefined) return;
+      entry.sessions += 1;
       const side = round.sides[j];
       if (side === undefined) {
         tally(entry.run, attempt);
@@ -95,7 +101,7 @@ function progressOf(run: Run): ConversationProgress[] {
       conversation_index: entry.i,
       rounds,
       budget: outline.budget,
-      sessions: comparison ? entry.baseline.attempts + entry.candidate.attempts : entry.run.attempts,
+      sessions: entry.sessions,
       attempts: comparison ? null : entry.run,
       baseline: comparison ? entry.baseline : null,
       candidate: comparison ? entry.candidate : null,
@@ -104,7 +110,9 @@ function progressOf(run: Run): ConversationProgress[] {
           ? stopped.stop
           : done
             ? conversationReportOf({ name: entry.name, index: entry.i }, entry.attempts, 1).status
-            : 'running',
+            : run.status === 'cancelled'
+              ? 'cancelled'
+              : 'running',
     };
   });
 }
@@ -131,7 +139,7 @@ export function runView(run: Run, pod: string): RunView {
       conversations,
       sessions: conversations.reduce((n, c) => n + c.sessions, 0),
       sessions_budget: outline.names.length * outline.budget * sides,
-      decided: conversations.filter((c) => c.state !== 'running').length,
+      decided: conversations.filter((c) => c.state !== 'running' && c.state !== 'cancelled').length,
       attempts_in_flight: run.attemptsInFlight,
     },
     report: run.report,
