@@ -106,8 +106,9 @@ export async function compareSuite(
       done.attempts.forEach((attempt, j) => attempts[done.sides[j]!][done.conversations[j]!]!.push(attempt));
       for (const i of open) {
         const [baseline, candidate] = [ranIn(done, 'baseline', i), ranIn(done, 'candidate', i)];
-        // A round the cancel came before on both sides is no round: the gate does not see it.
-        if (baseline !== undefined || candidate !== undefined) tests[i]!.record(judged(baseline), judged(candidate));
+        // A round the cancel came before, or cut short, on both sides is no round: the gate does not see it.
+        const cut = (attempt: AttemptReport | undefined) => attempt === undefined || attempt.status === 'cancelled';
+        if (!cut(baseline) || !cut(candidate)) tests[i]!.record(judged(baseline), judged(candidate));
       }
       announce(open);
     }
