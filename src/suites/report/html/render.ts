@@ -39,6 +39,14 @@ const NONE: DifferingKeys = new Set();
 
 // ——— The run report ———
 
+/** `5/10 passed · 1 could not run · 2 cut short by the cancel` */
+const attemptCounts = (a: RunReport['totals']['attempts']): string =>
+  [
+    `${a.passed}/${a.total} passed`,
+    ...(a.error > 0 ? [`${a.error} could not run`] : []),
+    ...(a.cancelled > 0 ? [`${a.cancelled} cut short by the cancel`] : []),
+  ].join(' · ');
+
 function runSummary(report: RunReport): Html {
   const { conversations: c, attempts, turns, expectations, criteria } = report.totals;
   return html`<section class="card summary">
@@ -53,10 +61,7 @@ function runSummary(report: RunReport): Html {
       ${fact('Revision that ran', html`<code>${report.agent}</code> · ${revisionText(report.revision)}`)}
       ${fact(
         'Attempts',
-        html`${attempts.passed}/${attempts.total}
-          passed${attempts.error > 0 ? html` · ${attempts.error} could not run` : ''}${
-            attempts.cancelled > 0 ? html` · ${attempts.cancelled} cut short by the cancel` : ''
-          } <span class="sep">·</span> repeat ×${report.repeat}, needs ${percent(report.pass_rate)}`,
+        html`${attemptCounts(attempts)} <span class="sep">·</span> repeat ×${report.repeat}, needs ${percent(report.pass_rate)}`,
       )}
       ${fact('Turns', countText(turns))} ${fact('Expectations', countText(expectations, 'failed', 'not evaluated'))}
       ${fact('Criteria', criteria.total === 0 ? html`<span class="muted">none</span>` : countText(criteria, 'failed', 'not judged'))}
