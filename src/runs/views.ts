@@ -81,12 +81,15 @@ function progressOf(run: Run): ConversationProgress[] {
     attempts: [] as AttemptReport[],
     /** every attempt's session, one the cancel cut short included */
     sessions: 0,
+    /** a comparison's rounds it took part in (an invalid attempt run again within a round is still one round) */
+    rounds: new Set<string>(),
   }));
   for (const round of run.rounds) {
     round.attempts.forEach((attempt, j) => {
       const entry = byConversation[round.conversations[j]!];
       if (entry === undefined) return;
       entry.sessions += 1;
+      if (attempt.status !== 'cancelled') entry.rounds.add(`${round.unit}:${round.round}`);
       const side = round.sides[j];
       if (side === undefined) {
         tally(entry.run, attempt);
@@ -95,7 +98,7 @@ function progressOf(run: Run): ConversationProgress[] {
     });
   }
   return byConversation.map((entry) => {
-    const rounds = comparison ? entry.baseline.attempts : entry.run.attempts;
+    const rounds = comparison ? entry.rounds.size : entry.run.attempts;
     const stopped = run.stops.get(entry.i);
     const done = !comparison && rounds >= outline.budget;
     return {
