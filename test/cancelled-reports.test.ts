@@ -7,13 +7,12 @@
 import { readFile } from 'node:fs/promises';
 import { XMLParser } from 'fast-xml-parser';
 import t from 'tap';
-import type { Io } from '../src/cli/io.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { comparisonReportHtml, runReportHtml } from '../src/suites/report/html/render.js';
 import { junitXml } from '../src/suites/report/junit.js';
 import type { RunReport } from '../src/suites/report/run-report.js';
 import { renderComparison, renderReport } from '../src/suites/report/text.js';
-import { cli } from './support/cli.js';
+import { cli, memoryIo as io } from './support/cli.js';
 import { comparePath, runPath, type Json } from './support/http.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 
@@ -257,22 +256,6 @@ t.test("a single pod's drain: the comparison ends cancelled, not decided, saying
   cancelledComparison(t, report, reason, decidedFirst(report));
 });
 
-/** The command's output streams, in memory. */
-function io(): Io & { out: () => string; err: () => string } {
-  let stdout = '';
-  let stderr = '';
-  return {
-    env: { AGENT_TEST_GATEWAY_TOKEN: 'demo-token' },
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    progress: false,
-    progressEveryMs: 60_000,
-    onInterrupt: () => () => undefined,
-    out: () => stdout,
-    err: () => stderr,
-  };
-}
-
 const GATE_YAML = `agent: coach
 concurrency: 4
 conversations:
@@ -286,7 +269,10 @@ conversations:
       - line: sim:hang
 `;
 
-/** Both ways the command learns of a cancel: `cancel ID` from elsewhere (follow exits 2), and its own Ctrl-C (130). */
+/** The gate's sides, against the stack. */
+const gate = (s: Stack): string[] => ['--baseline', 'coach', '--candidate', 'coach.3', '--gateway', s.url];
+
+/** Until the stack's engine holds the stuck conversation's turn: the moment to cancel. */
 async function hanging(s: Stack): Promise<void> {
   await eventually(() => s.engine.record.connections.some((c) => c.frames.includes('sim:hang')), 60_000);
 }
@@ -297,10 +283,7 @@ t.test('cancel ID: the command following the comparison writes reports that say 
   const compare = await import('../src/cli/compare.js');
   const runs = await import('../src/cli/runs.js');
   const detached = io();
-  t.equal(
-    await compare.main([`${dir}/gate.yaml`, '--baseline', 'coach', '--candidate', 'coach.3', '--gateway', s.url, '--detach'], detached),
-    0,
-  );
+  t.equal(await compare.main([`${dir}/gate.yaml`, ...gate(s), '--detach'], detached), 0);
   const id = /^([0-9a-f-]{36})\t/m.exec(detached.out())![1]!;
   await hanging(s);
   const cancel = io();
@@ -320,21 +303,7 @@ t.test('Ctrl-C on compare: exit 130, and every report it writes says not decided
   const files = { json: `${dir}/gate.json`, html: `${dir}/gate.html`, junit: `${dir}/gate.xml` };
   const result = await cli(
     'compare',
-    [
-      `${dir}/gate.yaml`,
-      '--baseline',
-      'coach',
-      '--candidate',
-      'coach.3',
-      '--gateway',
-      s.url,
-      '--json',
-      files.json,
-      '--html',
-      files.html,
-      '--junit',
-      files.junit,
-    ],
+    [`${dir}/gate.yaml`, ...gate(s), ...Object.entries(files).flatMap(([kind, file]) => [`--${kind}`, file])],
     {},
     () => s.engine.record.connections.some((c) => c.frames.includes('sim:hang')),
   );

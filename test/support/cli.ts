@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { Io } from '../../src/cli/io.js';
 import type { Json } from './http.js';
 import { childEnv } from './stack.js';
 
@@ -54,4 +55,20 @@ export async function readJunit(path: string): Promise<{ valid: unknown; doc: Js
     isArray: (name) => ['testsuite', 'testcase', 'property'].includes(name),
   });
   return { valid: XMLValidator.validate(xml), doc: parser.parse(xml).testsuites };
+}
+
+/** The command's streams in memory, as a test calls a command's `main` in-process with the demo token; no terminal. */
+export function memoryIo(): Io & { out: () => string; err: () => string } {
+  let stdout = '';
+  let stderr = '';
+  return {
+    env: { AGENT_TEST_GATEWAY_TOKEN: 'demo-token' },
+    stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text),
+    progress: false,
+    progressEveryMs: 60_000,
+    onInterrupt: () => () => undefined,
+    out: () => stdout,
+    err: () => stderr,
+  };
 }
