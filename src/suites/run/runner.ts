@@ -89,7 +89,10 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
   await takeSnapshotAfterRun(ctx, memory, state.memory, state.runId);
 }
 
-/** A round's attempts, run one after the other, with the conversation of each; one the cancel came before is left out, and a halted journal starts no further one (the round runs again elsewhere). */
+/**
+ * A round's attempts, run one after the other, with the conversation of each: one the cancel came
+ * before is left out, and a halted journal starts no further one (the round runs again elsewhere).
+ */
 async function runRound(
   ctx: RunContext,
   state: RunState,
