@@ -140,6 +140,24 @@ export const getRun = (
 ): Promise<{ body: Record<string, unknown> } | { failure: HttpFailure }> =>
   gatewayCall(`${gateway}/v1/runs/${runId}`, { method: 'GET', headers: { authorization: `Bearer ${token}` } }, 200, () => true);
 
+/** A failed attempt of a run as a suite (`capture ID`): the YAML the gateway wrote, or why it failed. */
+export async function captureRun(
+  gateway: string,
+  token: string,
+  runId: string,
+  ask: { conversation: string; attempt: string; side: string | undefined },
+): Promise<{ yaml: string } | { failure: HttpFailure }> {
+  const query = new URLSearchParams({ conversation: ask.conversation, attempt: ask.attempt, ...(ask.side && { side: ask.side }) });
+  const url = `${gateway}/v1/runs/${runId}/capture?${query}`;
+  try {
+    const res = await request(url, { method: 'GET', headers: { authorization: `Bearer ${token}` } });
+    const text = await res.body.text();
+    return res.statusCode === 200 ? { yaml: text } : { failure: failureOf(res.statusCode, text, parseJson(text)) };
+  } catch (err) {
+    return { failure: unreachable(url, err) };
+  }
+}
+
 /** Follows a run already started (`follow ID`) from its first line. */
 export function followRun<Report, Turn>(runId: string, o: FollowOptions<Turn>): Promise<Followed<Report>> {
   return new Follower<Report, Turn>(o, runId).follow(undefined);
