@@ -140,6 +140,9 @@ export const getRun = (
 ): Promise<{ body: Record<string, unknown> } | { failure: HttpFailure }> =>
   gatewayCall(`${gateway}/v1/runs/${runId}`, { method: 'GET', headers: { authorization: `Bearer ${token}` } }, 200, () => true);
 
+/** A run's page on the gateway (`/runs/{id}`), as the command prints it when it starts the run. */
+export const runPageUrl = (gateway: string, runId: string): string => `${gateway}/runs/${runId}`;
+
 /** A failed attempt of a run as a suite (`capture ID`): the YAML the gateway wrote, or why it failed. */
 export async function captureRun(
   gateway: string,
@@ -187,9 +190,13 @@ class Follower<Report, Turn> {
   #gone = false;
   readonly #progress: RunProgress;
 
+  /** This command started the run (its POST's stream), rather than following one by id. */
+  readonly #started: boolean;
+
   constructor(o: FollowOptions<Turn>, runId?: string) {
     this.#o = o;
     this.#runId = runId;
+    this.#started = runId === undefined;
     this.#progress = new RunProgress(o.io, o.kind, (id) => this.#view(id));
   }
 
@@ -265,6 +272,8 @@ class Follower<Report, Turn> {
       if (typeof run.id === 'string' && this.#runId === undefined) {
         this.#runId = run.id;
         this.#progress.start(run.id);
+        // A run this command started (not one it follows by id): where to watch it in a browser.
+        if (this.#started) this.#progress.say(`${o.kind} ${run.id}: ${runPageUrl(o.gateway, run.id)}\n`);
       }
     } else if (item.turn !== undefined) this.#progress.above(() => o.onTurn(item.turn as Turn));
     else if (item.decided !== undefined) {
