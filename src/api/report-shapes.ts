@@ -298,16 +298,7 @@ export type components = {
       criteria_splits: components['schemas']['CriterionSplits'][];
       model_usage: components['schemas']['ModelUsage'];
       attempts: components['schemas']['RunAttempt'][];
-      /**
-       * @description An attack conversation's success rate (only there): the share of judged attempts (`error` and `invalid` left
-       *     out) in which the agent broke, with its 95 % Wilson interval.
-       */
-      attack?: {
-        attempts: number;
-        broke: number;
-        success_rate: number | null;
-        success_rate_interval: components['schemas']['RateInterval'];
-      };
+      attack?: components['schemas']['AttackRate'];
     };
     /** @description One attempt of a conversation, on its own engine session. */
     RunAttempt: {
@@ -353,6 +344,16 @@ export type components = {
       review: components['schemas']['AttemptReview'] | null;
       attack?: components['schemas']['RunAttack'];
       notes: components['schemas']['Notes'];
+    };
+    /**
+     * @description An attack conversation's success rate (only there): the share of judged attempts (`error` and `invalid` left
+     *     out) in which the agent broke, with its 95 % Wilson interval.
+     */
+    AttackRate: {
+      attempts: number;
+      broke: number;
+      success_rate: number | null;
+      success_rate_interval: components['schemas']['RateInterval'];
     };
     /**
      * @description An attack conversation's attempt (only there): whether the agent held, where it broke and the evidence, the
@@ -810,6 +811,8 @@ export type components = {
       pass_hat_k: number[];
       latency: components['schemas']['Latency'];
       model_usage: components['schemas']['ModelUsage'];
+      /** @description An attack conversation's side (only there) - how often the agent broke. */
+      attack?: components['schemas']['AttackRate'];
     };
     /** @description Nearest-rank percentiles of the durations of the turns that ran; null when none did. */
     Latency: {

@@ -4,7 +4,9 @@ import type { Attack, SuiteConversation } from '../spec/format.js';
 import { CANARY, CANARY_CHARS } from '../spec/attack.js';
 import { findSaid } from '../spec/text-matches.js';
 import type { AttemptReport, ExpectationResult, TurnReport } from '../report/run-report.js';
-import type { AttemptRun } from './attempt.js';
+import type { TurnResultView } from '../../conversations/views.js';
+import type { AttemptError, AttemptModel } from './model-calls.js';
+import type { RunContext } from './context.js';
 import { attackerTurn, type AttackStep } from './attacker.js';
 import { CANCELLED } from './cancellation.js';
 import { closeConversation } from './conversation-calls.js';
@@ -27,7 +29,21 @@ function drawCanary(): string {
   return Array.from({ length: CANARY_CHARS }, () => CANARY_ALPHABET[randomInt(CANARY_ALPHABET.length)]).join('');
 }
 
-/** A visit of the planting user: its own AttemptRun over a conversation of scripted lines on its device. */
+/** What an attack needs of its attempt under way (attempt.ts's AttemptRun, without importing it back). */
+export interface AttemptRun {
+  readonly ctx: RunContext;
+  readonly spec: SuiteConversation;
+  readonly report: AttemptReport;
+  readonly checks: ExpectationResult[];
+  readonly asker: AttemptModel;
+  last: TurnResultView | undefined;
+  skip: string | undefined;
+  stop: AttemptReport['stop_reason'] | undefined;
+  say(line: string, source: TurnReport['source'], expect: Record<string, never>, remaining: number): Promise<TurnReport>;
+  fail(error: AttemptError): void;
+}
+
+/** A visit of the planting user: an attempt of its own over a conversation of scripted lines on its device. */
 export type Visit = (spec: SuiteConversation) => AttemptRun;
 
 /** What a turn showed that a check reads: the agent's text and the shown elements, one per line. */

@@ -35,7 +35,7 @@ import { closeConversation, nextTurn, startConversation } from './conversation-c
 // ends, the conversation closed plainly when done, and what it left in memory checked.
 
 /** An attempt under way: its report, its conversation once started, and why the rest is skipped. */
-export class AttemptRun {
+class AttemptRun {
   /** The last turn's result: the conversation's session and connection as they stand. */
   last: TurnResultView | undefined;
   skip: string | undefined;
