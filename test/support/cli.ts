@@ -11,7 +11,7 @@ export interface CliResult {
 }
 
 /** `agent-test-gateway <command> …` as CI runs it: a child process from the sources, with the demo token. */
-export function cli(command: 'run' | 'compare', args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+export function cli(command: 'run' | 'compare' | 'attacks', args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', command, ...args], {
     cwd: process.cwd(),
     env: childEnv({ AGENT_TEST_GATEWAY_TOKEN: 'demo-token', AGENT_TEST_GATEWAY_URL: '', ...env }),
