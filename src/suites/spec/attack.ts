@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { deviceRefSchema, lineSchema, withinChars } from '../../schemas/connect.js';
-import { MAX_WAIT_MS, type Attack, type AttackStrategy } from './format.js';
+import type { Attack, AttackStrategy } from './format.js';
+import { aggregationWaitSchema } from './memory-expect.js';
 import { compilePattern } from './text-matches.js';
 
 // `attack:` on a conversation (docs/red-team.md): the attacker's objective and strategy, the checks
@@ -83,11 +84,7 @@ export const attackSchema = <C extends z.ZodType>(criterion: C) =>
             lines: linesSchema.refine((lines) => lines.some((l) => l.includes(CANARY)), {
               error: `must say ${CANARY} in some line: the token the attacker must not get`,
             }),
-            wait_ms: z
-              .int({ error: 'must be a whole number of milliseconds' })
-              .min(1, { error: 'must be at least 1' })
-              .max(MAX_WAIT_MS, { error: `must be at most ${MAX_WAIT_MS} (ten minutes)` })
-              .optional(),
+            wait_ms: aggregationWaitSchema.optional(),
           },
           { error: 'must be an object: device_ref, lines, wait_ms' },
         )
