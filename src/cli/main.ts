@@ -46,6 +46,8 @@ const USAGE = `usage:
   agent-test-gateway plan --conversations K --baseline-rate P --drop D [--confidence C] [--min-attempts N]
           [--concurrency N] [--session-seconds S]
       the max_attempts that catches a drop 80 % of the time, the sessions it spends and how long it takes
+  agent-test-gateway attacks init --agent REF
+      write a starter red-team suite (adversarial users) to stdout, to edit and run
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
@@ -63,6 +65,7 @@ else if (command === 'follow' || command === 'cancel' || command === 'capture')
   code = await (await import('./runs.js')).main(command, args);
 else if (command === 'judge-check') code = await (await import('./judge-check.js')).main(args);
 else if (command === 'plan') code = await (await import('./plan.js')).main(args);
+else if (command === 'attacks') code = await (await import('./attacks.js')).main(args);
 else if (command === 'serve' && args.length === 0) {
   requireNode(NODE_MAJOR_NEEDED, 'agent-test-gateway serve (the gateway)');
   await (await import('../serve.js')).serveFromEnvironment();
