@@ -105,11 +105,10 @@ t.test('a comparison is readable only with Viewer on both its sides', async (t) 
 });
 
 t.test('MCP: a teammate reads a run with get_run and tasks/get from another pod, and cancels it with neither', async (t) => {
-  const pods = await startPods(t, 2);
-  const started = await pods.call(0, 'POST', runPath(), {
-    body: { ...slowSuite, repeat: 20 },
-    headers: { prefer: 'respond-async' },
-  });
+  // A turn that hangs until the run is cancelled: the run is still running whatever the machine's pace.
+  const pods = await startPods(t, 2, { env: { TURN_BUDGET_MS: '60000' } });
+  const hanging = { conversations: [{ name: 'hang', turns: [{ line: '#intro' }, { line: 'sim:hang' }] }] };
+  const started = await pods.call(0, 'POST', runPath(), { body: hanging, headers: { prefer: 'respond-async' } });
   const id = started.body.id as string;
   const bob = await mcpClient(t, { url: pods.urls[1]! }, { token: 'bob-token' });
   const read: Json = await bob.callTool({ name: 'get_run', arguments: { run_id: id } });

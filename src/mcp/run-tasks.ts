@@ -7,7 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { isGatewayError, type ErrorCode as GatewayCode } from '../errors.js';
 import { runLines } from '../runs/follow.js';
-import { cancelLocated, listRuns, locateOwnRun, locateRun, readerOf, type Located } from '../runs/locate.js';
+import { cancelLocated, cancelRun, listRuns, locateOwnRun, locateRun, readerOf, type Located } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
 import { runView, type RunView } from '../runs/views.js';
 import type { Side } from '../suites/report/comparison.js';
@@ -225,7 +225,8 @@ export function registerRunTool<In extends z.ZodObject>(
  * progress as a pending answer that points to get_run.
  */
 async function answerInline(app: FastifyInstance, run: Run, extra: Extra, tasks: RunTaskStore): Promise<CallToolResult> {
-  const onCancel = () => void app.runs.cancel(run, 'the MCP client cancelled the call');
+  // By id, wherever the run is now: it may have moved since it started here.
+  const onCancel = () => void cancelRun(app.runs, run.id, run.spec.callerId, 'the MCP client cancelled the call').catch(() => undefined);
   extra.signal.addEventListener('abort', onCancel, { once: true });
   const wait = new AbortController();
   const timer = setTimeout(() => wait.abort(), app.config.mcpRunWaitMs);
@@ -245,18 +246,24 @@ async function answerInline(app: FastifyInstance, run: Run, extra: Extra, tasks:
   return withPage(pendingResult(runView(run, app.runs.podName), app.config.mcpRunWaitMs), tasks.pageOf(run.id));
 }
 
-/** With a progress token, each evaluated turn is reported as progress (its side too, in a comparison). */
+/**
+ * With a progress token, each evaluated turn is reported as progress (its side too, in a
+ * comparison). A turn streamed again (its attempt ran again after the run moved) is not counted
+ * twice: progress only grows.
+ */
 function progressOf(extra: Extra): ((event: TurnEvent & { side?: Side }) => void) | undefined {
   const token = extra._meta?.progressToken;
   if (token === undefined) return undefined;
-  let evaluated = 0;
+  const evaluated = new Set<string>();
   return (event) => {
-    evaluated += 1;
+    const key = `${event.side ?? ''}:${event.conversation_index}:${event.attempt}:${event.turn.index}`;
+    if (evaluated.has(key)) return;
+    evaluated.add(key);
     const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
     const side = event.side === undefined ? '' : `${event.side}: `;
     const message = `${side}${event.conversation}${attempt} turn ${event.turn.index}: ${event.turn.status}`;
     void extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated, message } })
+      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated.size, message } })
       .catch(() => undefined);
   };
 }
