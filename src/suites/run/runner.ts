@@ -89,14 +89,19 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
   await takeSnapshotAfterRun(ctx, memory, state.memory, state.runId);
 }
 
-/** A round's attempts, run one after the other, with the conversation of each; one the cancel came before is left out. */
+/**
+ * A round's attempts, run one after the other, with the conversation of each: one the cancel came
+ * before is left out; a halted journal starts no further one (the round runs again elsewhere).
+ */
 async function runRound(
   ctx: RunContext,
   state: RunState,
   round: AttemptRef[],
+  journal: RunJournal,
 ): Promise<{ attempts: AttemptReport[]; conversations: number[] }> {
   const ran = { attempts: [] as AttemptReport[], conversations: [] as number[] };
   for (const [i, k] of round) {
+    if (journal.halted) break;
     const attempt = await runAttempt(ctx, state, i, k);
     if (attempt === null) continue;
     ran.attempts.push(attempt);
@@ -123,7 +128,7 @@ export async function runSuite(ctx: RunContext, state: RunState, journal: RunJou
         // A cancelled run starts nothing more: its report holds the attempts that were made.
         if (ctx.signal.aborted) return;
         journal.starting(u, r + 1, round.length);
-        const made = await runRound(ctx, state, round);
+        const made = await runRound(ctx, state, round, journal);
         if (journal.halted) return;
         ran = { unit: u, round: r + 1, ...made, sides: [] };
         journal.complete(ran);
