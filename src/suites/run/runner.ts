@@ -91,7 +91,7 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
 
 /**
  * A round's attempts, run one after the other, with the conversation of each: one the cancel came
- * before is left out; a halted journal starts no further one (the round runs again elsewhere).
+ * before is left out, and a halted journal starts no further one (the round runs again elsewhere).
  */
 async function runRound(
   ctx: RunContext,
