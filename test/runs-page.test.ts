@@ -190,3 +190,35 @@ t.test('the list, cancel with a confirmation, sign out', NO_CHROMIUM, async (t) 
   t.notMatch(page.url(), /token/);
   t.same(problems, [], 'no console error, no dialog, no failed request');
 });
+
+t.test(
+  'a teammate with Viewer opens the link and sees the run, but may not cancel it; a caller without Viewer sees nothing',
+  NO_CHROMIUM,
+  async (t) => {
+    const s = await startStack(t, { engine: { replyDelayMs: 300 } });
+    const browser = await launch(t);
+    const id = await startComparison(s, { baseline: 'coach', max_attempts: 20, conversations: [orderLookup, steady] });
+    t.teardown(() => s.call('DELETE', `/v1/runs/${id}`));
+
+    // bob has Viewer on coach's project; the run is demo's.
+    const { page: bob } = await openSignedIn(browser, `${s.url}/runs/${id}`, 'bob-token');
+    await bob.waitForSelector('#cancel');
+    t.match(await bob.textContent('#head'), /coach → coach\.3/, 'the teammate sees the run');
+    t.match(await bob.textContent('#head'), /demo@example\.com/, 'and who started it');
+    await bob.waitForFunction(() => Number(document.querySelector('#sessions')?.textContent) > 0, undefined, { timeout: scaled(30_000) });
+    await bob.click('#cancel');
+    await bob.click('#cancel-yes');
+    await bob.waitForSelector('#confirm-slot .problem-box');
+    t.match(
+      await bob.textContent('#confirm-slot'),
+      /run_not_yours.*Only the caller who started this run cancels it/s,
+      'the API’s refusal, shown',
+    );
+    t.equal((await s.call('GET', `/v1/runs/${id}`)).body.status, 'running', 'the run goes on');
+
+    const { page: stranger } = await openSignedIn(browser, `${s.url}/runs/${id}`, 'outsider-token');
+    await stranger.waitForSelector('#head .problem-box');
+    t.match(await stranger.textContent('#head'), /No such run, or your token may not read it/);
+    t.notMatch(await stranger.textContent('#main'), /coach/, 'nothing of the run');
+  },
+);

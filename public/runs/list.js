@@ -1,10 +1,12 @@
 // The list: runs newest first, live while any runs, filtered by agent, status and "mine".
 
 import { getJson } from '/runs/page/api.js';
-import { agentsText, bar, errorBox, html, show, statusBadge } from '/runs/page/views.js';
+import { VERDICT, agentsText, bar, errorBox, html, show, statusBadge } from '/runs/page/views.js';
 import { duration, timestamp } from '/runs/page/modules/suites/report/html/kit.js';
 
 const POLL_MS = 2000;
+
+export const startedBy = (run) => run.started_by?.email ?? run.started_by?.id ?? '–';
 
 const took = (run) => (run.ended_at === null ? null : Date.parse(run.ended_at) - Date.parse(run.created_at));
 
@@ -13,11 +15,11 @@ const row = (run) => {
   return html`<tr data-run="${run.id}" data-status="${run.status}">
     <td>${run.kind}</td>
     <td><a href="${`/runs/${run.id}`}">${agentsText(run)}</a></td>
-    <td>${run.suite ?? run.name ?? '–'}</td>
-    <td>${run.started_by ?? run.caller ?? '–'}</td>
+    <td>${run.report?.name ?? '–'}</td>
+    <td>${startedBy(run)}</td>
     <td>${statusBadge(run.status)}</td>
     <td>${bar(p.decided, p.conversations.length, `conversations decided of ${run.id}`)} ${p.decided}/${p.conversations.length}</td>
-    <td>${run.verdict ?? (run.status === 'running' ? '–' : run.status)}</td>
+    <td>${VERDICT[run.status]?.[1] ?? run.status}</td>
     <td>${timestamp(run.created_at)}</td>
     <td>${duration(took(run))}</td>
     <td class="num">${p.sessions}/${p.sessions_budget}</td>

@@ -4,6 +4,7 @@
 // opened transcript is in the document.
 
 import { ApiError, api, followRun, getJson } from '/runs/page/api.js';
+import { startedBy } from '/runs/page/list.js';
 import { agentsText, badge, bar, errorBox, html, show, statusBadge } from '/runs/page/views.js';
 import { duration, plural, timestamp } from '/runs/page/modules/suites/report/html/kit.js';
 import { attemptBody, attemptMeta, convId } from '/runs/page/modules/suites/report/html/parts.js';
@@ -201,7 +202,7 @@ function plainHeader(view) {
   return html`<header class="card head running">
     <div class="kind">${view.kind === 'comparison' ? 'Comparison' : 'Suite run'}</div>
     <h1>${agentsText(view)} ${statusBadge(view.status)}</h1>
-    <div class="sub">started ${timestamp(view.created_at)}</div>
+    <div class="sub">started ${timestamp(view.created_at)} by ${startedBy(view)}</div>
     ${view.error === null ? '' : html`<p class="answer error">${view.error.error}: ${view.error.message}</p>`}
   </header>`;
 }
