@@ -7,7 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { isGatewayError, type ErrorCode as GatewayCode } from '../errors.js';
 import { runLines } from '../runs/follow.js';
-import { cancelLocated, listRuns, locateOwnRun, locateRun, readerOf, type Located } from '../runs/locate.js';
+import { cancelLocated, cancelRun, listRuns, locateOwnRun, locateRun, readerOf, type Located } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
 import { runView, type RunView } from '../runs/views.js';
 import type { Side } from '../suites/report/comparison.js';
@@ -217,7 +217,8 @@ export function registerRunTool<In extends z.ZodObject>(
  * progress as a pending answer that points to get_run.
  */
 async function answerInline(app: FastifyInstance, run: Run, extra: Extra, tasks: RunTaskStore): Promise<CallToolResult> {
-  const onCancel = () => void app.runs.cancel(run, 'the MCP client cancelled the call');
+  // By id, wherever the run is now: it may have moved since it started here.
+  const onCancel = () => void cancelRun(app.runs, run.id, run.spec.callerId, 'the MCP client cancelled the call').catch(() => undefined);
   extra.signal.addEventListener('abort', onCancel, { once: true });
   const wait = new AbortController();
   const timer = setTimeout(() => wait.abort(), app.config.mcpRunWaitMs);

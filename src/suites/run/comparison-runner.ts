@@ -77,7 +77,8 @@ export async function compareSuite(
         for (const side of SIDES) {
           for (const i of group) {
             let spent = attempts[side][i]!.length;
-            if (spent >= gate.maxRounds) continue;
+            // A pod that no longer knows it holds the run starts no attempt, even within a round.
+            if (spent >= gate.maxRounds || journal.halted) continue;
             const runOne = async () => {
               const attempt = await runAttempt(sides[side], states[side], i, ++spent);
               done!.attempts.push(attempt);
@@ -87,7 +88,8 @@ export async function compareSuite(
             };
             let last = await runOne();
             // Sequential: an invalid attempt (the simulated user spoiled it) is run again at once, within the side's budget.
-            while (gate.mode === 'sequential' && last.status === 'invalid' && spent < gate.maxRounds) last = await runOne();
+            while (gate.mode === 'sequential' && last.status === 'invalid' && spent < gate.maxRounds && !journal.halted)
+              last = await runOne();
           }
         }
         if (journal.halted) return;

@@ -89,10 +89,13 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
   await takeSnapshotAfterRun(ctx, memory, state.memory, state.runId);
 }
 
-/** A round's attempts, run one after the other. */
-async function runRound(ctx: RunContext, state: RunState, round: AttemptRef[]): Promise<AttemptReport[]> {
+/** A round's attempts, run one after the other; a halted journal starts no further one (the round runs again elsewhere). */
+async function runRound(ctx: RunContext, state: RunState, round: AttemptRef[], journal: RunJournal): Promise<AttemptReport[]> {
   const ran: AttemptReport[] = [];
-  for (const [i, k] of round) ran.push(await runAttempt(ctx, state, i, k));
+  for (const [i, k] of round) {
+    if (journal.halted) break;
+    ran.push(await runAttempt(ctx, state, i, k));
+  }
   return ran;
 }
 
@@ -114,7 +117,7 @@ export async function runSuite(ctx: RunContext, state: RunState, journal: RunJou
         // A cancelled run starts nothing more: its report holds the attempts that were made.
         if (ctx.signal.aborted) return;
         journal.starting(u, r + 1, round.length);
-        ran = await runRound(ctx, state, round);
+        ran = await runRound(ctx, state, round, journal);
         if (journal.halted) return;
         journal.complete({ unit: u, round: r + 1, attempts: ran, conversations: round.map(([i]) => i), sides: [] });
       }
