@@ -238,18 +238,24 @@ async function answerInline(app: FastifyInstance, run: Run, extra: Extra, tasks:
   return pendingResult(runView(run, app.runs.podName), app.config.mcpRunWaitMs);
 }
 
-/** With a progress token, each evaluated turn is reported as progress (its side too, in a comparison). */
+/**
+ * With a progress token, each evaluated turn is reported as progress (its side too, in a
+ * comparison). A turn streamed again (its attempt ran again after the run moved) is not counted
+ * twice: progress only grows.
+ */
 function progressOf(extra: Extra): ((event: TurnEvent & { side?: Side }) => void) | undefined {
   const token = extra._meta?.progressToken;
   if (token === undefined) return undefined;
-  let evaluated = 0;
+  const evaluated = new Set<string>();
   return (event) => {
-    evaluated += 1;
+    const key = `${event.side ?? ''}:${event.conversation_index}:${event.attempt}:${event.turn.index}`;
+    if (evaluated.has(key)) return;
+    evaluated.add(key);
     const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
     const side = event.side === undefined ? '' : `${event.side}: `;
     const message = `${side}${event.conversation}${attempt} turn ${event.turn.index}: ${event.turn.status}`;
     void extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated, message } })
+      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated.size, message } })
       .catch(() => undefined);
   };
 }

@@ -124,9 +124,13 @@ export class Run implements RunJournal {
     return this.#roundsByKey.get(`${unit}:${round}`);
   }
 
-  /** A round about to run: counted in flight until it completes. */
+  /**
+   * A round about to run: counted in flight until it completes, and pushed at once, so that a
+   * sibling taking over after a crash counts its attempts as run again (`attempts_rerun`).
+   */
   starting(unit: number, round: number, attempts: number): void {
     this.inFlight.set(`${unit}:${round}`, attempts);
+    this.changed();
   }
 
   complete(round: CompletedRound): void {

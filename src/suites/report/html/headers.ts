@@ -10,10 +10,12 @@ import { header, revisionText } from './parts.js';
  */
 
 export function runHeader(report: RunReport): Html {
+  const [status, label] =
+    report.passed === null ? ['cancelled', '✗ not decided: cancelled'] : report.passed ? ['passed', '✓ passed'] : ['failed', '✗ failed'];
   return header(
     'Suite run report',
-    report.passed ? 'passed' : 'failed',
-    report.passed ? '✓ passed' : '✗ failed',
+    status,
+    label,
     report.name ?? 'Suite run',
     [
       html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
@@ -26,11 +28,14 @@ export function runHeader(report: RunReport): Html {
 
 export function comparisonHeader(report: ComparisonReport): Html {
   const t = report.totals;
-  const [status, label] = report.regressed
-    ? ['failed', '✗ regressed']
-    : t.error > 0
-      ? ['error', '! incomplete']
-      : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
+  const [status, label] =
+    report.regressed === null
+      ? ['cancelled', '✗ not decided: cancelled']
+      : report.regressed
+        ? ['failed', '✗ regressed']
+        : t.error > 0
+          ? ['error', '! incomplete']
+          : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
   return header(
     'Comparison report',
     status,
