@@ -51,13 +51,26 @@ export default defineConfig(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
-    // The debug page's script, served as it is to the browser (a module, no build step). Agent text is untrusted:
-    // the page writes data with textContent only, so the ways to write HTML or run strings are errors here.
+    // The pages' scripts (debug, runs), served as they are to the browser (modules, no build step). Agent text is
+    // untrusted: the pages write data with textContent, or (the runs page) as markup from the report's escaping
+    // `html` template in one function; so the ways to write HTML or run strings are errors here.
     files: ['public/**/*.js'],
     extends: [js.configs.recommended],
     languageOptions: {
       sourceType: 'module',
-      globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', setTimeout: 'readonly', Element: 'readonly' },
+      globals: {
+        ...{
+          window: 'readonly',
+          document: 'readonly',
+          fetch: 'readonly',
+          setTimeout: 'readonly',
+          clearTimeout: 'readonly',
+          Element: 'readonly',
+        },
+        ...{ location: 'readonly', history: 'readonly', sessionStorage: 'readonly', performance: 'readonly' },
+        ...{ URL: 'readonly', URLSearchParams: 'readonly', FormData: 'readonly', Blob: 'readonly', AbortController: 'readonly' },
+        TextDecoderStream: 'readonly',
+      },
     },
     rules: {
       'no-eval': 'error',

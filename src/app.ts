@@ -14,6 +14,7 @@ import { mcpRoutes } from './mcp/plugin.js';
 import { installErrorHandling, pathErrorHandler } from './routes/error-handler.js';
 import { conversationRoutes } from './routes/conversations.js';
 import { debugRoutes } from './routes/debug.js';
+import { runsPageRoutes } from './routes/runs-page.js';
 import { memoryRoutes } from './routes/memory.js';
 import { opsRoutes } from './routes/ops.js';
 import { judgeCheckRoutes } from './routes/judge-checks.js';
@@ -123,6 +124,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await app.register(judgeCheckRoutes);
   await app.register(planRoutes);
   await app.register(mcpRoutes);
+  if (config.runsPage) await app.register(runsPageRoutes);
   if (config.debugPage) await app.register(debugRoutes);
   return app;
 }

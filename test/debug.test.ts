@@ -8,14 +8,13 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { request } from 'undici';
 import { RECENT_TURNS_KEPT, RecentTurns } from '../src/conversations/recent-turns.js';
 import { ConversationRegistry } from '../src/conversations/registry.js';
 import type { TurnRecord } from '../src/engine/socket.js';
 import { isDebugHost } from '../src/routes/debug.js';
-import { LAUNCH, REFRESH_DOCS } from './support/browser.js';
+import { launch, REFRESH_DOCS, watchProblems } from './support/browser.js';
 import { eventually, startStack } from './support/stack.js';
 import { conversationPath, runPath, turnPath } from './support/http.js';
 import { validatorAt } from './support/openapi.js';
@@ -34,27 +33,6 @@ const SECRETS = ['demo-token', 'bob-token', 'Bearer', 'tester', 's3cret', Buffer
 /** A schema of openapi.yaml's components: DebugState, DebugTurns. */
 const componentSchema = (name: string) => validatorAt(`/components/schemas/${name}`);
 const stateSchema = () => componentSchema('DebugState');
-
-/** A page that records what should never happen: console errors, page errors, failed requests, dialogs (alert). */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (msg: ConsoleMessage) => {
-    if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`${msg.type()}: ${msg.text()}`);
-  });
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()}`));
-  page.on('dialog', (dialog) => {
-    problems.push(`dialog: ${dialog.message()}`);
-    void dialog.dismiss();
-  });
-  return problems;
-}
-
-async function launch(t: Test): Promise<Browser> {
-  const browser = await chromium.launch(LAUNCH);
-  t.teardown(() => browser.close());
-  return browser;
-}
 
 t.test('test screenshots go to an ignored folder, not over the committed one', async (t) => {
   const ignored = readFileSync(fileURLToPath(new URL('../.gitignore', import.meta.url)), 'utf8')

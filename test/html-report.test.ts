@@ -98,7 +98,7 @@ const ALLOWED_TAGS = new Set([
   // the comparison's pass-rate plot
   ...['svg', 'g', 'rect', 'line', 'circle', 'polygon', 'text'],
 ]);
-const PLOT_OPEN = /^<svg class="plot" viewBox="0 0 \d+ \d+" role="img" aria-label="[^"<>]*">$/;
+const PLOT_OPEN = /^<svg class="plot" viewBox="0 0 \d+ \d+" role="group" aria-label="[^"<>]*">$/;
 
 /** What the HTML string must hold, whatever the report says. */
 function checkMarkup(t: Test, page: string) {

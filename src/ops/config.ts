@@ -86,7 +86,7 @@ const envSchema = z.object({
   RUNS_PAGE: z
     .enum(['true', 'false', '1', '0', ''], { error: 'RUNS_PAGE must be true or false' })
     .optional()
-    .transform((value) => value !== 'false' && value !== '0'),
+    .transform((value) => value === undefined || value === '' || value === 'true' || value === '1'),
   // The source revision the image was built from (a build argument); only shown in build_info.
   GIT_REVISION: z.string().trim().optional(),
   MCP_AUTHORIZATION_SERVERS: urlList('MCP_AUTHORIZATION_SERVERS'),
@@ -146,7 +146,7 @@ export interface Config {
   /** How often an MCP client is told to poll a run's task (`pollInterval`). */
   mcpTaskPollMs: number;
   debugPage: boolean;
-  /** The runs page (`/runs`) is served: the CLI and MCP answers give a run's page URL. */
+  /** Serve the runs page (`/runs`, `/runs/{id}`): on unless RUNS_PAGE=false. */
   runsPage: boolean;
   revision: string;
   /** The OAuth authorization servers MCP clients are pointed to (default: the platform). */

@@ -6,6 +6,7 @@ import { RECENT_TURNS_KEPT, RecentTurns, type RecentTurn } from '../conversation
 import { conversationView } from '../conversations/views.js';
 import { GatewayError } from '../errors.js';
 import { runView, type RunView } from '../runs/views.js';
+import { pageHeaders } from './page-headers.js';
 
 /**
  * The live debug page, for engineers reaching one pod through `kubectl port-forward`: every
@@ -132,24 +133,6 @@ export function isDebugHost(host: string | undefined): boolean {
   );
 }
 
-const SECURITY_HEADERS = {
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
-  'cross-origin-resource-policy': 'same-origin',
-  'content-security-policy': [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "connect-src 'self'",
-    "img-src 'self' data:",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; '),
-};
-
 export async function debugRoutes(app: FastifyInstance): Promise<void> {
   const pod = hostname();
   const recentTurns = new RecentTurns(app.conversationRegistry);
@@ -162,7 +145,7 @@ export async function debugRoutes(app: FastifyInstance): Promise<void> {
         'The debug page answers only to localhost or an IP address (kubectl port-forward), as a guard against DNS rebinding.',
       );
     }
-    reply.headers(SECURITY_HEADERS);
+    reply.headers(pageHeaders());
   });
 
   for (const { path, type, body } of files) app.get(path, async (_request, reply) => reply.type(type).send(body));

@@ -54,7 +54,9 @@ export function installErrorHandling(app: FastifyInstance): void {
             'The debug page is off: start the gateway with DEBUG_PAGE=true to serve /debug ' +
               "(it shows every caller's conversations on this pod, so it is off by default).",
           )
-        : notFound(request.method, path);
+        : !app.config.runsPage && /^\/runs(\/|$)/.test(path)
+          ? new GatewayError('not_found', 'The runs page is off on this gateway (RUNS_PAGE=false); the runs stay readable at /v1/runs.')
+          : notFound(request.method, path);
     countRefusal(app.metrics, error);
     return reply.code(error.status).send(error.toJSON());
   });

@@ -27,7 +27,7 @@ import {
   wholeHtml,
   type DifferingKeys,
 } from './parts.js';
-import type { AttemptReport } from '../run-report.js';
+import type { AttemptReport, ConversationReport } from '../run-report.js';
 
 /**
  * The body of the comparison's HTML page: the pass-rate plot first, then the summary (verdict counts, each side's revision,
@@ -289,7 +289,13 @@ function sidesStats(c: ConversationComparison): Html {
 }
 
 /** One attempt number on both sides, turn by turn in two columns; the diverging turn marked. */
-function attemptPair(n: number, sides: Record<Side, AttemptReport | undefined>, c: ConversationComparison, differs: DifferingKeys): Html {
+function attemptPair(
+  n: number,
+  sides: Record<Side, AttemptReport | undefined>,
+  c: ConversationComparison,
+  differs: DifferingKeys,
+  forceOpen = false,
+): Html {
   const head = (side: Side) => {
     const a = sides[side];
     return html`<div class="${side === 'baseline' ? 'cell l side-head' : 'cell r side-head'}">
@@ -322,7 +328,8 @@ function attemptPair(n: number, sides: Record<Side, AttemptReport | undefined>, 
       ${a === undefined ? '' : wholeHtml(a, differs)}
     </div>`;
   });
-  const open = SIDES.some((side) => sides[side] !== undefined && sides[side].status !== 'passed') || c.baseline.attempts_total <= 1;
+  const open =
+    forceOpen || SIDES.some((side) => sides[side] !== undefined && sides[side].status !== 'passed') || c.baseline.attempts_total <= 1;
   return html`<details class="attempt" ${open ? 'open' : ''}>
     <summary>
       <span class="label">Attempt ${n}</span>${SIDES.map(
@@ -333,13 +340,38 @@ function attemptPair(n: number, sides: Record<Side, AttemptReport | undefined>, 
   </details>`;
 }
 
-function comparedConversation(report: ComparisonReport, c: ConversationComparison, key: string): Html {
+/** The expectations and criteria that came out differently, as keys the transcripts outline. */
+const differingKeys = (c: ConversationComparison): DifferingKeys =>
+  new Set(c.differences.map((d) => differenceKey(d.turn, d.kind, d.kind === 'expectation' ? d.description : d.name)));
+
+/** One conversation's reports on each side. */
+function sidesOf(report: ComparisonReport, c: ConversationComparison): Record<Side, ConversationReport | undefined> {
   const of = (side: Side) =>
     report.runs[side].conversations.find((conv) => conv.index === c.index) ?? report.runs[side].conversations[c.index];
-  const [baseline, candidate] = [of('baseline'), of('candidate')];
-  const differs: DifferingKeys = new Set(
-    c.differences.map((d) => differenceKey(d.turn, d.kind, d.kind === 'expectation' ? d.description : d.name)),
-  );
+  return { baseline: of('baseline'), candidate: of('candidate') };
+}
+
+/**
+ * Attempt `n` of one conversation, baseline and candidate in two columns aligned by turn, the
+ * diverging turn marked, and the checks that came out differently: what the runs page opens
+ * (public/runs/run.js imports it in the browser, where knip does not look).
+ *
+ * @public
+ */
+export function sideBySide(report: ComparisonReport, c: ConversationComparison, n: number): Html {
+  const { baseline, candidate } = sidesOf(report, c);
+  return html`${differencesTable(c)}${attemptPair(
+    n,
+    { baseline: baseline?.attempts.find((a) => a.attempt === n), candidate: candidate?.attempts.find((a) => a.attempt === n) },
+    c,
+    differingKeys(c),
+    true,
+  )}`;
+}
+
+function comparedConversation(report: ComparisonReport, c: ConversationComparison, key: string): Html {
+  const { baseline, candidate } = sidesOf(report, c);
+  const differs = differingKeys(c);
   const numbers = [...new Set([...(baseline?.attempts ?? []), ...(candidate?.attempts ?? [])].map((a) => a.attempt))].sort((a, b) => a - b);
   const pairs = numbers.map((n) =>
     attemptPair(

@@ -13,7 +13,11 @@ export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (
 
 /** Markup: the only thing an interpolation does not escape. */
 export class Html {
-  constructor(readonly markup: string) {}
+  readonly markup: string;
+  // A plain field, not a parameter property: the runs page serves this module to the browser with only its types stripped.
+  constructor(markup: string) {
+    this.markup = markup;
+  }
   toString(): string {
     return this.markup;
   }

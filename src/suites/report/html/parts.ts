@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { escapeHtml, html, join, duration, plural, usage, type Fragment, type Html } from './kit.js';
+import { html, join, duration, plural, usage, type Fragment, type Html } from './kit.js';
 import type {
   AttemptReport,
   AttemptReview,
@@ -15,47 +14,10 @@ import { describeExpectation, FAIL, PASS, reviewLine, SKIP, type Answer } from '
 import { memoryDiffHtml } from './memory.js';
 
 /**
- * The pieces both HTML reports are made of: the page around them, badges, counts, and an attempt
+ * The pieces both HTML reports (and the runs page, in the browser) are made of: badges, counts, and an attempt
  * as a chat transcript — the user's line and the agent's reply as bubbles, tools and shown elements
  * as chips, a ✓ or ✗ per expectation with its evidence and per criterion with the judge's reasoning.
  */
-
-/**
- * The reports' one style sheet, public/report/report.css at the package root (four levels above
- * both src/suites/report/html/ and dist/suites/report/html/), read on the first page written and
- * inlined: the page makes no request.
- */
-const STYLE_SHEET = new URL('../../../../public/report/report.css', import.meta.url);
-let style: string | undefined;
-const styleSheet = (): string => (style ??= readFileSync(STYLE_SHEET, 'utf8'));
-
-/** The policy: inline styles and data: images, nothing else — no script, no request of any kind. */
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
-
-/** The whole page: the policy first, so that nothing from the report comes before it. */
-export function page(title: string, body: Html, wide = false): string {
-  return [
-    '<!doctype html>',
-    '<html lang="en">',
-    '<head>',
-    '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${CSP}">`,
-    '<meta name="referrer" content="no-referrer">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="generator" content="agent-test-gateway">',
-    '<link rel="icon" href="data:,">',
-    `<title>${escapeHtml(title)}</title>`,
-    `<style>${styleSheet()}</style>`,
-    '</head>',
-    '<body>',
-    `<div class="${wide ? 'page wide' : 'page'}">`,
-    body.markup,
-    '</div>',
-    '</body>',
-    '</html>',
-    '',
-  ].join('\n');
-}
 
 /** A status as a coloured pill; its class is the status itself (passed, failed, flaky, error, regressed, fixed, …). */
 export const badge = (status: string, label: string = status, big = false): Html =>

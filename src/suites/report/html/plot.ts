@@ -165,7 +165,7 @@ export function passRatePlot(report: ComparisonReport, key: string): Html {
     `${t.fails_on_both_sides > 0 ? `; ${t.fails_on_both_sides} failing on both sides` : ''}` +
     `${report.suite === null ? '' : `; the suite as a whole ${VERDICT_WORD[report.suite.verdict]}`}`;
   return html`<section class="card plot-card">
-    <svg class="plot" viewBox="${`0 0 ${WIDTH} ${height}`}" role="img" aria-label="${label}">
+    <svg class="plot" viewBox="${`0 0 ${WIDTH} ${height}`}" role="group" aria-label="${label}">
       ${bands(report)}${axis(report.suite === null ? height : suiteTop - SUITE_GAP + 4)}${legend(report)}${report.conversations.map(
         (c, i) => row(c, i, key),
       )}${report.suite === null ? '' : suiteRow(report, suiteTop)}

@@ -1,7 +1,7 @@
 import type { ComparisonReport } from '../comparison.js';
 import { comparisonSections } from './comparison.js';
 import { attackFacts, attackOverview, isAttack, visitHtml } from './attack.js';
-import { duration, html, join, percent, plural, timestamp, usage, type Html } from './kit.js';
+import { html, join, percent, plural, usage, type Html } from './kit.js';
 import {
   attemptBody,
   attemptMeta,
@@ -17,13 +17,13 @@ import {
   footer,
   header,
   memoryText,
-  page,
   rate,
   revisionText,
   type DifferingKeys,
 } from './parts.js';
+import { comparisonHeader, runHeader } from './headers.js';
+import { page } from './page.js';
 import type { AttemptReport, ConversationReport, RunReport } from '../run-report.js';
-import { comparisonAnswer, runAnswer } from '../wording.js';
 
 /**
  * A run report and a comparison report as one self-contained HTML file, for a person to open from
@@ -140,22 +140,8 @@ function runConversation(conv: ConversationReport, key: string): Html {
 const keyOf = (n: number): string => (n === 0 ? '' : `s${n + 1}-`);
 
 function runReportSection(report: RunReport, n: number): Html {
-  const [status, label] =
-    report.passed === null ? ['cancelled', '✗ not decided: cancelled'] : report.passed ? ['passed', '✓ passed'] : ['failed', '✗ failed'];
   const key = keyOf(n);
-  return html`${header(
-    'Suite run report',
-    status,
-    label,
-    report.name ?? 'Suite run',
-    [
-      html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
-      `started ${timestamp(report.started_at)}`,
-      `took ${duration(report.duration_ms)}`,
-    ],
-    runAnswer(report),
-  )}
-  ${runSummary(report)} ${runOverview(report, key)} ${attackOverview(report, key)}
+  return html`${runHeader(report)} ${runSummary(report)} ${runOverview(report, key)} ${attackOverview(report, key)}
   ${report.conversations.every(isAttack) ? '' : html`<h2>Transcripts</h2>`}
   ${report.conversations.filter((conv) => !isAttack(conv)).map((conv) => runConversation(conv, key))}
   ${report.conversations.some(isAttack) ? html`<h2>Attack transcripts</h2>` : ''}
@@ -216,29 +202,8 @@ export function runReportHtml(...entries: Array<RunReport | NotRunSuite>): strin
 }
 
 function comparisonSection(report: ComparisonReport, n: number): Html {
-  const t = report.totals;
-  const [status, label] =
-    report.regressed === null
-      ? ['cancelled', '✗ not decided: cancelled']
-      : report.regressed
-        ? ['failed', '✗ regressed']
-        : t.error > 0
-          ? ['error', '! incomplete']
-          : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
-  return html`${header(
-    'Comparison report',
-    status,
-    label,
-    report.name ?? 'Baseline versus candidate',
-    [
-      html`baseline <b>${report.baseline.agent}</b> · ${revisionText(report.baseline.revision)}<span class="arrow">→</span>candidate
-        <b>${report.candidate.agent}</b> · ${revisionText(report.candidate.revision)}`,
-      `started ${timestamp(report.started_at)}`,
-      `took ${duration(report.duration_ms)}`,
-    ],
-    comparisonAnswer(report),
-  )}
-  ${comparisonSections(report, keyOf(n))} ${footer(report.notes, `comparison ${report.comparison_id}`)}`;
+  return html`${comparisonHeader(report)} ${comparisonSections(report, keyOf(n))}
+  ${footer(report.notes, `comparison ${report.comparison_id}`)}`;
 }
 
 /**
