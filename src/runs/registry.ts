@@ -329,7 +329,7 @@ export class RunRegistry {
       attempts_rerun: run.attemptsInFlight,
     };
     run.epoch = nextEpoch(run.epoch, this.#podId);
-    this.#held.hold(run, cause === 'drain' ? null : from);
+    this.#held.hold(run, from ?? null);
     run.holder = null;
     run.pod = this.podName;
     run.inFlight.clear();

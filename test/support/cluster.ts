@@ -179,3 +179,42 @@ export async function startRunPods(
   const pods = await Promise.all(ports.map((port) => startPod(port, podEnv, (pod) => spawned.push(pod))));
   return { pods, ports };
 }
+
+/**
+ * Gateway processes of one release listed in `PEERS` (`listed` addresses, of which the first `up`
+ * are started), each over an engine simulator of its own so that a test counts the engine
+ * sessions each pod opened; the platform simulator is shared. `env` adds to (or overrides) the
+ * settings of startRunPods.
+ */
+export async function startCountedPods(
+  t: { teardown(fn: () => unknown): void },
+  opts: { listed: number; up: number; env?: Record<string, string> },
+): Promise<{ pods: Pod[]; engines: Array<Awaited<ReturnType<typeof startEngineSimulator>>>; ports: number[] }> {
+  const world = demoWorld();
+  const platform = await startPlatformSimulator({ world });
+  const ports: number[] = [];
+  for (let i = 0; i < opts.listed; i++) ports.push(await freePort());
+  const engines = await Promise.all(ports.slice(0, opts.up).map(() => startEngineSimulator({ world, sessionEndDelayMs: 50 })));
+  const spawned: Pod[] = [];
+  t.teardown(async () => {
+    for (const pod of spawned) pod.child.kill('SIGKILL');
+    for (const pod of spawned) pod.child.kill('SIGCONT');
+    await Promise.all(engines.map((engine) => engine.close()));
+    await platform.close();
+  });
+  const podEnv = (i: number) => ({
+    PROMETHIST_MCP_ENGINE_URL: engines[i]!.url,
+    PROMETHIST_PLATFORM_URL: platform.url,
+    PEERS: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    PEER_SECRET,
+    PEER_TIMEOUT_MS: String(scaled(1000)),
+    RUN_TAKEOVER_MS: String(scaled(1000)),
+    TURN_BUDGET_MS: String(scaled(20_000)),
+    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
+    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
+    AUTH_CACHE_TTL_MS: '60000',
+    ...opts.env,
+  });
+  const pods = await Promise.all(ports.slice(0, opts.up).map((port, i) => startPod(port, podEnv(i), (pod) => spawned.push(pod))));
+  return { pods, engines, ports };
+}
