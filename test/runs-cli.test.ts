@@ -1,23 +1,8 @@
 // The command and a run it does not hold the connection of: `run --detach` prints the run's id,
 // `follow ID` reads it to its report and exits as `run` would, `cancel ID` cancels a running one.
 import t from 'tap';
-import type { Io } from '../src/cli/io.js';
+import { memoryIo as io } from './support/cli.js';
 import { eventually, startStack } from './support/stack.js';
-
-function io(): Io & { out: () => string; err: () => string } {
-  let stdout = '';
-  let stderr = '';
-  return {
-    env: { AGENT_TEST_GATEWAY_TOKEN: 'demo-token' },
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    progress: false,
-    progressEveryMs: 60_000,
-    onInterrupt: () => () => undefined,
-    out: () => stdout,
-    err: () => stderr,
-  };
-}
 
 t.test('run --detach prints the id; follow reads it to the report; cancel cancels', async (t) => {
   const s = await startStack(t, { env: { TURN_BUDGET_MS: '30000' } });
@@ -46,10 +31,16 @@ t.test('run --detach prints the id; follow reads it to the report; cancel cancel
   t.equal(await runs.main('cancel', [hangId, '--gateway', s.url], cancelled), 0, cancelled.err());
   t.equal(cancelled.out(), `run ${hangId}: cancelled\n`);
 
-  const other = io();
-  other.env.AGENT_TEST_GATEWAY_TOKEN = 'bob-token';
-  t.equal(await runs.main('follow', [hangId, '--gateway', s.url], other), 2, "another caller's run is not followed");
-  t.match(other.err(), /belongs to another caller/);
+  // A Viewer of the agent's project follows the team's run: cancelled, it was not decided (exit 2, never 0).
+  const viewer = io();
+  viewer.env.AGENT_TEST_GATEWAY_TOKEN = 'bob-token';
+  t.equal(await runs.main('follow', [hangId, '--gateway', s.url], viewer), 2, viewer.err());
+  t.match(viewer.out(), /^✗ not decided: the run of coach was cancelled after 1 of 1 sessions \(DELETE \/v1\/runs\/\{id\} cancelled it\)/);
+  t.match(viewer.out(), new RegExp(`✗ run ${hangId} was cancelled, not decided\n$`));
+  const stranger = io();
+  stranger.env.AGENT_TEST_GATEWAY_TOKEN = 'outsider-token';
+  t.equal(await runs.main('follow', [hangId, '--gateway', s.url], stranger), 2, "a stranger's follow finds nothing");
+  t.not(stranger.err(), '');
   const bad = io();
   t.equal(await runs.main('follow', ['not-an-id'], bad), 2);
   t.match(bad.err(), /name the run id/);

@@ -6,7 +6,7 @@ import { FAIL, PASS } from '../suites/report/wording.js';
 import { gatewayProblem, gatewayUrl, MISSING_TOKEN, tokenFrom } from './connection.js';
 import { defaultIo, type Io } from './io.js';
 import { cancelRun, followRun, getRun } from './post.js';
-import { cancelledExit, exitStatus, writeReports, type Entry } from './run.js';
+import { cancelledExit, comparisonOutcome, exitStatus, runOutcome, writeReports, type Entry } from './run.js';
 
 /**
  * `agent-test-gateway follow ID` and `agent-test-gateway cancel ID`: a run started elsewhere
@@ -16,8 +16,8 @@ export const USAGE = `usage: agent-test-gateway follow <run id> [--gateway URL] 
        agent-test-gateway cancel <run id> [--gateway URL]
 
   follow  prints the run's progress and report as run and compare do, writes the reports asked for,
-          and exits as they would (0 passed, 1 failed or regressed, 2 could not run, 130 Ctrl-C,
-          which cancels the run)
+          and exits as they would (0 passed, 1 failed or regressed, 2 could not run or was
+          cancelled before it was decided, 130 Ctrl-C, which cancels the run)
   cancel  cancels the run: its running turns end with a plain close, its report says cancelled
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway,
@@ -110,8 +110,10 @@ export async function main(command: 'follow' | 'cancel', args: string[], io: Io 
     const entries: Array<Entry<RunReport>> = [{ junit: { ...suite, report }, report }];
     const written = await writeReports('follow', options, io, entries, runReportHtml);
     if (answer.cancelled) return cancelledExit(io, 'run');
-    io.stdout(`${report.passed ? PASS : FAIL} run ${parsed.id} ${report.passed ? 'passed' : 'failed'}\n`);
-    return exitStatus([report.passed ? 'passed' : 'failed', ...(written ? [] : ['broken' as const])]);
+    const outcome = runOutcome(report);
+    const ended = report.cancelled !== null ? 'was cancelled, not decided' : report.passed ? 'passed' : 'failed';
+    io.stdout(`${report.passed === true ? PASS : FAIL} run ${parsed.id} ${ended}\n`);
+    return exitStatus([outcome, ...(written ? [] : ['broken' as const])]);
   }
   const answer = await followRun<ComparisonReport, unknown>(parsed.id, follow);
   if ('failure' in answer) {
@@ -123,9 +125,10 @@ export async function main(command: 'follow' | 'cancel', args: string[], io: Io 
   const entries: Array<Entry<ComparisonReport>> = [{ junit: { ...suite, report: report.runs.candidate, comparison: report }, report }];
   const written = await writeReports('follow', options, io, entries, comparisonReportHtml);
   if (answer.cancelled) return cancelledExit(io, 'comparison');
-  const outcome = report.regressed ? 'failed' : report.totals.error > 0 ? 'broken' : 'passed';
+  const outcome = comparisonOutcome(report);
   io.stdout(
-    `${outcome === 'passed' ? PASS : FAIL} ${report.totals.regressed} conversation${report.totals.regressed === 1 ? '' : 's'} regressed\n`,
+    `${outcome === 'passed' ? PASS : FAIL} ${report.totals.regressed} conversation${report.totals.regressed === 1 ? '' : 's'} regressed` +
+      `${report.cancelled === null ? '' : '; cancelled before it was decided'}\n`,
   );
   return exitStatus([outcome, ...(written ? [] : ['broken' as const])]);
 }

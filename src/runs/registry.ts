@@ -154,6 +154,7 @@ export class RunRegistry {
       kind,
       body: admitted.body,
       callerId: admitted.caller.id,
+      callerEmail: admitted.caller.email,
       agent: admitted.agent,
       access: admitted.access,
       baseline: admitted.baseline,

@@ -14,6 +14,8 @@ export interface RunSpec {
   /** The suite as the front sent it, with the front's overrides: checked again where the run continues. */
   body: unknown;
   callerId: string;
+  /** The caller's email as the platform gave it, shown as who started the run (never its token). */
+  callerEmail?: string | undefined;
   agent: AgentRef;
   access: AgentAccess;
   baseline?: { agent: AgentRef; access: AgentAccess } | undefined;
@@ -122,9 +124,13 @@ export class Run implements RunJournal {
     return this.#roundsByKey.get(`${unit}:${round}`);
   }
 
-  /** A round about to run: counted in flight until it completes. */
+  /**
+   * A round about to run: counted in flight until it completes, and pushed at once, so that a
+   * sibling taking over after a crash counts its attempts as run again (`attempts_rerun`).
+   */
   starting(unit: number, round: number, attempts: number): void {
     this.inFlight.set(`${unit}:${round}`, attempts);
+    this.changed();
   }
 
   complete(round: CompletedRound): void {

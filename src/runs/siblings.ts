@@ -1,3 +1,4 @@
+import type { AgentRef } from '../domain/vocabulary.js';
 import type { Epoch } from './holding.js';
 import type { Run } from './run.js';
 import type { RunView } from './views.js';
@@ -10,6 +11,8 @@ export interface SiblingRun {
   address: string;
 }
 
+/** Which runs a list asks for: a caller's own, or an agent's (either side of a comparison; a plain ref: any revision). */
+export type RunFilter = { callerId: string } | { agent: AgentRef };
 /** What a sibling answered about a run, as a replica asks before taking it over. */
 export interface SiblingAnswer {
   address: string;
@@ -52,8 +55,8 @@ export interface RunSiblings {
   survey(id: string): Promise<SiblingAnswer[]>;
   /** The run as the siblings know it: the holder's answer first, else a replica's; undefined when none knows it. */
   find(id: string): Promise<SiblingRun | undefined>;
-  /** A caller's runs on every sibling (held and replicas; a sibling that does not answer lists none). */
-  listOf(callerId: string): Promise<Array<{ view: RunView; held: boolean }>>;
+  /** The runs a filter keeps on every sibling (held and replicas; a sibling that does not answer lists none). */
+  listOf(filter: RunFilter): Promise<Array<{ view: RunView; held: boolean }>>;
   /** The run's lines after `after`, from the sibling holding it, as they come; ends with the run, the stream, or the signal. */
   follow(address: string, id: string, after: number, signal: AbortSignal): AsyncIterable<string>;
   /** Cancels the run on the sibling holding it; its view after, or undefined when it no longer holds it. */
