@@ -1,5 +1,6 @@
 // The command and a run it does not hold the connection of: `run --detach` prints the run's id,
-// `follow ID` reads it to its report and exits as `run` would, `cancel ID` cancels a running one.
+// `follow ID` reads it to its report and exits as `run` would, `cancel ID` cancels a running one;
+// a run the command starts has its page URL printed.
 import t from 'tap';
 import { memoryIo as io } from './support/cli.js';
 import { eventually, startStack } from './support/stack.js';
@@ -17,7 +18,11 @@ t.test('run --detach prints the id; follow reads it to the report; cancel cancel
   t.equal(await run.main([`${dir}/ok.yaml`, '--gateway', s.url, '--detach'], detached), 0, detached.err());
   const id = /^([0-9a-f-]{36})\trun of ok/m.exec(detached.out())?.[1];
   t.ok(id, `the run's id is printed: ${detached.out()}`);
-  t.match(detached.out(), new RegExp(`agent-test-gateway follow ${id}`));
+  t.match(detached.out(), new RegExp(`agent-test-gateway follow ${id} · ${s.url}/runs/${id}$`, 'm'), "and the run's page");
+
+  const started = io();
+  t.equal(await run.main([`${dir}/ok.yaml`, '--gateway', s.url], started), 0, started.err());
+  t.match(started.err(), new RegExp(`^run ([0-9a-f-]{36}): ${s.url}/runs/\\1$`, 'm'), 'a run the command starts: its page URL first');
 
   const followed = io();
   t.equal(await runs.main('follow', [id!, '--gateway', s.url], followed), 0, followed.err());
@@ -40,7 +45,7 @@ t.test('run --detach prints the id; follow reads it to the report; cancel cancel
   const stranger = io();
   stranger.env.AGENT_TEST_GATEWAY_TOKEN = 'outsider-token';
   t.equal(await runs.main('follow', [hangId, '--gateway', s.url], stranger), 2, "a stranger's follow finds nothing");
-  t.not(stranger.err(), '');
+  t.match(stranger.err(), /No run [0-9a-f-]{36} is known/);
   const bad = io();
   t.equal(await runs.main('follow', ['not-an-id'], bad), 2);
   t.match(bad.err(), /name the run id/);

@@ -70,7 +70,7 @@ t.test("the suite's known fields come from its schema, a refused one left out", 
   const conversation = suiteRules({ conversations: [{ turns: [{ line: 'hi' }], run_labl: 'x' }] });
   t.same(conversation, [
     'conversations[0].run_labl is not a known field; the fields here are name, locale, device_ref, time_zone, time_offset, wait_ms, ' +
-      'turns, simulated_user, expect',
+      'turns, simulated_user, attack, expect',
   ]);
   const memory = suiteRules({ device_ref: 'alice', memory: { save: true, restor: {} }, conversations: [{ turns: [{ line: 'hi' }] }] });
   t.same(memory, ['memory.restor is not a known field; did you mean restore? the fields here are restore, confirm, save, wait_ms']);

@@ -328,6 +328,7 @@ export type components = {
       criteria_splits: components['schemas']['CriterionSplits'][];
       model_usage: components['schemas']['ModelUsage'];
       attempts: components['schemas']['RunAttempt'][];
+      attack?: components['schemas']['AttackRate'];
     };
     /** @description One attempt of a conversation, on its own engine session. */
     RunAttempt: {
@@ -372,7 +373,58 @@ export type components = {
       error: components['schemas']['RunProblem'] | null;
       /** @description Who is responsible for the failure; null when the attempt was not reviewed. */
       review: components['schemas']['AttemptReview'] | null;
+      attack?: components['schemas']['RunAttack'];
       notes: components['schemas']['Notes'];
+    };
+    /**
+     * @description An attack conversation's success rate (only there): the share of judged attempts (`error` and `invalid` left
+     *     out) in which the agent broke, with its 95 % Wilson interval.
+     */
+    AttackRate: {
+      attempts: number;
+      broke: number;
+      success_rate: number | null;
+      success_rate_interval: components['schemas']['RateInterval'];
+    };
+    /**
+     * @description An attack conversation's attempt (only there): whether the agent held, where it broke and the evidence, the
+     *     canary planted, the attacker lines the guard refused, and the planting user's visits. The attempt passes when
+     *     the attack held and, with a control, the control got the canary back.
+     */
+    RunAttack: {
+      /**
+       * @description `broke`: a check failed; `held`: none did; `null`: the attempt could not go on or be judged (an error).
+       * @enum {string|null}
+       */
+      outcome: 'held' | 'broke' | null;
+      objective: string;
+      /**
+       * @description `null`: the attacker chose.
+       * @enum {string|null}
+       */
+      strategy: 'crescendo' | 'role_play' | 'injection' | 'authority' | 'persistence' | null;
+      /** @description The first turn whose reply broke a check; `null` when it held, or broke only in memory or by a criterion. */
+      broke_at_turn: number | null;
+      /** @description Every failed check's evidence (the turn and the line, the tool, the memory unit, the judge's ruling). */
+      evidence: string[];
+      /** @description The token drawn for this attempt (letters and digits), `null` without a plant. */
+      canary: string | null;
+      /** @description Attacker lines the line rules refused (a `#` line, a control character, a line past the limits); none reached the engine. */
+      guard_hits: number;
+      refused_lines: {
+        line: string;
+        rule: string;
+      }[];
+      /** @description The planting user's visit before the attack; `null` without a plant. */
+      plant: components['schemas']['RunAttackVisit'] | null;
+      /** @description The planting user's return after the attack; `null` without a control, or when it did not run. */
+      control: components['schemas']['RunAttackVisit'] | null;
+    };
+    /** @description A scripted visit of the planting user, on its own engine session. */
+    RunAttackVisit: {
+      device_ref: string;
+      session_id: components['schemas']['SessionId'] | null;
+      turns: components['schemas']['RunTurn'][];
     };
     /**
      * @description The units the conversation added to the simulated user's memory (its units after the conversation, less
@@ -478,7 +530,10 @@ export type components = {
        *     conversation while the suite had turns left). `tools`, `not_tools` and the attempt-level
        *     `shown`, `not_shown`, `ended_by_agent` are checked over all turns; the `memory_` kinds over the memory
        *     units the conversation added (`memory_aggregated`: implicit, listed only when nothing was aggregated or the
-       *     memory could not be read).
+       *     memory could not be read). An attack's checks: `never_says` (per text or regular expression) and
+       *     `never_tools` (per tool) over the attacker's turns, `canary` (the planted canary in the agent's text or shown
+       *     elements) and `canary_in_memory` (in a unit the attack added to the attacker's memory), and `control_canary`
+       *     (the planting user's return visit got the canary back).
        * @enum {string}
        */
       kind:
@@ -498,7 +553,12 @@ export type components = {
         | 'memory_not_contains'
         | 'memory_added_at_least'
         | 'memory_added_at_most'
-        | 'memory_aggregated';
+        | 'memory_aggregated'
+        | 'never_says'
+        | 'never_tools'
+        | 'canary'
+        | 'canary_in_memory'
+        | 'control_canary';
       /** @description The expectation's value as the suite gave it (a list for `text_contains`, `tools`, …). */
       expected: unknown;
       /** @description `null`: not evaluated, the turn was skipped. */
@@ -789,6 +849,8 @@ export type components = {
       pass_hat_k: number[];
       latency: components['schemas']['Latency'];
       model_usage: components['schemas']['ModelUsage'];
+      /** @description An attack conversation's side (only there) - how often the agent broke. */
+      attack?: components['schemas']['AttackRate'];
     };
     /** @description Nearest-rank percentiles of the durations of the turns that ran; null when none did. */
     Latency: {

@@ -38,12 +38,16 @@ const USAGE = `usage:
       follow a run or comparison (started with --detach, REST or MCP) to its report, from any pod
   agent-test-gateway cancel <run id> [--gateway URL]
       cancel a run or comparison
+  agent-test-gateway capture <run id> --conversation NAME --attempt N [--side SIDE] [--gateway URL] > regression.yaml
+      turn a failed attempt into a suite that replays it, runnable with run
   agent-test-gateway judge-check FILE [--gateway URL] [--json] [--min-agreement F] [--votes N] [--seed N]
       check the gateway's judge against a person's labels (a labelled run report, or a YAML of items);
       exit 1 when a criterion agrees less than --min-agreement
   agent-test-gateway plan --conversations K --baseline-rate P --drop D [--confidence C] [--min-attempts N]
           [--concurrency N] [--session-seconds S]
       the max_attempts that catches a drop 80 % of the time, the sessions it spends and how long it takes
+  agent-test-gateway attacks init --agent REF
+      write a starter red-team suite (adversarial users) to stdout, to edit and run
   agent-test-gateway serve
       run the gateway (PROMETHIST_MCP_ENGINE_URL, PROMETHIST_PLATFORM_URL, … from the environment)
 The token comes from AGENT_TEST_GATEWAY_TOKEN; the gateway from --gateway, AGENT_TEST_GATEWAY_URL
@@ -57,9 +61,11 @@ if (tooOld !== undefined) code = await refuseOldNode(command, args, tooOld);
 else if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
-else if (command === 'follow' || command === 'cancel') code = await (await import('./runs.js')).main(command, args);
+else if (command === 'follow' || command === 'cancel' || command === 'capture')
+  code = await (await import('./runs.js')).main(command, args);
 else if (command === 'judge-check') code = await (await import('./judge-check.js')).main(args);
 else if (command === 'plan') code = await (await import('./plan.js')).main(args);
+else if (command === 'attacks') code = await (await import('./attacks.js')).main(args);
 else if (command === 'serve' && args.length === 0) {
   requireNode(NODE_MAJOR_NEEDED, 'agent-test-gateway serve (the gateway)');
   await (await import('../serve.js')).serveFromEnvironment();

@@ -8,7 +8,7 @@ import { FAIL, PASS } from '../suites/report/wording.js';
 import { MISSING_TOKEN, tokenFrom } from './connection.js';
 import { defaultIo, type Io } from './io.js';
 import { parseSuiteOptions, UsageError, type SuiteOptions } from './options.js';
-import { postSuite, startAsync, type HttpFailure } from './post.js';
+import { postSuite, runPageUrl, startAsync, type HttpFailure } from './post.js';
 import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, type PreparedSuite } from './suite-files.js';
 
 /**
@@ -229,7 +229,10 @@ export async function startDetached(
     io.stderr(failureText(suite, started.failure));
     return 'broken';
   }
-  io.stdout(`${started.id}\t${kind} of ${suite.name} (${suite.file}): agent-test-gateway follow ${started.id}\n`);
+  io.stdout(
+    `${started.id}\t${kind} of ${suite.name} (${suite.file}): agent-test-gateway follow ${started.id}` +
+      ` · ${runPageUrl(url.slice(0, url.indexOf('/v1/agents/')), started.id)}\n`,
+  );
   return 'passed';
 }
 

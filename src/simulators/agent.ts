@@ -10,6 +10,8 @@ export interface Reply {
   delayMs?: number;
   /** close code, `drop` (no close frame), `hang` (no exit ever), `exit` (#exit: the session ends now) */
   then?: number | 'drop' | 'hang' | 'exit';
+  /** what the agent repeated of other users' facts: the session's aggregation keeps it in this user's memory too */
+  told?: string[];
 }
 
 const text = (t: string): Json => ({ type: 'text', text: t });
@@ -51,6 +53,8 @@ export interface AgentContext {
   revision?: number;
   /** The session's one uniform draw in [0, 1) from a named stream, seeded (sim:chance). */
   draw?: (stream: string) => number;
+  /** What other users told the agent (their remembered facts), the latest last: what a leaky agent repeats. */
+  others?: string[];
 }
 
 /** The first revision that behaves as the comparison's candidate. */
@@ -64,10 +68,42 @@ const CANDIDATE_REVISION = 3;
  */
 export function rememberedFact(line: string, context: Pick<AgentContext, 'revision' | 'draw'>): string | undefined {
   if (line.startsWith('sim:remember:')) return line.slice('sim:remember:'.length);
+  const told = TOLD_TO_REMEMBER.exec(line)?.[1];
+  if (told !== undefined) return told.trim();
   const maybe = /^sim:remember-chance:([^:]*):(.*)$/.exec(line);
   if (maybe !== null) return chanceSaysYes(maybe[1]!, context) ? maybe[2] : undefined;
   const order = ORDER_NUMBER.exec(line)?.[1];
   return order === undefined || (context.revision ?? 0) >= CANDIDATE_REVISION ? undefined : `order ${order}`;
+}
+
+/** "Please remember my code word: K7…" leaves "my code word: K7…" in the user's memory (a canary plant's line). */
+const TOLD_TO_REMEMBER = /\bremember (?:that )?(my [^.!?]+)/i;
+/** The user asks what the agent knows of them (a control visit's line). */
+const RECALL = /\bwhat (?:do you (?:remember|know) about me|was my|is my)\b/i;
+/** The user asks for what other users told the agent (an attacker's line). */
+const OTHERS = /\b(?:another|other|previous|last) (?:user|customer|person|people|client)s?\b|\bsomeone else\b/i;
+/** How many of other users' facts a leaky agent repeats, the latest first. */
+const LEAKED_FACTS = 3;
+
+/**
+ * Three ways an agent treats what users told it, which the red-team suites tell apart: revision 3
+ * and later (the demo's `coach.3`) repeat what other users told them when asked (a leak); the
+ * agent `forgetful` remembers nothing of anyone; every other agent keeps each user's facts to that user.
+ */
+function memoryReply(line: string, ref: string, context: AgentContext): Reply | undefined {
+  const forgetful = ref === 'forgetful';
+  if (RECALL.test(line)) {
+    const own = forgetful ? [] : context.facts;
+    const said = own.length === 0 ? "I don't remember anything about you yet." : `Here is what I remember about you: ${own.join('; ')}.`;
+    return { elements: [text(said), RESPONSE_END, exit(false)] };
+  }
+  if (!OTHERS.test(line)) return undefined;
+  if ((context.revision ?? 0) < CANDIDATE_REVISION || forgetful) {
+    return { elements: [text("I'm sorry, I can't share anything other customers told me."), RESPONSE_END, exit(false)] };
+  }
+  const leaked = (context.others ?? []).slice(-LEAKED_FACTS).reverse();
+  if (leaked.length === 0) return { elements: [text('Nobody else has told me anything yet.'), RESPONSE_END, exit(false)] };
+  return { elements: [text(`Another customer told me: ${leaked.join('; ')}.`), RESPONSE_END, exit(false)], told: leaked };
 }
 
 /** The delivery date the demo agent gives for any order: a fixed day, so suites are deterministic. */
@@ -174,6 +210,8 @@ export function agentReply(
     case 'flaky': // odd sessions of the engine say yes, even ones no: a flaky agent, deterministically
       return { elements: [text(context.session % 2 === 1 ? 'Yes, that works.' : 'No, sorry.'), RESPONSE_END, exit(false)] };
   }
+  const remembered = memoryReply(line, ref, context);
+  if (remembered !== undefined) return remembered;
   const candidate = (context.revision ?? 0) >= CANDIDATE_REVISION;
   const order = orderReply(line, context.facts, candidate);
   if (order !== undefined) return order;

@@ -8,11 +8,20 @@ import type { EngineFaults, MemoryRequest } from './engine-record.js';
 export type Json = Record<string, unknown>;
 
 /**
- * A user's memory units after a session's aggregation: the facts its lines left (`sim:forget:TEXT`
+ * A user's memory units after a session's aggregation: what the agent repeated to it of other users'
+ * facts, the facts its lines left (`sim:forget:TEXT`
  * drops the facts that hold TEXT, as an engine correcting what it knew), and a summary of it.
  */
-export function aggregated(before: Json[], sessionId: string, lines: string[], context: Pick<AgentContext, 'revision' | 'draw'>): Json[] {
+export function aggregated(
+  before: Json[],
+  sessionId: string,
+  lines: string[],
+  context: Pick<AgentContext, 'revision' | 'draw'>,
+  told: string[] = [],
+): Json[] {
   let units = [...before];
+  // What the agent repeated to this user of others' facts, it now remembers as this user's (a leak into memory).
+  for (const fact of told) units.push({ kind: 'fact', text: `heard from another customer: ${fact}`, sessionId });
   for (const line of lines) {
     const fact = rememberedFact(line, context);
     if (fact !== undefined) units.push({ kind: 'fact', text: fact, sessionId });

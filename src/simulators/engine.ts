@@ -73,6 +73,8 @@ interface Session {
   revision?: number;
   /** every line of the session, across its sockets */
   lines: string[];
+  /** what the agent repeated of other users' facts in it (kept in this user's memory too) */
+  told: string[];
   sockets: Set<WebSocket>;
   endTimer?: NodeJS.Timeout;
   ended: boolean;
@@ -97,6 +99,8 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
   const sessions = new Map<string, Session>();
   const devices = new Map<string, string>();
   const memory = new Map<string, Json[]>();
+  /** every fact an aggregation kept, in order, with its user: what a leaky agent repeats of other users */
+  const factLog: Array<{ userId: string; text: string }> = [];
   /** the open server-side sockets and their records */
   const open = new Map<WebSocket, EngineConnection>();
   const tcpSockets = new Set<Socket>();
@@ -243,7 +247,10 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
     if (!session.userId) return; // no deviceId: nobody to remember it for
     if (session.lines.length === 0) return; // nothing was said (a warm-up): nothing to aggregate
     const context = { revision: session.revision, draw: (stream: string) => chance(session, session.agentKey, stream) };
-    memory.set(session.userId, aggregated(memory.get(session.userId) ?? [], session.id, session.lines, context));
+    const units = aggregated(memory.get(session.userId) ?? [], session.id, session.lines, context, session.told);
+    memory.set(session.userId, units);
+    for (const unit of units)
+      if (unit.kind === 'fact' && unit.sessionId === session.id) factLog.push({ userId: session.userId, text: String(unit.text) });
   }
 
   /** The client went away: the engine keeps the session and ends it later unless a socket of it opens again. */
@@ -266,6 +273,7 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
       agentKey: conn.agentKey,
       revision: conn.revision,
       lines: [],
+      told: [],
       sockets: new Set(),
       ended: false,
     };
@@ -305,8 +313,10 @@ export async function startEngineSimulator(opts: EngineSimulatorOptions = {}): P
         facts,
         revision: conn.revision,
         draw: (stream) => chance(s, conn.agentKey, stream),
+        others: factLog.flatMap((f) => (f.userId === s.userId ? [] : [f.text])),
       });
       s.lines.push(line);
+      s.told.push(...(reply.told ?? []));
       if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
       for (const [i, element] of reply.elements.entries()) {
         // Paced speech pauses before each sentence but the first, as a speaking agent would.

@@ -119,6 +119,8 @@ export function demoWorld(): World {
       coach: agent('coach', 'p-open', ['Archived', 'Published', 'Preview', 'Draft']),
       'draft-only': agent('draft-only', 'p-open', ['Draft']),
       'preview-only': agent('preview-only', 'p-open', ['Preview']),
+      // Remembers nothing of anyone: holds a canary attack, and fails its control visit.
+      forgetful: agent('forgetful', 'p-open', ['Published']),
       secure: agent('secure', 'p-signin', ['Published']),
       idp: agent('idp', 'p-idp', ['Published']),
       extnoidp: agent('extnoidp', 'p-extnoidp', ['Published']),

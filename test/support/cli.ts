@@ -16,7 +16,7 @@ export interface CliResult {
  * token. `interruptWhen`: pressed Ctrl-C (SIGINT) once, as soon as it holds (polled).
  */
 export function cli(
-  command: 'run' | 'compare',
+  command: 'run' | 'compare' | 'capture' | 'attacks',
   args: string[],
   env: Record<string, string> = {},
   interruptWhen?: () => boolean,

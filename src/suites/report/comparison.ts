@@ -63,6 +63,7 @@ const sideOf = (conv: ConversationReport, summary: SideSummary): SideResult => (
   pass_hat_k: summary.pass_hat_k,
   latency: latencyOf(conv.attempts),
   model_usage: conv.model_usage,
+  ...(conv.attack === undefined ? {} : { attack: conv.attack }),
 });
 
 /** One outcome as both sides' tallies are keyed: where it is, what it is, and how it came out in one attempt. */

@@ -148,7 +148,10 @@ function attemptCases(classname: string, conv: string, attempt: AttemptReport, r
     ...turn.criteria.map((c) => criterionCase(classname, `${title} / turn ${turn.index}`, c, judged)),
   ]);
   cases.push(...attempt.criteria.map((c) => criterionCase(classname, title, c, judged)));
-  const failedChecks = attempt.expectations.filter((e) => e.passed === false);
+  if (attempt.attack !== undefined && judged) cases.push(attackCase(classname, title, attempt.attack));
+  const failedChecks = attempt.expectations.filter(
+    (e) => e.passed === false && (attempt.attack === undefined || !ATTACK_KINDS.has(e.kind)),
+  );
   if (failedChecks.length > 0) {
     const message = failedChecks.map((e) => `${describeExpectation(e)}: ${e.evidence}`).join('; ');
     cases.push({
@@ -180,6 +183,22 @@ const comparedMs = (report: ComparisonReport, index: number): number =>
     (ms, side) => ms + (report.runs[side].conversations[index]?.attempts.reduce((sum, a) => sum + a.duration_ms, 0) ?? 0),
     0,
   );
+
+/** The checks an attack's own testcase reports (a failed control stays with the conversation checks). */
+const ATTACK_KINDS = new Set(['never_says', 'never_tools', 'canary', 'canary_in_memory']);
+
+/** An attack's attempt as one testcase: <failure type="attack"> with where it broke and the evidence when it broke. */
+function attackCase(classname: string, title: string, attack: NonNullable<AttemptReport['attack']>): Case {
+  if (attack.outcome !== 'broke') return { xml: testcase(classname, `${title} / attack`, null, []), kind: 'ok' };
+  const where = attack.broke_at_turn === null ? '' : ` at turn ${attack.broke_at_turn}`;
+  const message = `the agent broke${where}: ${attack.evidence.join('; ')}`;
+  return {
+    xml: testcase(classname, `${title} / attack`, null, [
+      `      <failure${attrs({ message, type: 'attack' })}>${xmlText(message)}</failure>`,
+    ]),
+    kind: 'failure',
+  };
+}
 
 /**
  * A conversation's comparison: <failure> when it regressed, with what differs; <error> when the sides

@@ -168,6 +168,22 @@ export function conversationReportOf(
     criteria_splits: splitsOf(attempts),
     model_usage: attempts.reduce((sum, a) => addUsage(sum, a.model_usage), noUsage()),
     attempts,
+    ...attackRateOf(attempts),
+  };
+}
+
+/** An attack conversation's success rate: the judged attempts (errors left out) in which the agent broke, with its interval. */
+function attackRateOf(attempts: AttemptReport[]): Pick<ConversationReport, 'attack'> {
+  if (!attempts.some((a) => a.attack !== undefined)) return {};
+  const judged = attempts.filter((a) => a.attack?.outcome === 'held' || a.attack?.outcome === 'broke');
+  const broke = judged.filter((a) => a.attack!.outcome === 'broke').length;
+  return {
+    attack: {
+      attempts: judged.length,
+      broke,
+      success_rate: judged.length === 0 ? null : broke / judged.length,
+      success_rate_interval: wilson(broke, judged.length),
+    },
   };
 }
 

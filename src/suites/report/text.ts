@@ -19,6 +19,7 @@ import type {
 } from './run-report.js';
 import {
   attemptsModeText,
+  brokeText,
   CHECK_WORDS,
   comparisonAnswer,
   confidenceText,
@@ -133,12 +134,15 @@ function renderAttempt(attempt: AttemptReport, repeat: number): string[] {
     ...(attempt.model_usage.calls > 0 ? [usageText(attempt.model_usage)] : []),
   ];
   const out = [`    ${facts.join(' · ')}`];
+  out.push(...visitLines('plant', attempt.attack?.plant));
   for (const turn of attempt.turns) out.push(...renderTurn(turn));
+  out.push(...visitLines('control', attempt.attack?.control));
   for (const e of attempt.expectations) {
     out.push(e.passed ? `    ${PASS} ${describeExpectation(e)}` : `    ${FAIL} ${describeExpectation(e)} — ${e.evidence}`);
   }
   for (const c of attempt.criteria) out.push(`    ${criterionLine(c)}`);
   if (attempt.memory !== null) out.push(...memoryLines(attempt.memory));
+  if (attempt.attack !== undefined) out.push(...attackLines(attempt.attack));
   if (attempt.error !== null) out.push(`    ${FAIL} could not go on: ${attempt.error.message}`);
   if (attempt.review !== null) out.push(`    ${reviewLine(attempt.review)}`);
   return out;
@@ -174,7 +178,39 @@ function conversationHead(conv: ConversationReport): string {
   // One attempt tells nothing about a rate: its interval would only be noise on every line of a plain run.
   const rate = conv.attempts_total > 1 ? ` · ${passRateText(conv)}` : '';
   const status = conv.status === 'cancelled' ? 'not decided (cancelled)' : conv.status;
-  return `  ${conv.status === 'cancelled' ? SKIP : conv.passed ? PASS : FAIL} ${conv.name} · ${status}${rate}${reviewsText(conv)}`;
+  const attack = conv.attack === undefined ? '' : ` · attack ${attackRateText(conv.attack)}`;
+  return `  ${conv.status === 'cancelled' ? SKIP : conv.passed ? PASS : FAIL} ${conv.name} · ${status}${attack}${rate}${reviewsText(conv)}`;
+}
+
+/** `broke in 1 of 4 attempts (95 % 0.05–0.70)`: an attack's success rate. */
+const attackRateText = (rate: NonNullable<ConversationReport['attack']>): string =>
+  `broke it in ${brokeText(rate)} (${intervalText(rate.success_rate_interval)})`;
+
+/** The planting user's visit (before the attack, or its return after): its turns under a heading. */
+function visitLines(what: string, visit: NonNullable<AttemptReport['attack']>['plant'] | undefined): string[] {
+  if (visit === undefined || visit === null) return [];
+  const session = visit.session_id === null ? 'no session' : `session ${visit.session_id}`;
+  return [`    ${what}: ${visit.device_ref} · ${session}`, ...visit.turns.flatMap(renderTurn)];
+}
+
+/** An attempt's attack: held or broke (where, and every piece of evidence), the canary, the guard's refusals. */
+function attackLines(attack: NonNullable<AttemptReport['attack']>): string[] {
+  const outcome =
+    attack.outcome === null
+      ? 'not judged'
+      : attack.outcome === 'held'
+        ? 'the agent held'
+        : `BROKE${attack.broke_at_turn === null ? '' : ` at turn ${attack.broke_at_turn}`}`;
+  const facts = [
+    `attack (${attack.strategy ?? "attacker's choice"}): ${outcome}`,
+    ...(attack.canary === null ? [] : [`canary ${attack.canary}`]),
+    `guard_hits ${attack.guard_hits}`,
+  ];
+  return [
+    `    ${attack.outcome === 'broke' ? FAIL : attack.outcome === 'held' ? PASS : SKIP} ${facts.join(' · ')}`,
+    ...attack.evidence.map((e) => `      evidence: ${e}`),
+    ...attack.refused_lines.map((r) => `      refused (never sent): ${JSON.stringify(r.line)} — ${r.rule}`),
+  ];
 }
 
 /** The report's first line, the answer with its mark: `✗ do not promote coach.3: order status regressed`. */

@@ -176,7 +176,16 @@ export function comparisonAnswer(
   }
   const bothFail = report.conversations.filter((c) => c.fails_on_both_sides).map((c) => c.name);
   const uncompared = notCompared.length === 0 ? '' : `; ${namesText(notCompared)} could not be compared`;
-  if (regressed.length > 0) return { tone: 'failed', text: `do not promote ${candidate}: ${namesText(regressed)} regressed${uncompared}` };
+  if (regressed.length > 0) {
+    // Attacks that broke the candidate more often come first, with their counts: the worst news a gate gives.
+    const broken = report.conversations.filter((c) => c.verdict === 'regressed' && c.candidate.attack !== undefined);
+    const others = regressed.filter((name) => !broken.some((c) => c.name === name));
+    const said = [
+      ...broken.map((c) => `${c.name} broke it in ${brokeText(c.candidate.attack)}, baseline ${brokeText(c.baseline.attack)}`),
+      ...(others.length > 0 ? [`${namesText(others)} regressed`] : []),
+    ];
+    return { tone: 'failed', text: `do not promote ${candidate}: ${said.join('; ')}${uncompared}` };
+  }
   if (report.suite?.verdict === 'regressed') {
     return {
       tone: 'failed',
@@ -203,6 +212,10 @@ export function comparisonAnswer(
   };
 }
 
+/** `4 of 20 attempts`: how often an attack broke a side. */
+export const brokeText = (rate: { broke: number; attempts: number } | undefined): string =>
+  rate === undefined ? 'no judged attempt' : `${rate.broke} of ${rate.attempts} attempt${rate.attempts === 1 ? '' : 's'}`;
+
 /**
  * A run's answer, before any figure: `coach passes: all 3 conversations passed`, `coach.3 fails:
  * order status failed, size help passed too rarely`, `could not test coach: order status could not run`.
@@ -218,7 +231,11 @@ export function runAnswer(report: Pick<RunReport, 'agent' | 'conversations'> & {
   const notRun = convs.filter((c) => c.status === 'error').map((c) => c.name);
   const failed = convs
     .filter((c) => !c.passed && c.status !== 'error')
-    .map((c) => `${c.name} ${c.status === 'flaky' ? 'passed too rarely' : 'failed'}`);
+    .map((c) =>
+      (c.attack?.broke ?? 0) > 0
+        ? `${c.name} broke it in ${brokeText(c.attack)}`
+        : `${c.name} ${c.status === 'flaky' ? 'passed too rarely' : 'failed'}`,
+    );
   const couldNot = notRun.length === 0 ? '' : `${namesText(notRun)} could not run`;
   if (failed.length > 0) return { tone: 'failed', text: `${agent} fails: ${namesText(failed)}${couldNot === '' ? '' : `; ${couldNot}`}` };
   if (notRun.length > 0) return { tone: 'error', text: `could not test ${agent}: ${couldNot}` };

@@ -10,6 +10,7 @@ import type { MemoryEvidence } from './prompts.js';
 import type { MemoryExpect } from '../spec/format.js';
 import type { AttemptError, AttemptModel } from './model-calls.js';
 import { nextStep } from './simulated-user.js';
+import { runAttack, settleAttack } from './attack.js';
 import { reviewable, reviewFailure } from './review.js';
 import { INTRO } from '../../schemas/connect.js';
 import type { Criterion, Expectations, SimulatedUser, SuiteConversation } from '../spec/format.js';
@@ -17,6 +18,7 @@ import {
   attemptStatus,
   type AttemptMemoryReport,
   type CriterionResult,
+  type ExpectationResult,
   noUsage,
   turnReport,
   unjudged,
@@ -40,6 +42,8 @@ class AttemptRun {
   /** Why the attempt ended, set once where it ends; `script_end` when nothing else ended it. */
   stop: StopReason | undefined;
   readonly report: AttemptReport;
+  /** Conversation-level checks beyond `expect` (an attack's), listed after them. */
+  readonly checks: ExpectationResult[] = [];
 
   constructor(
     readonly ctx: RunContext,
@@ -188,14 +192,14 @@ class AttemptRun {
   }
 
   /** The model as this attempt asks it: its usage counted into the attempt's, with the run's seed. */
-  get #asker(): AttemptModel {
+  get asker(): AttemptModel {
     return { model: this.ctx.model, usage: this.report.model_usage, seed: this.state.seed };
   }
 
   /** The judge's rulings; a judge that fails makes the attempt an error. Nothing is judged once the attempt is one. */
   async #judge(turns: TurnReport[], criteria: Criterion[], memory?: MemoryEvidence): Promise<CriterionResult[]> {
     if (this.report.error !== null) return criteria.map((c) => unjudged(c, 'the attempt could not go on'));
-    const judgement = await judge(this.#asker, turns, criteria, memory);
+    const judgement = await judge(this.asker, turns, criteria, memory);
     if (judgement.error !== undefined) this.fail(judgement.error);
     return judgement.criteria;
   }
@@ -211,7 +215,7 @@ class AttemptRun {
         this.skip = CANCELLED;
         return;
       }
-      const step = await nextStep(this.#asker, user, this.report.turns, said);
+      const step = await nextStep(this.asker, user, this.report.turns, said);
       if ('stop' in step) {
         this.stop ??= step.stop;
         return;
@@ -246,7 +250,7 @@ class AttemptRun {
   async finish(started: number, before: MemoryRead | undefined): Promise<AttemptReport> {
     const { report } = this;
     if (this.last !== undefined) report.notes.push(...(await closeConversation(this.ctx, this.last)));
-    report.expectations = evaluateConversation(this.spec.expect, report.turns);
+    report.expectations = [...evaluateConversation(this.spec.expect, report.turns), ...this.checks];
     if (this.spec.criteria.length > 0) {
       report.criteria = this.cut
         ? this.spec.criteria.map((c) => unjudged(c, CANCELLED))
@@ -257,8 +261,9 @@ class AttemptRun {
     const cut = this.cut || (this.ctx.signal.aborted && report.memory?.status === 'not_checked' && report.error === null);
     report.stop_reason = cut ? 'cancelled' : (this.stop ?? 'script_end');
     report.status = cut ? 'cancelled' : attemptStatus(report);
+    settleAttack(report);
     if (report.status === 'failed' && this.state.suite.review && reviewable(this.spec) && !this.ctx.signal.aborted) {
-      report.review = await reviewFailure(this.#asker, this.spec, report);
+      report.review = await reviewFailure(this.asker, this.spec, report);
       if (report.review.responsible === 'simulated_user') report.status = 'invalid';
     }
     report.duration_ms = Date.now() - started;
@@ -292,6 +297,10 @@ export async function runAttempt(ctx: RunContext, state: RunState, index: number
       run.fail({ error: error.error, message: `The memory fixture could not be restored before the attempt: ${error.message}` });
       if (!isGatewayError(err)) ctx.log?.error({ err, run_id: state.runId }, 'memory restore before an attempt failed');
     }
+  }
+  if (spec.attack !== undefined) {
+    await runAttack(run, spec.attack, (visit) => new AttemptRun(ctx, state, visit, index, attempt));
+    return run.finish(started, undefined);
   }
   const deviceRef = spec.connect.device_ref;
   const before = spec.memory !== undefined && deviceRef !== undefined && !ctx.signal.aborted ? await readUnits(ctx, deviceRef) : undefined;

@@ -29,7 +29,7 @@ function canonical(value: unknown): string {
 }
 
 /** Units after less units before (`added`), and before less after (`removed`), counting duplicates. */
-function diffUnits(before: Unit[], after: Unit[]): { added: Unit[]; removed: Unit[] } {
+export function diffUnits(before: Unit[], after: Unit[]): { added: Unit[]; removed: Unit[] } {
   const left = new Map<string, Unit[]>();
   for (const unit of before) {
     const key = canonical(unit);
@@ -66,7 +66,7 @@ export async function readUnits(ctx: RunContext, deviceRef: string): Promise<Mem
 /** `45 s`, `0.3 s`: a wait as the reports say it. */
 
 /** How the memory looked at the end of the wait. */
-interface Settled {
+export interface Settled {
   status: AttemptMemoryReport['status'];
   after: Unit[] | undefined;
   waitedMs: number;
@@ -79,7 +79,12 @@ interface Settled {
  * Polls the memory every `pollMs` after the close, until the units differ from `before` and two
  * reads in a row agree, up to `waitMs`. A read that fails ends the wait (`unreadable`).
  */
-async function awaitAggregation(ctx: RunContext, deviceRef: string, before: Unit[], expect: MemoryExpect): Promise<Settled> {
+export async function awaitAggregation(
+  ctx: RunContext,
+  deviceRef: string,
+  before: Unit[],
+  expect: Pick<MemoryExpect, 'waitMs'>,
+): Promise<Settled> {
   const started = Date.now();
   const pollMs = ctx.config.memoryPollMs;
   let last: string | undefined;

@@ -49,7 +49,7 @@ function simulatorSystem(user: SimulatedUser): string {
 }
 
 /** What the agent said in a turn, as the simulated user reads it. */
-const agentSaid = (turn: TurnReport): string =>
+export const agentSaid = (turn: TurnReport): string =>
   [
     turn.text === null || turn.text === '' ? '(the agent said nothing)' : turn.text,
     ...(turn.shown.length > 0 ? [`[shown: ${turn.shown.join(', ')}]`] : []),

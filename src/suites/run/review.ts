@@ -28,7 +28,8 @@ const FAREWELL = /\b(bye|goodbye|that is all|that's all|never mind)\b/i;
 
 /** Whether a conversation's failures are reviewed: it has a simulated user or something for a judge. */
 export const reviewable = (conv: SuiteConversation): boolean =>
-  conv.simulatedUser !== undefined || conv.criteria.length > 0 || conv.turns.some((t) => t.judge !== undefined);
+  conv.attack === undefined &&
+  (conv.simulatedUser !== undefined || conv.criteria.length > 0 || conv.turns.some((t) => t.judge !== undefined));
 
 const byChecks = (turn: number, reason: string): AttemptReview => ({
   responsible: 'simulated_user',

@@ -28,13 +28,15 @@ export async function nextStep(asker: AttemptModel, user: SimulatedUser, turns: 
   if (answer.error !== undefined) return { error: answer.error };
   const { line, done } = answer.value;
   if (done && said >= user.minTurns) return { stop: 'user_done' };
+  const checked = lineRule(line);
+  if ('rule' in checked)
+    return { error: { error: 'model_failed', message: `The simulated user's line ${quote(line)} was not sent: ${checked.rule}.` } };
+  return checked;
+}
+
+/** A model's line as the gateway would send it, or the line rule it breaks (a `#` line, a control character, too long). */
+export function lineRule(line: string): { line: string } | { rule: string } {
   const parsed = lineSchema.safeParse(line);
-  const rule = !parsed.success
-    ? parsed.error.issues[0]!.message
-    : parsed.data === INTRO
-      ? 'line may not be #intro: only the gateway opens with it'
-      : undefined;
-  if (rule !== undefined)
-    return { error: { error: 'model_failed', message: `The simulated user's line ${quote(line)} was not sent: ${rule}.` } };
-  return { line: parsed.data! };
+  if (!parsed.success) return { rule: parsed.error.issues[0]!.message };
+  return parsed.data === INTRO ? { rule: 'line may not be #intro: only the gateway opens with it' } : { line: parsed.data };
 }

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { INTRO } from '../../schemas/connect.js';
 import { DEFAULT_MAX_ATTEMPTS } from './format.js';
 import { checkMemoryDevice, memoryCriterionId } from './memory-expect.js';
+import { checkAttack } from './attack.js';
 
 /** The default of simulated_user.max_turns. */
 export const DEFAULT_MAX_TURNS = 10;
@@ -42,15 +43,17 @@ export function crossCheck(suite: unknown, ctx: z.RefinementCtx): void {
     } else names.set(name, i);
     const turns = listOf(conv.turns);
     const simulated = conv.simulated_user !== undefined;
-    if (conv.turns === undefined && !simulated) {
+    if (conv.turns === undefined && !simulated && conv.attack === undefined) {
       ctx.addIssue({
         code: 'custom',
         path: ['conversations', i, 'turns'],
-        message: 'is required: list the turns, or add a simulated_user',
+        message: 'is required: list the turns, or add a simulated_user or an attack',
       });
     }
+    checkAttack(conv, suite, i, ctx);
     checkSimulatedUser(conv.simulated_user, i, ctx);
     const expect = isRecord(conv.expect) ? conv.expect : {};
+    if (isRecord(conv.attack)) checkCriteria(conv.attack.criteria, ['conversations', i, 'attack', 'criteria'], criterionId, ctx);
     checkCriteria(expect.criteria, ['conversations', i, 'expect', 'criteria'], criterionId, ctx);
     const memoryExpect = isRecord(expect.memory) ? expect.memory : {};
     checkCriteria(memoryExpect.criteria, ['conversations', i, 'expect', 'memory', 'criteria'], memoryCriterionId, ctx);

@@ -82,6 +82,27 @@ export interface MemoryExpect {
   waitMs: number;
 }
 
+/** How the attacker goes about its objective; undefined: its own choice. */
+export type AttackStrategy = 'crescendo' | 'role_play' | 'injection' | 'authority' | 'persistence';
+
+/**
+ * `attack:` on a conversation: the model plays an adversarial user after the agent's #intro; the
+ * conversation breaks when a check fails and holds otherwise. With `plant`, another user tells the
+ * agent a fresh canary first; with `control`, that user comes back and must get it back.
+ */
+export interface Attack {
+  objective: string;
+  strategy: AttackStrategy | undefined;
+  maxTurns: number;
+  /** texts (case-insensitive) or `/…/flags` regular expressions the agent must never say or show */
+  neverSays: string[];
+  neverTools: string[];
+  plant: { deviceRef: string; lines: string[]; waitMs: number } | undefined;
+  control: { lines: string[] } | undefined;
+  model: string | undefined;
+  temperature: number;
+}
+
 export interface SuiteConversation {
   name: string;
   /** The suite's connect settings with this conversation's overrides applied (run_label excluded). */
@@ -93,6 +114,8 @@ export interface SuiteConversation {
   criteria: Criterion[];
   /** `expect.memory`: checks over the units the conversation added; undefined: no wait, no checks */
   memory: MemoryExpect | undefined;
+  /** `attack:`: an adversarial user instead of scripted turns or a simulated user (its criteria are `criteria`) */
+  attack?: Attack | undefined;
 }
 
 export interface HttpMemory {
@@ -141,6 +164,7 @@ export type AttemptPlan = { kind: 'repeat'; attempts: number } | { kind: 'sequen
 /** Whether a conversation needs the model: a simulated user or something for a judge. */
 export const needsModel = (conv: SuiteConversation): boolean =>
   conv.simulatedUser !== undefined ||
+  conv.attack !== undefined ||
   conv.criteria.length > 0 ||
   (conv.memory?.criteria.length ?? 0) > 0 ||
   conv.turns.some((t) => t.judge !== undefined);

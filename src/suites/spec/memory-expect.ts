@@ -32,6 +32,12 @@ const unitCount = z
   .min(0, { error: 'must not be negative' })
   .max(MAX_ADDED, { error: `must be at most ${MAX_ADDED}` });
 
+/** How long to wait for the engine to aggregate a session (memory checks, an attack's plant). */
+export const aggregationWaitSchema = z
+  .int({ error: 'must be a whole number of milliseconds' })
+  .min(1, { error: 'must be at least 1' })
+  .max(MAX_WAIT_MS, { error: `must be at most ${MAX_WAIT_MS} (ten minutes)` });
+
 /** `expect.memory`; `criterion` is the conversation criterion's own schema (plain text, or { id, text }). */
 export const memoryExpectSchema = (criterion: z.ZodType<string | (Omit<Criterion, 'votes'> & { votes?: number })>) =>
   z
@@ -46,11 +52,7 @@ export const memoryExpectSchema = (criterion: z.ZodType<string | (Omit<Criterion
           .min(1, { error: 'must list at least one criterion' })
           .max(MAX_MEMORY_CRITERIA, { error: `must list at most ${MAX_MEMORY_CRITERIA} criteria` })
           .optional(),
-        wait_ms: z
-          .int({ error: 'must be a whole number of milliseconds' })
-          .min(1, { error: 'must be at least 1' })
-          .max(MAX_WAIT_MS, { error: `must be at most ${MAX_WAIT_MS} (ten minutes)` })
-          .optional(),
+        wait_ms: aggregationWaitSchema.optional(),
       },
       { error: 'must be an object: contains, not_contains, added_at_least, added_at_most, criteria, wait_ms' },
     )

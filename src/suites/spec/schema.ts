@@ -22,6 +22,7 @@ import {
   type SuiteForm,
 } from './format.js';
 import { memoryExpectOf, memoryExpectSchema } from './memory-expect.js';
+import { attackOf, attackSchema } from './attack.js';
 import { compilePattern } from './text-matches.js';
 import { fallbackRule, notAnObject, problemsOf, type SuiteProblem } from './problems.js';
 
@@ -182,6 +183,7 @@ const conversationSchema = z.strictObject({
   wait_ms: waitSchema.optional(),
   turns: listOf(turnSchema, 'turns, each with a line', { one: 'turn', many: 'turns', max: MAX_TURNS }).optional(),
   simulated_user: simulatedUserSchema.optional(),
+  attack: attackSchema(criterionSchema).optional(),
   expect: conversationExpectSchema.nullish(),
 });
 
@@ -310,8 +312,9 @@ function conversationOf(conv: RawConversation, i: number, base: SuiteConversatio
             temperature: user.temperature ?? 0,
           },
     expect: checks,
-    criteria: criteriaOf(criteria ?? [], votes),
+    criteria: criteriaOf(conv.attack?.criteria ?? criteria ?? [], votes),
     memory: memoryExpectOf(memory, votes),
+    ...(conv.attack === undefined ? {} : { attack: attackOf(conv.attack) }),
   };
 }
 

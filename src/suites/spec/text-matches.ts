@@ -14,3 +14,13 @@ export function compilePattern(source: string): RegExp {
   }
   return new RegExp(source);
 }
+
+/**
+ * `never_says`: a `/…/flags` literal is a regular expression, anything else a text looked for
+ * case-insensitively; answers the part of `said` it found, or undefined.
+ */
+export function findSaid(source: string, said: string): string | undefined {
+  if (LITERAL.test(source)) return compilePattern(source).exec(said)?.[0];
+  const at = said.toLowerCase().indexOf(source.toLowerCase());
+  return at < 0 ? undefined : said.slice(at, at + source.length);
+}

@@ -1,5 +1,6 @@
 import type { ComparisonReport } from '../comparison.js';
 import { comparisonSections } from './comparison.js';
+import { attackFacts, attackOverview, isAttack, visitHtml } from './attack.js';
 import { duration, html, join, percent, plural, timestamp, usage, type Html } from './kit.js';
 import {
   attemptBody,
@@ -87,7 +88,9 @@ const passRateCheck = (conv: ConversationReport, label: string): Html => {
 };
 
 function runOverview(report: RunReport, key: string): Html {
-  const rows = report.conversations.map(
+  const functional = report.conversations.filter((conv) => !isAttack(conv));
+  if (functional.length === 0) return html``;
+  const rows = functional.map(
     (conv) =>
       html`<tr>
         <td>${badge(conv.status, conversationLabel(conv.status))}</td>
@@ -104,9 +107,13 @@ function runOverview(report: RunReport, key: string): Html {
 }
 
 function attemptHtml(attempt: AttemptReport, open: boolean): Html {
+  const { attack } = attempt;
   return html`<details class="attempt" ${open ? 'open' : ''}>
     <summary><span class="label">Attempt ${attempt.attempt}</span>${badge(attempt.status)}${attemptMeta(attempt)}</summary>
-    <div class="attempt-body">${attemptBody(attempt, NONE)}</div>
+    <div class="attempt-body">
+      ${attack === undefined ? '' : html`${attackFacts(attack)} ${visitHtml('plant', attack.plant)}`} ${attemptBody(attempt, NONE)}
+      ${attack === undefined ? '' : visitHtml('control visit', attack.control)}
+    </div>
   </details>`;
 }
 
@@ -137,21 +144,23 @@ function runReportSection(report: RunReport, n: number): Html {
     report.passed === null ? ['cancelled', '✗ not decided: cancelled'] : report.passed ? ['passed', '✓ passed'] : ['failed', '✗ failed'];
   const key = keyOf(n);
   return html`${header(
-      'Suite run report',
-      status,
-      label,
-      report.name ?? 'Suite run',
-      [
-        html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
-        `started ${timestamp(report.started_at)}`,
-        `took ${duration(report.duration_ms)}`,
-      ],
-      runAnswer(report),
-    )}
-    ${runSummary(report)} ${runOverview(report, key)}
-    <h2>Transcripts</h2>
-    ${report.conversations.map((conv) => runConversation(conv, key))}
-    ${footer([...report.notes, ...(report.memory?.notes ?? [])], `run ${report.run_id}`)}`;
+    'Suite run report',
+    status,
+    label,
+    report.name ?? 'Suite run',
+    [
+      html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
+      `started ${timestamp(report.started_at)}`,
+      `took ${duration(report.duration_ms)}`,
+    ],
+    runAnswer(report),
+  )}
+  ${runSummary(report)} ${runOverview(report, key)} ${attackOverview(report, key)}
+  ${report.conversations.every(isAttack) ? '' : html`<h2>Transcripts</h2>`}
+  ${report.conversations.filter((conv) => !isAttack(conv)).map((conv) => runConversation(conv, key))}
+  ${report.conversations.some(isAttack) ? html`<h2>Attack transcripts</h2>` : ''}
+  ${report.conversations.filter(isAttack).map((conv) => runConversation(conv, key))}
+  ${footer([...report.notes, ...(report.memory?.notes ?? [])], `run ${report.run_id}`)}`;
 }
 
 // ——— A suite that could not run ———
