@@ -5,7 +5,7 @@
 // it follows through; no conversation ends in `error`; no attempt is streamed that was not made.
 import t from 'tap';
 import { request } from 'undici';
-import { startRunPods, type Pod } from './support/cluster.js';
+import { collectLines, startRunPods, type Pod } from './support/cluster.js';
 import { comparePath, type Json } from './support/http.js';
 import { scaled, sleep } from './support/time.js';
 
@@ -22,18 +22,7 @@ const SUITE = {
 };
 const BUDGET = SUITE.conversations.length * SUITE.max_attempts * 2;
 
-/** Reads an NDJSON stream line by line into `lines`; resolves when it ends. */
-async function collect(body: AsyncIterable<Buffer>, lines: Json[]): Promise<void> {
-  let buffered = '';
-  for await (const chunk of body) {
-    buffered += chunk.toString();
-    let nl;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buffered.slice(0, nl)));
-      buffered = buffered.slice(nl + 1);
-    }
-  }
-}
+const collect = collectLines;
 
 async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + scaled(ms);

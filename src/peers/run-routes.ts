@@ -33,7 +33,11 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       const holder = deps.peers.peerAt({ ip: request.ip, port: push.holder_port });
       if (holder === undefined) throw new GatewayError('forbidden', 'A run checkpoint is taken only from a pod of the peer list.');
       const refused = deps.runs.receive(id, push, holder.address);
-      if (refused !== undefined) return reply.code(409).send({ refused });
+      if (refused !== undefined) {
+        // What this pod knows of the run: a holder refused as stale stands down only for a newer epoch, or an ended run.
+        const known = deps.runs.get(id);
+        return reply.code(409).send({ refused, epoch: known?.epoch ?? null, ended: known?.ended ?? false });
+      }
       return reply.code(204).send();
     });
 

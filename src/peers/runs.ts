@@ -119,7 +119,11 @@ export class PeerRunSiblings implements RunSiblings {
     const sentAt = outcomes.sending(run, peer.address);
     try {
       const { status, body: answer } = await this.#peers.client.internal(peer, 'POST', RUN_PATHS.checkpoint(run.id), body, PUSH_TIMEOUT_MS);
-      const refused = (answer as { refused?: unknown } | undefined)?.refused;
+      const { refused, epoch, ended } = (answer ?? {}) as {
+        refused?: unknown;
+        epoch?: { n?: unknown; by?: unknown } | null;
+        ended?: unknown;
+      };
       if (status === 204) {
         const gained = sent.lines > acked.lines;
         Object.assign(acked, sent, { at: Date.now() });
@@ -128,15 +132,18 @@ export class PeerRunSiblings implements RunSiblings {
       } else if (status === 409 && refused === 'gap') {
         Object.assign(acked, { lines: 0, rounds: 0 });
         acked.again = true;
-      } else if (status === 409 && refused === 'stale') outcomes.refusedAsStale(run, peer.address);
-      else outcomes.unanswered(run, peer.address, status === 503);
+      } else if (status === 409 && refused === 'stale' && typeof epoch?.n === 'number' && typeof epoch.by === 'string') {
+        outcomes.refusedAsStale(run, peer.address, { epoch: { n: epoch.n, by: epoch.by }, ended: ended === true });
+      } else outcomes.unanswered(run, peer.address, status === 503);
     } catch (err) {
-      // Nothing listens there (it keeps no replica), or it did not answer: the next change or heartbeat tries again.
+      // Nothing listens there (it keeps no replica), or it did not answer: the next heartbeat tries again, never at once.
       outcomes.unanswered(run, peer.address, isRefused(err));
+      acked.again = false;
     } finally {
       acked.pushing = false;
     }
-    if (acked.again && run.holder === null) this.replicate(run);
+    // Only this sibling is pushed again: a push to another one is its own (two failing siblings must not re-arm each other).
+    if (acked.again && run.holder === null && outcomes.pushesTo(run, peer.address)) void this.#push(run, peer, rank, acked);
   }
 
   async flush(run: Run): Promise<void> {

@@ -7,6 +7,7 @@ import { RunHalted } from '../suites/run/journal.js';
 import { launchComparison, launchRun, readmit, type Admitted, type Launched, type Resumed } from '../suites/run/start.js';
 import { resumedOf } from './checkpoint.js';
 import { Leases } from './fence.js';
+import { fencedByRefusal, type Epoch } from './holding.js';
 import type { Run, RunStatus } from './run.js';
 import type { PushOutcomes, RunSiblings } from './siblings.js';
 
@@ -62,7 +63,8 @@ export class HeldRuns implements PushOutcomes {
 
   /**
    * The run is held here from now on: started here (`from` undefined), or taken over from the pod
-   * at `from` (a takeover; a drain's pod hands the run over and keeps no holder's record: null).
+   * at `from` (null when unknown). That pod never takes it back from its own record: it drains, or
+   * it stopped answering and will be fenced when it calls.
    */
   hold(run: Run, from?: string | null): void {
     if (from === undefined) this.leases.started(run.id);
@@ -98,8 +100,8 @@ export class HeldRuns implements PushOutcomes {
     if (absent) this.resumeIfHeld(run);
   }
 
-  refusedAsStale(run: Run, address: string): void {
-    this.fence(run, address, 'stale');
+  refusedAsStale(run: Run, address: string, known: { epoch: Epoch; ended: boolean }): void {
+    if (fencedByRefusal(run.epoch, known)) this.fence(run, address, 'stale');
   }
 
   /**

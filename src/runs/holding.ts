@@ -54,6 +54,14 @@ export function verdictOnPush(
   return held.heldHere ? 'fence' : 'apply';
 }
 
+/**
+ * Whether a sibling's `stale` answer fences the run held here (at `own`): only when it knows a
+ * newer epoch, or that the run ended. An answer to a push this pod sent before it took the run
+ * over again is old news.
+ */
+export const fencedByRefusal = (own: Epoch, refuser: { epoch: Epoch; ended: boolean }): boolean =>
+  refuser.ended || compareEpochs(refuser.epoch, own) > 0;
+
 /** What a holder knows of one sibling, for its lease. */
 export interface SiblingLease {
   /**

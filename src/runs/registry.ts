@@ -25,7 +25,7 @@ export interface RunTimings {
 const STREAM_POLL_MS = 100;
 
 /** A drain's hand-over gets at least this long, however short the grace (a push to a live sibling takes milliseconds). */
-const HAND_OVER_MIN_MS = 1_000;
+const HAND_OVER_MIN_MS = 5_000;
 
 /** Why DELETE /v1/runs/{id} cancelled a run, as its report says it. */
 export const CANCELLED_BY_DELETE = 'DELETE /v1/runs/{id} cancelled it';
@@ -267,7 +267,7 @@ export class RunRegistry {
     const graceOver =
       deadline === undefined ? undefined : sleep(Math.max(HAND_OVER_MIN_MS * 2, deadline - Date.now()), this.#closing.signal);
     const bounded = (work: Promise<unknown>) => (graceOver === undefined ? work : Promise.race([work, graceOver]));
-    // Half the grace (at least a second) to hand a run over; the rest to end it here, cancelled, if no sibling takes it.
+    // Half the grace (at least 5 s) to hand a run over; the rest to end it here, cancelled, if no sibling takes it.
     const handOverBy = deadline === undefined ? Infinity : Date.now() + Math.max(HAND_OVER_MIN_MS, (deadline - Date.now()) / 2);
     await bounded(Promise.all(running.map((run) => this.#held.settled(run.id))));
     await bounded(
@@ -330,7 +330,7 @@ export class RunRegistry {
       attempts_rerun: run.attemptsInFlight,
     };
     run.epoch = nextEpoch(run.epoch, this.#podId);
-    this.#held.hold(run, cause === 'drain' ? null : from);
+    this.#held.hold(run, from ?? null);
     run.holder = null;
     run.pod = this.podName;
     run.inFlight.clear();

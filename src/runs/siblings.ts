@@ -31,8 +31,8 @@ export interface PushOutcomes {
   acknowledged(run: Run, address: string, sentAt: number, lines: number): void;
   /** No acknowledgement: `absent` when the sibling cannot take the run over (nothing listens there, or it drains). */
   unanswered(run: Run, address: string, absent: boolean): void;
-  /** The sibling refused the push as stale: it knows a newer holder, followed from now on. */
-  refusedAsStale(run: Run, address: string): void;
+  /** The sibling refused the push as stale, knowing the run at `epoch` (and whether it ended): a newer holder is followed from now on. */
+  refusedAsStale(run: Run, address: string, known: { epoch: Epoch; ended: boolean }): void;
 }
 
 /**

@@ -144,6 +144,36 @@ http {
   };
 }
 
+/** A run pod's settings: peers by port, a silent holder's runs taken over within about a second, a busy machine's budgets. */
+function runPodEnv(o: { engine: string; platform: string; ports: number[]; env: Record<string, string> }): Record<string, string> {
+  return {
+    PROMETHIST_MCP_ENGINE_URL: o.engine,
+    PROMETHIST_PLATFORM_URL: o.platform,
+    PEERS: o.ports.map((p) => `127.0.0.1:${p}`).join(','),
+    PEER_SECRET,
+    PEER_TIMEOUT_MS: String(scaled(1000)),
+    RUN_TAKEOVER_MS: String(scaled(1000)),
+    TURN_BUDGET_MS: String(scaled(20_000)),
+    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
+    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
+    AUTH_CACHE_TTL_MS: '60000',
+    ...o.env,
+  };
+}
+
+/** Reads an NDJSON stream line by line into `lines`; resolves when it ends. */
+export async function collectLines(body: AsyncIterable<Buffer>, lines: unknown[]): Promise<void> {
+  let buffered = '';
+  for await (const chunk of body) {
+    buffered += chunk.toString();
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buffered.slice(0, nl)));
+      buffered = buffered.slice(nl + 1);
+    }
+  }
+}
+
 /**
  * Three real gateway processes of one release (PEERS), over the engine and platform simulators,
  * with the budgets a busy machine needs and a sibling taking a silent holder's runs over within
@@ -163,19 +193,34 @@ export async function startRunPods(
     await engine.close();
     await platform.close();
   });
-  const podEnv = {
-    PROMETHIST_MCP_ENGINE_URL: engine.url,
-    PROMETHIST_PLATFORM_URL: platform.url,
-    PEERS: ports.map((p) => `127.0.0.1:${p}`).join(','),
-    PEER_SECRET,
-    PEER_TIMEOUT_MS: String(scaled(1000)),
-    RUN_TAKEOVER_MS: String(scaled(1000)),
-    TURN_BUDGET_MS: String(scaled(20_000)),
-    ENGINE_CONNECT_TIMEOUT_MS: String(scaled(20_000)),
-    PLATFORM_TIMEOUT_MS: String(scaled(10_000)),
-    AUTH_CACHE_TTL_MS: '60000',
-    ...env,
-  };
+  const podEnv = runPodEnv({ engine: engine.url, platform: platform.url, ports, env });
   const pods = await Promise.all(ports.map((port) => startPod(port, podEnv, (pod) => spawned.push(pod))));
   return { pods, ports };
+}
+
+/**
+ * Gateway processes of one release listed in `PEERS` (`listed` addresses, of which the first `up`
+ * are started), each over an engine simulator of its own so that a test counts the engine
+ * sessions each pod opened; the platform simulator is shared. `env` adds to (or overrides) the
+ * settings of startRunPods.
+ */
+export async function startCountedPods(
+  t: { teardown(fn: () => unknown): void },
+  opts: { listed: number; up: number; env?: Record<string, string> },
+): Promise<{ pods: Pod[]; engines: Array<Awaited<ReturnType<typeof startEngineSimulator>>>; ports: number[] }> {
+  const world = demoWorld();
+  const platform = await startPlatformSimulator({ world });
+  const ports: number[] = [];
+  for (let i = 0; i < opts.listed; i++) ports.push(await freePort());
+  const engines = await Promise.all(ports.slice(0, opts.up).map(() => startEngineSimulator({ world, sessionEndDelayMs: 50 })));
+  const spawned: Pod[] = [];
+  t.teardown(async () => {
+    for (const pod of spawned) pod.child.kill('SIGKILL');
+    for (const pod of spawned) pod.child.kill('SIGCONT');
+    await Promise.all(engines.map((engine) => engine.close()));
+    await platform.close();
+  });
+  const podEnv = (i: number) => runPodEnv({ engine: engines[i]!.url, platform: platform.url, ports, env: opts.env ?? {} });
+  const pods = await Promise.all(ports.slice(0, opts.up).map((port, i) => startPod(port, podEnv(i), (pod) => spawned.push(pod))));
+  return { pods, engines, ports };
 }
