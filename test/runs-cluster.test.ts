@@ -7,7 +7,8 @@ import t from 'tap';
 import { request } from 'undici';
 import { startRunPods, type Pod } from './support/cluster.js';
 import { comparePath, type Json } from './support/http.js';
-import { scaled, sleep } from './support/time.js';
+import { attemptsOf, collect, until } from './support/runs.js';
+import { scaled } from './support/time.js';
 
 t.setTimeout(scaled(240_000));
 
@@ -21,34 +22,6 @@ const SUITE = {
   })),
 };
 const BUDGET = SUITE.conversations.length * SUITE.max_attempts * 2;
-
-/** Reads an NDJSON stream line by line into `lines`; resolves when it ends. */
-async function collect(body: AsyncIterable<Buffer>, lines: Json[]): Promise<void> {
-  let buffered = '';
-  for await (const chunk of body) {
-    buffered += chunk.toString();
-    let nl;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buffered.slice(0, nl)));
-      buffered = buffered.slice(nl + 1);
-    }
-  }
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + scaled(ms);
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`);
-    await sleep(50);
-  }
-}
-
-/** The sessions a comparison spent, as its report counts attempts on both sides. */
-const attemptsOf = (report: Json): number =>
-  ['baseline', 'candidate'].reduce(
-    (n, side) => n + report.runs[side].conversations.reduce((m: number, c: Json) => m + c.attempts.length, 0),
-    0,
-  );
 
 t.test('a comparison outlives the SIGTERM and the SIGKILL of the pod running it', async (t) => {
   const {

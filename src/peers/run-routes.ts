@@ -8,7 +8,16 @@ import type { RunRegistry } from '../runs/registry.js';
 import { runView } from '../runs/views.js';
 import { parse, runIdSchema } from '../schemas/requests.js';
 import type { Peers } from './peers.js';
+import { PEER_ADDRESS_HEADER } from './secret.js';
 import { Readable } from 'node:stream';
+
+/** A call that names its sender (a notice, a checkpoint) from an address not in the peer list. */
+export const notListed = (what: string): GatewayError =>
+  new GatewayError(
+    'forbidden',
+    `${what} is taken only from a pod of the peer list: the ${PEER_ADDRESS_HEADER} header must name an address listed in ` +
+      `PEERS or PEER_DNS.`,
+  );
 
 const idParams = z.object({ run_id: runIdSchema });
 
@@ -26,8 +35,8 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       if (push === undefined || (push.spec !== undefined && push.spec.id !== id)) {
         throw new GatewayError('invalid_request', 'A run checkpoint needs the fields of a checkpoint, for the run of its path.');
       }
-      const holder = deps.peers.peerAt({ ip: request.ip, port: push.holder_port });
-      if (holder === undefined) throw new GatewayError('forbidden', 'A run checkpoint is taken only from a pod of the peer list.');
+      const holder = deps.peers.sender(request.headers);
+      if (holder === undefined) throw notListed('A run checkpoint');
       const applied = applyCheckpoint(deps.runs.get(id), push, holder.address);
       if (typeof applied === 'string') return reply.code(409).send({ refused: applied });
       deps.runs.received(applied, push.adopt);

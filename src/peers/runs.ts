@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Gauge } from 'prom-client';
 import { ndjsonLines } from '../http/ndjson.js';
 import { checkpointOf } from '../runs/checkpoint.js';
 import type { RunRegistry } from '../runs/registry.js';
@@ -46,14 +47,24 @@ export class PeerRunSiblings implements RunSiblings {
   readonly #acked = new Map<string, Map<string, Acked>>();
   readonly #heartbeat: NodeJS.Timeout;
 
-  constructor(deps: { peers: Peers; registry: RunRegistry; log: FastifyBaseLogger; ownPort: number; takeoverMs: number }) {
+  constructor(deps: {
+    peers: Peers;
+    registry: RunRegistry;
+    log: FastifyBaseLogger;
+    ownPort: number;
+    takeoverMs: number;
+    /** agent_test_gateway_runs_unreplicated, set on every heartbeat. */
+    unreplicatedGauge: Gauge;
+  }) {
     this.#peers = deps.peers;
     this.#registry = deps.registry;
     this.#log = deps.log;
     this.#ownPort = deps.ownPort;
     this.#heartbeat = setInterval(
       () => {
-        for (const run of this.#registry.running) this.replicate(run, true);
+        const running = this.#registry.running;
+        for (const run of running) this.replicate(run, true);
+        deps.unreplicatedGauge.set(running.filter((run) => this.unreplicated(run)).length);
       },
       Math.max(50, Math.floor(deps.takeoverMs / 3)),
     );
@@ -123,6 +134,12 @@ export class PeerRunSiblings implements RunSiblings {
     let most = -1;
     for (const acked of acks?.values() ?? []) if (acked.at >= fresh) most = Math.max(most, acked.lines);
     return most < 0 ? run.lines.length : most;
+  }
+
+  unreplicated(run: Run): boolean {
+    const fresh = Date.now() - this.#registry.takeoverMs;
+    if (run.holder !== null || run.ended || (run.moves.at(-1)?.at ?? run.spec.createdAt) > fresh) return false;
+    return ![...(this.#acked.get(run.id)?.values() ?? [])].some((acked) => acked.at >= fresh);
   }
 
   async handOver(run: Run): Promise<string | undefined> {

@@ -25,6 +25,11 @@ export interface RunSiblings {
    * All of them when no sibling has answered lately (none could continue it).
    */
   visibleLines(run: Run): number;
+  /**
+   * Whether a run running here has no replica on any sibling: none acknowledged its checkpoint
+   * within the takeover time (after it has run here that long), so its pod's death loses it.
+   */
+  unreplicated(run: Run): boolean;
   /** Hands a halted run to the first sibling that takes it over; its address, or undefined when none did. */
   handOver(run: Run): Promise<string | undefined>;
   /** Whether the sibling at `address` still holds the run (a replica asks before it takes over). */
@@ -46,6 +51,8 @@ export const noSiblings: RunSiblings = {
   any: false,
   replicate: () => undefined,
   visibleLines: (run) => run.lines.length,
+  // A single pod has nobody to replicate to: that is its configuration, not a fault to report.
+  unreplicated: () => false,
   handOver: () => Promise.resolve(undefined),
   holds: () => Promise.resolve(false),
   find: () => Promise.resolve(undefined),
