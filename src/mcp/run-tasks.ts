@@ -157,7 +157,8 @@ export class RunTaskStore implements TaskStore {
       return await locateRun(this.#app.runs, taskId, this.#callerId);
     } catch (err) {
       if (!isGatewayError(err)) throw err;
-      if (err.code === 'run_not_found') return null;
+      // A run dropped for room says so; one no pod knows is the SDK's "task not found".
+      if (err.code === 'run_not_found' && !this.#app.runs.droppedForRoom(taskId)) return null;
       throw new McpError(ErrorCode.InvalidParams, `${err.code}: ${err.message}`);
     }
   }

@@ -9,6 +9,18 @@ export interface Located {
   holder: string | null | undefined;
 }
 
+/** No pod knows the run: it ended and was dropped for room (RUNS_KEPT_BYTES), or it never existed or expired. */
+function runNotFound(runs: RunRegistry, id: string): GatewayError {
+  if (runs.droppedForRoom(id)) {
+    return new GatewayError(
+      'run_not_found',
+      `Run ${id} ended and was dropped for room: the pods keep at most RUNS_KEPT_BYTES of runs, and dropped the oldest ended ` +
+        `ones first. Its report is no longer kept.`,
+    );
+  }
+  return new GatewayError('run_not_found', `No run ${id} is known: it never existed, or it ended and was forgotten.`);
+}
+
 /**
  * A run from any pod, for its caller only: this pod's record when it holds the run or the run
  * ended, else the siblings' answer (the holder's first), else this pod's replica. 404 when no pod
@@ -26,8 +38,7 @@ export async function locateRun(runs: RunRegistry, id: string, callerId: string)
       located = { view, callerId: caller_id, holder: there.held ? there.address : undefined };
     } else if (here !== undefined) located = { view: runView(here, runs.podName), callerId: here.spec.callerId, holder: undefined };
   }
-  if (located === undefined)
-    throw new GatewayError('run_not_found', `No run ${id} is known: it never existed, or it ended and was forgotten.`);
+  if (located === undefined) throw runNotFound(runs, id);
   if (located.callerId !== callerId) {
     throw new GatewayError('run_not_yours', 'This run belongs to another caller: only the caller who started it sees or cancels it.');
   }

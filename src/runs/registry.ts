@@ -9,7 +9,8 @@ import { sleep } from '../suites/run/cancellation.js';
 import { RunHalted } from '../suites/run/journal.js';
 import { launchComparison, launchRun, readmit, type Admitted, type Launched, type Resumed } from '../suites/run/start.js';
 import { resumedOf } from './checkpoint.js';
-import { Run, type RunKind, type RunMove, type RunSpec, type RunStatus } from './run.js';
+import { KeptRuns } from './kept.js';
+import { REPORT_LINE, Run, type RunKind, type RunMove, type RunSpec, type RunStatus } from './run.js';
 import { noSiblings, type RunSiblings } from './siblings.js';
 
 /** How long a run is kept, how long it waits for a follower, how fast a sibling takes it over. */
@@ -18,6 +19,8 @@ export interface RunTimings {
   followGraceMs: number;
   keptMax: number;
   keptMs: number;
+  /** What a pod keeps of runs at most, in bytes as serialized (RUNS_KEPT_BYTES): ./kept.ts. */
+  keptBytes: number;
   /** A replica whose holder was silent this long (times its rank) asks it, and takes the run over if it does not answer. */
   takeoverMs: number;
 }
@@ -34,7 +37,7 @@ const REASONS = {
 };
 
 /** A line that ends a run's stream: its report, or its error. */
-export const isFinalLine = (line: string): boolean => line.startsWith('{"report":') || line.startsWith('{"error":');
+export const isFinalLine = (line: string): boolean => line.startsWith(REPORT_LINE) || line.startsWith('{"error":');
 
 type ComparisonAdmitted = Admitted & { baseline: NonNullable<Admitted['baseline']> };
 
@@ -55,6 +58,7 @@ export class RunRegistry {
   readonly #log: FastifyBaseLogger;
   #siblings: RunSiblings = noSiblings;
   #draining = false;
+  readonly #kept: KeptRuns;
   readonly #closing = new AbortController();
   /** This pod's name, as runs' views show where they are. */
   readonly podName: string;
@@ -65,6 +69,12 @@ export class RunRegistry {
     this.#metrics = deps.metrics;
     this.#log = deps.log;
     this.podName = `${hostname()}:${deps.port}`;
+    this.#kept = new KeptRuns(deps.timings);
+  }
+
+  /** Whether a run this pod no longer keeps was dropped for room (RUNS_KEPT_BYTES). */
+  droppedForRoom(id: string): boolean {
+    return this.#kept.droppedForRoom(id);
   }
 
   /** The siblings, once the peers are installed. */
@@ -172,7 +182,9 @@ export class RunRegistry {
    */
   received(run: Run, adopt: boolean): void {
     this.#runs.set(run.id, run);
+    this.#kept.kept(run.id);
     if (run.ended) {
+      run.compact();
       this.#clearTakeover(run.id);
       return;
     }
@@ -373,13 +385,8 @@ export class RunRegistry {
     this.#graceTimers.delete(id);
   }
 
-  /** Ended runs beyond the count kept (oldest first) or older than the age kept are forgotten. */
+  /** Ended runs past the count, the age or the bytes kept are forgotten (./kept.ts). */
   #prune(): void {
-    const now = Date.now();
-    const ended = [...this.#runs.values()].filter((run) => run.endedAt !== null).sort((a, b) => a.endedAt! - b.endedAt!);
-    const over = ended.length - this.#timings.keptMax;
-    ended.forEach((run, i) => {
-      if (i < over || now - run.endedAt! > this.#timings.keptMs) this.#runs.delete(run.id);
-    });
+    this.#metrics.runsKeptBytes.set(this.#kept.prune(this.#runs));
   }
 }
