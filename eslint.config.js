@@ -1,4 +1,4 @@
-// ESLint over src, test, bench and scripts with typescript-eslint's type-checked rules (types from the
+// ESLint over src, test, bench, scripts and examples with typescript-eslint's type-checked rules (types from the
 // project service, i.e. the tsconfig.json that holds each file). eslint-config-prettier comes last,
 // so no rule here argues with the formatter; `npm run lint` runs eslint, prettier --check and knip.
 import js from '@eslint/js';
@@ -7,7 +7,7 @@ import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['dist/', 'coverage/', '.tap/', 'node_modules/', 'test/output/', 'bench/profiles/', 'examples/', 'helm/', 'docs/']),
+  globalIgnores(['dist/', 'coverage/', '.tap/', 'node_modules/', 'test/output/', 'bench/profiles/', 'helm/', 'docs/']),
   {
     files: ['**/*.ts'],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],

@@ -189,12 +189,14 @@ t.test('docs/demo.md: the walk-through’s commands run (all but the terminal cl
 
 t.test('every marked sample in the docs is what a fresh run against the demo prints', async (t) => {
   const used = new Set<string>();
+  let gateRun = '';
   for (const file of SAMPLE_FILES) {
     for (const marked of markedSamples(await readFile(file, 'utf8'))) {
       used.add(marked.name);
       t.ok(marked.name in SAMPLES, `${file}: the sample ${marked.name} is one test/support/doc-samples.ts knows`);
       if (!(marked.name in SAMPLES)) continue;
       const ran = await produce(marked.name, gw);
+      if (marked.name === 'release-gate-compare') gateRun = ran.block;
       t.equal(ran.code, SAMPLES[marked.name]!.exit, `${file}, ${marked.name}: ${SAMPLES[marked.name]!.command} exits as documented`, {
         stderr: ran.stderr,
       });
@@ -212,6 +214,36 @@ t.test('every marked sample in the docs is what a fresh run against the demo pri
   const gate = markedSamples(await readFile('docs/release-gate.md', 'utf8')).find((m) => m.name === 'release-gate-compare')?.body ?? '';
   t.match(gate, /latency: baseline p50 [4-9]\d\d ms/, 'the release gate sample shows the demo’s pause in its latencies');
   t.match(gate, /baseline 1\.00 at every k/, 'and pass^k as the command prints it');
+
+  // The walk-through's step 8 says how many rounds each conversation of the gate took: as a run took them.
+  const walk = await fenceAfter('docs/demo.md', 'With the demo on its default port', 'sh');
+  const said = /after the (\d+) rounds it took to be sure, the third\n#\s+stopped after (\d+),/.exec(walk);
+  const rounds = [...gateRun.matchAll(/· (\d+) rounds, (decided|stopped)/g)].map((m) => `${m[1]} ${m[2]}`);
+  t.same(
+    said === null ? [] : [`${said[1]} decided`, `${said[1]} decided`, `${said[2]} stopped`],
+    rounds,
+    'docs/demo.md step 8: the rounds the release gate took in a fresh run',
+  );
+});
+
+t.test('the shipped examples run as the docs show: judge-check labels and the MCP task client', async (t) => {
+  // The judge-check example is a marked sample (above); here its κ must be defined and the command pass.
+  const judged = await agentTestGateway(SAMPLES['judge-check-example']!.command, gw);
+  t.equal(judged.code, 0, 'judge-check exits 0 at --min-agreement 0.8', { stderr: judged.stderr });
+  t.match(judged.stdout, /overall: agreement [\d.]+ % \(\d+ of 12\), κ 0\.\d\d \[/, 'κ is defined, with its interval');
+
+  const line = commands(await fenceAfter('docs/mcp.md', 'Against the demo (`test/docs.test.ts` runs the first)', 'sh'))[0]!;
+  const [, file] = /^AGENT_TEST_GATEWAY_TOKEN=demo-token npx tsx (examples\/mcp-task-client\.ts) (\S+)$/.exec(line) ?? [];
+  t.ok(file, `docs/mcp.md's command runs the example: ${line}`);
+  const suite = line.split(' ').at(-1)!;
+  const ran = await run(process.execPath, ['--import', 'tsx', file!, suite], {
+    AGENT_TEST_GATEWAY_URL: gw,
+    AGENT_TEST_GATEWAY_TOKEN: 'demo-token',
+  });
+  t.equal(ran.code, 0, 'the task completed and the suite passed', { stdout: ran.stdout, stderr: ran.stderr });
+  t.match(ran.stdout, /^task [0-9a-f-]{36}: working\n/, 'the call answered the task at once');
+  t.match(ran.stdout, /\ncompleted: /, 'tasks/get polled it to its end');
+  t.match(ran.stdout, /✓ coach passes/, "tasks/result answered the run's report");
 });
 
 t.test('docs/suites.md: a failed expectation, as shown', async (t) => {

@@ -100,10 +100,15 @@ function violations(modules: Array<{ file: string; text: string }>): string[] {
 const sources = (): Array<{ file: string; text: string }> =>
   sourceFiles(SRC).map((path) => ({ file: relative(SRC, path).split('\\').join('/'), text: readFileSync(path, 'utf8') }));
 
-/** Every circle of imports (type-only ones too), each once, as `a.ts → b.ts → a.ts`. */
+/**
+ * The circles of imports (type-only ones too), each as `a.ts → b.ts → a.ts`: one per import that
+ * closes a circle in a depth-first walk, so none is missed where there is any, and the walk visits
+ * each module once (listing every path would grow exponentially with the modules).
+ */
 function circles(modules: Array<{ file: string; text: string }>): string[] {
   const edges = new Map(modules.map(({ file, text }) => [file, importsOf(file, text)]));
   const found = new Set<string>();
+  const done = new Set<string>();
   const visit = (file: string, path: string[]): void => {
     const at = path.indexOf(file);
     if (at >= 0) {
@@ -113,7 +118,9 @@ function circles(modules: Array<{ file: string; text: string }>): string[] {
       found.add([...turned, turned[0]].join(' → '));
       return;
     }
+    if (done.has(file)) return;
     for (const next of edges.get(file) ?? []) visit(next, [...path, file]);
+    done.add(file);
   };
   for (const file of edges.keys()) visit(file, []);
   return [...found];

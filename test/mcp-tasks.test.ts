@@ -2,7 +2,7 @@
 // called as a task answers the task at once; tasks/get shows its progress, tasks/result the report,
 // tasks/cancel cancels the run; the task is the run (same id), so it is found through another pod
 // and another MCP session of the same caller, also after the pod that started it drained and handed
-// it over — never by another caller. A call without a task answers as before.
+// it over; a teammate with Viewer reads it, a caller without does not find it. A call without a task answers as before.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
@@ -96,9 +96,11 @@ t.test('compare_revisions as a task, started on one pod and polled to its report
   );
 
   const bob = await mcpClient(t, { url: pods.urls[2]! }, { token: 'bob-token' });
-  await t.rejects(bob.experimental.tasks.getTask(task.taskId), /run_not_yours/, "another caller's task is refused");
+  t.equal((await bob.experimental.tasks.getTask(task.taskId)).status, 'completed', 'a teammate with Viewer reads the task');
   const bobs = await bob.experimental.tasks.listTasks();
-  t.same(bobs.tasks, [], 'and not listed to them');
+  t.same(bobs.tasks, [], 'but it is not listed to them: tasks/list is the caller’s own');
+  const outsider = await mcpClient(t, { url: pods.urls[2]! }, { token: 'outsider-token' });
+  await t.rejects(outsider.experimental.tasks.getTask(task.taskId), /not found/i, 'a caller without Viewer: not found');
 });
 
 t.test('tasks/cancel cancels the run; the result is its report, marked cancelled', async (t) => {

@@ -450,9 +450,12 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('get', `/v1/runs/${runId}`, RUN, { status: 200 });
     await valid('get', '/v1/runs', RUN_LIST, { status: 200 });
     await valid('delete', `/v1/runs/${runId}`, RUN, { status: 200 });
-    await valid('get', `/v1/runs/${runId}`, RUN, { status: 403, error: 'run_not_yours' }, { token: 'bob-token' });
+    await valid('get', `/v1/runs/${runId}`, RUN, { status: 200 }, { token: 'bob-token' });
     await valid('delete', `/v1/runs/${runId}`, RUN, { status: 403, error: 'run_not_yours' }, { token: 'bob-token' });
-    await valid('get', `/v1/runs/${runId}/events`, RUN_EVENTS, { status: 403, error: 'run_not_yours' }, { token: 'bob-token' });
+    await valid('get', `/v1/runs/${runId}`, RUN, { status: 404, error: 'run_not_found' }, { token: 'outsider-token' });
+    await valid('get', `/v1/runs/${runId}/events`, RUN_EVENTS, { status: 404, error: 'run_not_found' }, { token: 'outsider-token' });
+    await valid('get', '/v1/runs?agent=coach', RUN_LIST, { status: 200 }, { token: 'bob-token' });
+    await valid('get', '/v1/runs?agent=coach', RUN_LIST, { status: 403, error: 'forbidden' }, { token: 'outsider-token' });
     await valid('get', `/v1/runs/${UNKNOWN_SESSION}`, RUN, { status: 404, error: 'run_not_found' });
     await valid('delete', `/v1/runs/${UNKNOWN_SESSION}`, RUN, { status: 404, error: 'run_not_found' });
     await valid('get', `/v1/runs/${UNKNOWN_SESSION}/events`, RUN_EVENTS, { status: 404, error: 'run_not_found' });

@@ -71,7 +71,7 @@ t.test('Prefer: respond-async answers 202 with the run; it is read, followed fro
   );
 });
 
-t.test('only the caller sees, follows or cancels its run; an unknown run is 404', async (t) => {
+t.test('the team reads a run, only its caller cancels it; a stranger and an unknown run get 404', async (t) => {
   const s = await startStack(t);
   const started = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] }, headers: { prefer: 'respond-async' } });
   const id = started.body.id;
@@ -80,10 +80,14 @@ t.test('only the caller sees, follows or cancels its run; an unknown run is 404'
     ['GET', `/v1/runs/${id}/events`],
     ['DELETE', `/v1/runs/${id}`],
   ] as const) {
-    const other = await s.call(method, path, { token: 'bob-token' });
-    t.equal(other.status, 403, `${method} ${path}`);
-    t.equal(other.body.error, 'run_not_yours');
+    const stranger = await s.call(method, path, { token: 'outsider-token' });
+    t.equal(stranger.status, 404, `${method} ${path}`);
+    t.equal(stranger.body.error, 'run_not_found');
   }
+  t.equal((await s.call('GET', `/v1/runs/${id}`, { token: 'bob-token' })).status, 200, 'a Viewer of its agent reads it');
+  const teammate = await s.call('DELETE', `/v1/runs/${id}`, { token: 'bob-token' });
+  t.equal(teammate.status, 403);
+  t.equal(teammate.body.error, 'run_not_yours');
   t.same((await s.call('GET', '/v1/runs', { token: 'bob-token' })).body.runs, [], "another caller's list is empty");
   const same = await s.call('GET', `/v1/runs/${id}`, { token: 'demo-token-2' });
   t.equal(same.status, 200, 'two tokens of one user are one caller');

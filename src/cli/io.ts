@@ -7,6 +7,8 @@ export interface Io {
   progress: boolean;
   /** How often a run's progress is told: the live line's refresh on a terminal, a line of its own otherwise. */
   progressEveryMs: number;
+  /** The terminal's width, when stderr is one: the live line is cut to it. */
+  columns?: () => number | undefined;
   /**
    * Calls `handler` on Ctrl-C while a run is followed (until the returned function is called);
    * when the handler answers false (it was pressed before), the command leaves at once with 130.
@@ -23,8 +25,10 @@ export const defaultIo = (): Io => ({
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   progress: process.stderr.isTTY === true,
+  columns: () => process.stderr.columns,
+  // AGENT_TEST_GATEWAY_PROGRESS_MS sets it on a terminal or not (tests tick faster).
   progressEveryMs:
-    process.stderr.isTTY === true ? TTY_PROGRESS_MS : Number(process.env.AGENT_TEST_GATEWAY_PROGRESS_MS) || QUIET_PROGRESS_MS,
+    Number(process.env.AGENT_TEST_GATEWAY_PROGRESS_MS) || (process.stderr.isTTY === true ? TTY_PROGRESS_MS : QUIET_PROGRESS_MS),
   onInterrupt: (handler) => {
     const onSigint = () => {
       if (!handler()) process.exit(130);

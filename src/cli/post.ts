@@ -248,7 +248,7 @@ class Follower<Report, Turn> {
         this.#runId = run.id;
         this.#progress.start(run.id);
       }
-    } else if (item.turn !== undefined) o.onTurn(item.turn as Turn);
+    } else if (item.turn !== undefined) this.#progress.above(() => o.onTurn(item.turn as Turn));
     else if (item.decided !== undefined) {
       const d = item.decided as { conversation: string; stop: string; rounds: number };
       this.#progress.say(`  ${d.conversation}: stopped after ${d.rounds} round${d.rounds === 1 ? '' : 's'} (${d.stop})\n`);

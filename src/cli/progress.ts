@@ -24,17 +24,23 @@ function progressText(view: ProgressView, kind: 'run' | 'comparison', now = Date
   );
 }
 
+/** The live line cut to the terminal's width: a line that wrapped would leave its first rows behind when cleared. */
+const fitted = (text: string, columns: number | undefined): string =>
+  columns === undefined || columns < 2 || [...text].length < columns ? text : `${[...text].slice(0, columns - 2).join('')}…`;
+
 /**
  * A followed run's progress on stderr: on a terminal one live line, rewritten in place; otherwise a
- * line of its own every `progressEveryMs` (30 s), so that a CI job is never silent for long. Other
- * lines (`say`) go above the live line.
+ * line of its own every `progressEveryMs` (30 s), so that a CI job is never silent for long. Every
+ * other line goes above the live line (`say`, `above`): the live line is cleared first and drawn
+ * again after, so that no line is glued to it.
  */
 export class RunProgress {
   readonly #io: Io;
   readonly #kind: 'run' | 'comparison';
   readonly #view: (id: string) => Promise<ProgressView | undefined>;
   #timer: NodeJS.Timeout | undefined;
-  #live = false;
+  /** The live line on the terminal now, if any. */
+  #live: string | undefined;
 
   constructor(io: Io, kind: 'run' | 'comparison', view: (id: string) => Promise<ProgressView | undefined>) {
     this.#io = io;
@@ -48,8 +54,15 @@ export class RunProgress {
   }
 
   say(text: string): void {
+    this.above(() => this.#io.stderr(text));
+  }
+
+  /** Runs `write` (which prints whole lines on stderr) with the live line out of its way. */
+  above(write: () => void): void {
+    const live = this.#live;
     this.#clear();
-    this.#io.stderr(text);
+    write();
+    if (live !== undefined) this.#draw(live);
   }
 
   stop(): void {
@@ -62,15 +75,18 @@ export class RunProgress {
     const view = await this.#view(id);
     const text = view === undefined || this.#timer === undefined ? undefined : progressText(view, this.#kind);
     if (text === undefined) return;
-    if (this.#io.progress) {
-      this.#io.stderr(`\r\x1b[K${text}`);
-      this.#live = true;
-    } else this.#io.stderr(`${text}\n`);
+    if (this.#io.progress) this.#draw(fitted(text, this.#io.columns?.()));
+    else this.#io.stderr(`${text}\n`);
+  }
+
+  #draw(text: string): void {
+    this.#io.stderr(`\r\x1b[K${text}`);
+    this.#live = text;
   }
 
   #clear(): void {
-    if (!this.#live) return;
+    if (this.#live === undefined) return;
     this.#io.stderr('\r\x1b[K');
-    this.#live = false;
+    this.#live = undefined;
   }
 }

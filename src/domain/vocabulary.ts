@@ -34,6 +34,8 @@ export type ConnectResult = (typeof CONNECT_RESULTS)[number];
 export interface Caller {
   /** The platform user id: the owner of conversations. */
   id: string;
+  /** The platform's email for the user, when it gives one: shown as who started a run. */
+  email?: string | undefined;
   /** Forwarded to the platform only. */
   readonly token: string;
 }

@@ -26,7 +26,7 @@ const jsonRpcError = (reply: FastifyReply, status: number, message: string) =>
 export function createMcpEndpoint(app: FastifyInstance, opts: { path: string; version: string }): McpEndpoint {
   const sessions = new McpSessions({
     idleMs: app.config.mcpSessionIdleMs,
-    createServer: (callerId) => createMcpServer(app, opts.version, callerId),
+    createServer: (caller) => createMcpServer(app, opts.version, caller),
   });
   const forwardToHolder = mcpForwarder(app, opts.path);
 
@@ -35,12 +35,12 @@ export function createMcpEndpoint(app: FastifyInstance, opts: { path: string; ve
     let transport: StreamableHTTPServerTransport | undefined;
     if (typeof sessionId === 'string') {
       // Another caller's session is as unknown as an expired one: the client starts a new one.
-      transport = sessions.get(sessionId, caller.id);
+      transport = sessions.get(sessionId, caller);
       // Not on this pod: perhaps on a peer (routing that is not sticky), which then answers.
       if (transport === undefined && !sessions.has(sessionId) && (await forwardToHolder?.(request, reply, sessionId))) return undefined;
       if (transport === undefined) return jsonRpcError(reply, 404, 'Session not found: send initialize again to start a new MCP session.');
     } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
-      transport = await sessions.open(caller.id);
+      transport = await sessions.open(caller);
     } else {
       return jsonRpcError(reply, 400, 'Bad Request: send the Mcp-Session-Id header that initialize answered, or initialize first.');
     }

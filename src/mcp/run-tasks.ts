@@ -7,7 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { isGatewayError, type ErrorCode as GatewayCode } from '../errors.js';
 import { runLines } from '../runs/follow.js';
-import { cancelLocated, listRuns, locateRun, type Located } from '../runs/locate.js';
+import { cancelLocated, listRuns, locateOwnRun, locateRun, readerOf, type Located } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
 import { runView, type RunView } from '../runs/views.js';
 import type { Side } from '../suites/report/comparison.js';
@@ -15,6 +15,7 @@ import type { TurnEvent } from '../suites/report/run-report.js';
 import { parse, runIdSchema } from '../schemas/requests.js';
 import { pendingResult, progressLine } from './run-tools.js';
 import { refusal, toolError } from './results.js';
+import type { SessionCaller } from './sessions.js';
 import { listedAs, type Extra, type ToolConfig } from './tools.js';
 
 /**
@@ -22,8 +23,10 @@ import { listedAs, type Extra, type ToolConfig } from './tools.js';
  * are task tools (taskSupport `optional`): a task IS the run, its id the run's id, so `tasks/get`,
  * `tasks/result`, `tasks/cancel` and `tasks/list` find it through the runs' own location
  * (`locateRun`) from any pod, after a rollout moved it, and from any MCP session of the caller who
- * started it — never another caller's. The store is one per MCP session, bound to that session's
- * caller (the SDK hands it no caller of its own).
+ * started it. As over REST, `tasks/get` and `tasks/result` read a teammate's run too (Viewer on
+ * all its agents; anyone else's is "not found"), `tasks/cancel` cancels the caller's own only, and
+ * `tasks/list` lists the caller's own. The store is one per MCP session, bound to that session's
+ * caller and the token of its latest request (the SDK hands it no caller of its own).
  *
  * A call without a task is answered as before the tasks existed (the report, or past
  * MCP_RUN_WAIT_MS the run's id and progress): the SDK routes such a call through the same task
@@ -48,15 +51,15 @@ const SETTLED_KEPT = 100;
 
 export class RunTaskStore implements TaskStore {
   readonly #app: FastifyInstance;
-  readonly #callerId: string;
+  readonly #caller: SessionCaller;
   readonly #reportAnswer: ReportAnswer;
   readonly #settled = new LRUCache<string, Settled>({ max: SETTLED_KEPT });
   /** Tasks created for a call that asked for a task (the others are answered inline). */
   readonly #asked = new WeakSet<Task>();
 
-  constructor(app: FastifyInstance, callerId: string, reportAnswer: ReportAnswer) {
+  constructor(app: FastifyInstance, caller: SessionCaller, reportAnswer: ReportAnswer) {
     this.#app = app;
-    this.#callerId = callerId;
+    this.#caller = caller;
     this.#reportAnswer = reportAnswer;
   }
 
@@ -103,7 +106,7 @@ export class RunTaskStore implements TaskStore {
   /** `tasks/cancel` (the only status a client sets) cancels the run where it is held. */
   async updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
     if (status !== 'cancelled' || this.#settled.has(taskId)) return;
-    await cancelLocated(this.#app.runs, await this.#locate(taskId), 'the MCP client cancelled the task');
+    await cancelLocated(this.#app.runs, await this.#locate(taskId, locateOwnRun), 'the MCP client cancelled the task');
   }
 
   /** Never called: a task's result is its run's report, which the run keeps. */
@@ -113,7 +116,7 @@ export class RunTaskStore implements TaskStore {
 
   /** The caller's runs from every pod, newest first; at most RUNS_KEPT_MAX a pod, so one page. */
   async listTasks(): Promise<{ tasks: Task[] }> {
-    return { tasks: (await listRuns(this.#app.runs, this.#callerId)).map((view) => this.#taskOf(view)) };
+    return { tasks: (await listRuns(this.#app.runs, { callerId: this.#caller.current.id })).map((view) => this.#taskOf(view)) };
   }
 
   #settle(taskId: string, answer: CallToolResult, once: boolean): Task {
@@ -144,17 +147,20 @@ export class RunTaskStore implements TaskStore {
   }
 
   /** The run, as REST's runs routes find it; a refusal as the protocol's invalid-params error with the gateway's code. */
-  async #locate(taskId: string): Promise<Located> {
-    const located = await this.#locateOrNull(taskId);
+  async #locate(taskId: string, locate = locateRun): Promise<Located> {
+    const located = await this.#locateOrNull(taskId, locate);
     if (located === null) throw new McpError(ErrorCode.InvalidParams, `run_not_found: No run ${taskId} is known.`);
     return located;
   }
 
-  /** Null for a task no pod knows (the SDK answers "task not found"); another caller's run is refused. */
-  async #locateOrNull(taskId: string): Promise<Located | null> {
+  /**
+   * Null for a task no pod knows, or one the caller may not read (the SDK answers "task not found");
+   * `locate` may refuse more (a teammate's run is read, not cancelled).
+   */
+  async #locateOrNull(taskId: string, locate = locateRun): Promise<Located | null> {
     if (!runIdSchema.safeParse(taskId).success) return null;
     try {
-      return await locateRun(this.#app.runs, taskId, this.#callerId);
+      return await locate(this.#app.runs, taskId, readerOf(this.#app.authorizer, this.#caller.current));
     } catch (err) {
       if (!isGatewayError(err)) throw err;
       // A run dropped for room says so; one no pod knows is the SDK's "task not found".

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { cancelLocated, locateRun } from '../runs/locate.js';
+import { cancelLocated, locateOwnRun, locateRun, readerOf } from '../runs/locate.js';
 import type { RunView } from '../runs/views.js';
 import { runIdSchema } from '../schemas/requests.js';
 import type { ComparisonReport } from '../suites/report/comparison.js';
@@ -75,7 +75,7 @@ export function registerRunTools(server: McpServer, app: FastifyInstance): void 
     },
     (args, extra) =>
       guarded(app.log, async () => {
-        const { view } = await locateRun(app.runs, args.run_id, callerOf(extra).id);
+        const { view } = await locateRun(app.runs, args.run_id, readerOf(app.authorizer, callerOf(extra)));
         return success(view, progressLine(view));
       }),
   );
@@ -93,7 +93,7 @@ export function registerRunTools(server: McpServer, app: FastifyInstance): void 
     },
     (args, extra) =>
       guarded(app.log, async () => {
-        const located = await locateRun(app.runs, args.run_id, callerOf(extra).id);
+        const located = await locateOwnRun(app.runs, args.run_id, readerOf(app.authorizer, callerOf(extra)));
         const after = await cancelLocated(app.runs, located, 'the MCP tool cancel_run cancelled it');
         return success(after, progressLine(after));
       }),

@@ -6,6 +6,7 @@ import { registerMemoryTools } from './memory-tools.js';
 import { registerPlanTool } from './plan-tool.js';
 import { registerRunTools } from './run-tools.js';
 import { RunTaskStore } from './run-tasks.js';
+import type { SessionCaller } from './sessions.js';
 import { registerSuiteTools, reportAnswer } from './suite-tools.js';
 
 /** What the server tells a client at initialize; every tool calls the service's own parts. */
@@ -17,10 +18,10 @@ const INSTRUCTIONS =
 
 /**
  * One MCP server per MCP session, bound to the caller who opened it: its task store finds that
- * caller's runs (a task is a run) from any pod.
+ * caller's runs (a task is a run), and the runs its team may read, from any pod.
  */
-export function createMcpServer(app: FastifyInstance, version: string, callerId: string): McpServer {
-  const tasks = new RunTaskStore(app, callerId, reportAnswer);
+export function createMcpServer(app: FastifyInstance, version: string, caller: SessionCaller): McpServer {
+  const tasks = new RunTaskStore(app, caller, reportAnswer);
   const server = new McpServer(
     { name: 'agent-test-gateway', title: 'Agent test gateway', version },
     {

@@ -2,6 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { LRUCache } from 'lru-cache';
+import type { Caller } from '../domain/vocabulary.js';
+
+/** The caller a session is bound to, with the token of its latest request (its task store asks the platform with it). */
+export interface SessionCaller {
+  current: Caller;
+}
 
 /**
  * The pod's MCP sessions. A session is what lets the server ask its client something in the
@@ -11,7 +17,7 @@ import { LRUCache } from 'lru-cache';
  * stay keyed by session_id and owned by the user, whatever MCP session calls them).
  */
 interface Session {
-  callerId: string;
+  caller: SessionCaller;
   server: McpServer;
   transport: StreamableHTTPServerTransport;
   closing?: boolean;
@@ -21,9 +27,9 @@ const MAX_SESSIONS = 1_000;
 
 export class McpSessions {
   readonly #sessions: LRUCache<string, Session>;
-  readonly #createServer: (callerId: string) => McpServer;
+  readonly #createServer: (caller: SessionCaller) => McpServer;
 
-  constructor(opts: { idleMs: number; createServer: (callerId: string) => McpServer }) {
+  constructor(opts: { idleMs: number; createServer: (caller: SessionCaller) => McpServer }) {
     this.#createServer = opts.createServer;
     this.#sessions = new LRUCache({
       max: MAX_SESSIONS,
@@ -47,20 +53,22 @@ export class McpSessions {
     return this.#sessions.has(sessionId);
   }
 
-  /** The session, if this pod holds it and it is this caller's. */
-  get(sessionId: string, callerId: string): StreamableHTTPServerTransport | undefined {
+  /** The session, if this pod holds it and it is this caller's (whose token it keeps from now on). */
+  get(sessionId: string, caller: Caller): StreamableHTTPServerTransport | undefined {
     const session = this.#sessions.peek(sessionId);
-    if (session === undefined || session.callerId !== callerId) return undefined;
+    if (session === undefined || session.caller.current.id !== caller.id) return undefined;
+    session.caller.current = caller;
     return this.#sessions.get(sessionId)!.transport;
   }
 
   /** A transport for an initialize request: the session is kept once the SDK has answered it. */
-  async open(callerId: string): Promise<StreamableHTTPServerTransport> {
-    const server = this.#createServer(callerId);
+  async open(current: Caller): Promise<StreamableHTTPServerTransport> {
+    const caller: SessionCaller = { current };
+    const server = this.#createServer(caller);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
-        this.#sessions.set(sessionId, { callerId, server, transport });
+        this.#sessions.set(sessionId, { caller, server, transport });
       },
     });
     // A DELETE closes the transport first; the session then leaves the pod's list.

@@ -4,9 +4,10 @@ import { GatewayError } from '../errors.js';
 import { NDJSON } from '../http/ndjson.js';
 import { applyCheckpoint, checkpointFromWire } from '../runs/checkpoint.js';
 import { runLines } from '../runs/follow.js';
+import { runsMatching } from '../runs/locate.js';
 import type { RunRegistry } from '../runs/registry.js';
 import { runView } from '../runs/views.js';
-import { parse, runIdSchema } from '../schemas/requests.js';
+import { agentSchema, parse, runIdSchema } from '../schemas/requests.js';
 import type { Peers } from './peers.js';
 import { PEER_ADDRESS_HEADER } from './secret.js';
 import { Readable } from 'node:stream';
@@ -20,6 +21,10 @@ export const notListed = (what: string): GatewayError =>
   );
 
 const idParams = z.object({ run_id: runIdSchema });
+/** A caller's runs, or an agent's: one of the two. */
+const listQuery = z
+  .object({ caller_id: z.string().min(1).max(512).optional(), agent: agentSchema.optional() })
+  .refine((q) => (q.caller_id === undefined) !== (q.agent === undefined), { error: 'caller_id or agent, one of the two' });
 
 /**
  * The routes siblings call about runs (behind the peer routes' secret check): checkpoints pushed
@@ -51,9 +56,10 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
     });
 
     app.get('/internal/peer/runs', async (request) => {
-      const { caller_id } = parse(z.object({ caller_id: z.string().min(1).max(512) }), request.query, 'query');
+      const query = parse(listQuery, request.query, 'query');
+      const filter = query.caller_id === undefined ? { agent: query.agent! } : { callerId: query.caller_id };
       return {
-        runs: deps.runs.list(caller_id).map((run) => {
+        runs: runsMatching(deps.runs, filter).map((run) => {
           return { view: { ...runView(run, deps.runs.podName), report: null }, held: run.holder === null };
         }),
       };

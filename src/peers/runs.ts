@@ -4,7 +4,7 @@ import { ndjsonLines } from '../http/ndjson.js';
 import { checkpointOf } from '../runs/checkpoint.js';
 import type { RunRegistry } from '../runs/registry.js';
 import type { Run } from '../runs/run.js';
-import type { RunSiblings, SiblingRun } from '../runs/siblings.js';
+import type { RunFilter, RunSiblings, SiblingRun } from '../runs/siblings.js';
 import type { RunView } from '../runs/views.js';
 import type { Peer } from './peer-list.js';
 import type { Peers } from './peers.js';
@@ -15,7 +15,10 @@ const RUN_PATHS = {
   checkpoint: (id: string) => `/internal/peer/runs/${id}/checkpoint`,
   events: (id: string, after: number) => `/internal/peer/runs/${id}/events?after=${after}`,
   cancel: (id: string, why: string) => `/internal/peer/runs/${id}?why=${encodeURIComponent(why)}`,
-  list: (callerId: string) => `/internal/peer/runs?caller_id=${encodeURIComponent(callerId)}`,
+  list: (filter: RunFilter) =>
+    'callerId' in filter
+      ? `/internal/peer/runs?caller_id=${encodeURIComponent(filter.callerId)}`
+      : `/internal/peer/runs?agent=${encodeURIComponent(filter.agent.key)}`,
 };
 
 /** Offsets a sibling acknowledged holding, and when. */
@@ -191,11 +194,11 @@ export class PeerRunSiblings implements RunSiblings {
     return known.find((a) => a.held) ?? known.find((a) => a.view.status !== 'running') ?? known[0];
   }
 
-  async listOf(callerId: string): Promise<Array<{ view: RunView; held: boolean }>> {
+  async listOf(filter: RunFilter): Promise<Array<{ view: RunView; held: boolean }>> {
     const lists = await Promise.all(
       this.#peers.list.map(async (peer) => {
         try {
-          const { status, body } = await this.#peers.client.internal(peer, 'GET', RUN_PATHS.list(callerId));
+          const { status, body } = await this.#peers.client.internal(peer, 'GET', RUN_PATHS.list(filter));
           const runs = (body as { runs?: unknown } | undefined)?.runs;
           return status === 200 && Array.isArray(runs) ? (runs as Array<{ view: RunView; held: boolean }>) : [];
         } catch {

@@ -52,7 +52,11 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
 export function createAuthorizer(config: Config, platform: PlatformClient, metrics: Metrics): Authorizer {
   const observe = (result: CacheResult, lookups = 1) => metrics.authCache.inc(CACHE_RESULT_LABELS[result], lookups);
-  const identities = new CoalescingCache<{ id: string }>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
+  const identities = new CoalescingCache<{ id: string; email?: string | undefined }>({
+    ttlMs: config.authCacheTtlMs,
+    max: 10_000,
+    observe,
+  });
   const access = new CoalescingCache<Resolution>({ ttlMs: config.authCacheTtlMs, max: 10_000, observe });
 
   async function authenticate(authorization: string | undefined): Promise<Caller> {
@@ -70,7 +74,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
         throw err;
       }
     });
-    return { id: user.id, token };
+    return { id: user.id, email: user.email, token };
   }
 
   async function resolve(caller: Caller, agent: AgentRef): Promise<Resolution> {
@@ -102,7 +106,7 @@ export function createAuthorizer(config: Config, platform: PlatformClient, metri
       if (resolution === undefined || resolution.runnable instanceof GatewayError) return undefined;
       // Two lookups, both hits: the token's and the agent's.
       observe('hit', 2);
-      return { caller: { id: user!.id, token: token! }, access: accessOf(agent, resolution) };
+      return { caller: { id: user!.id, email: user!.email, token: token! }, access: accessOf(agent, resolution) };
     },
     async authorize(caller, agent) {
       return accessOf(agent, await resolved(caller, agent));

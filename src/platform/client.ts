@@ -12,7 +12,7 @@ import { statusClass, type Metrics } from '../ops/metrics.js';
 const role = z.enum(['Owner', 'Editor', 'Viewer']).nullable().catch(null);
 export type Role = z.infer<typeof role>;
 
-const me = z.object({ id: z.string().min(1) });
+const me = z.object({ id: z.string().min(1), email: z.string().max(320).optional() });
 const revision = z.object({
   id: z.string(),
   revision: z.number().int(),
@@ -32,7 +32,7 @@ const project = z.object({
 });
 
 export interface PlatformClient {
-  me(token: string): Promise<{ id: string }>;
+  me(token: string): Promise<{ id: string; email?: string | undefined }>;
   revisions(token: string, ref: string): Promise<Revision[]>;
   agentProject(token: string, agentId: string): Promise<string>;
   projectRoles(token: string, projectId: string): Promise<{ project: Role; tenant: Role }>;

@@ -16,7 +16,7 @@ import { NDJSON } from '../http/ndjson.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
 import { runLines } from '../runs/follow.js';
 import { CANCELLED_BY_DELETE, isFinalLine } from '../runs/registry.js';
-import { cancelLocated, listRuns, locateRun } from '../runs/locate.js';
+import { cancelLocated, listRuns, locateOwnRun, locateRun, readerOf, type Reader } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
 import { runView } from '../runs/views.js';
 import { agentParams, agentSchema, parse, runIdSchema } from '../schemas/requests.js';
@@ -120,6 +120,11 @@ async function answerStarted(
 }
 
 const idParams = z.object({ run_id: runIdSchema });
+const listQuery = z.object({ agent: agentSchema.optional() });
+
+/** The caller as a reader of runs (the team reads a run; its caller alone cancels it). */
+const readerFor = async (app: FastifyInstance, request: FastifyRequest): Promise<Reader> =>
+  readerOf(app.authorizer, await authenticate(app, request));
 const afterQuery = z.object({
   after: z.coerce
     .number({ error: 'after must be a whole number of lines, 0 or more' })
@@ -152,27 +157,29 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
   app.post('/v1/agents/:agent/comparisons', (request, reply) => start(request, reply, 'comparison'));
 
   app.get('/v1/runs', async (request) => {
+    const { agent } = parse(listQuery, request.query, 'query');
     const caller = await authenticate(app, request);
-    return { runs: await listRuns(app.runs, caller.id) };
+    if (agent === undefined) return { runs: await listRuns(app.runs, { callerId: caller.id }) };
+    // An agent's runs are for its Viewers (403 otherwise, as every route naming an agent), and of
+    // those, the comparisons whose other side the caller may read too.
+    await app.authorizer.authorizeViewer(caller, agent);
+    return { runs: await listRuns(app.runs, { agent }, readerOf(app.authorizer, caller)) };
   });
 
   app.get('/v1/runs/:run_id', async (request) => {
     const { run_id: id } = parse(idParams, request.params, 'path');
-    const caller = await authenticate(app, request);
-    return (await locateRun(app.runs, id, caller.id)).view;
+    return (await locateRun(app.runs, id, await readerFor(app, request))).view;
   });
 
   app.get('/v1/runs/:run_id/events', async (request, reply) => {
     const { run_id: id } = parse(idParams, request.params, 'path');
     const { after } = parse(afterQuery, request.query, 'query');
-    const caller = await authenticate(app, request);
-    await locateRun(app.runs, id, caller.id);
+    await locateRun(app.runs, id, await readerFor(app, request));
     return streamLines(app, reply, id, after, 200);
   });
 
   app.delete('/v1/runs/:run_id', async (request) => {
     const { run_id: id } = parse(idParams, request.params, 'path');
-    const caller = await authenticate(app, request);
-    return cancelLocated(app.runs, await locateRun(app.runs, id, caller.id), CANCELLED_BY_DELETE);
+    return cancelLocated(app.runs, await locateOwnRun(app.runs, id, await readerFor(app, request)), CANCELLED_BY_DELETE);
   });
 }

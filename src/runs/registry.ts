@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import type { Metrics } from '../ops/metrics.js';
-import type { ComparisonReport } from '../suites/report/comparison.js';
-import type { RunReport } from '../suites/report/run-report.js';
 import { sleep } from '../suites/run/cancellation.js';
-import { RunHalted } from '../suites/run/journal.js';
-import { launchComparison, launchRun, readmit, type Admitted, type Launched, type Resumed } from '../suites/run/start.js';
-import { resumedOf } from './checkpoint.js';
+import type { Admitted } from '../suites/run/start.js';
+import { HeldRuns } from './held.js';
 import { KeptRuns } from './kept.js';
-import { REPORT_LINE, Run, type RunKind, type RunMove, type RunSpec, type RunStatus } from './run.js';
+import { Replicas } from './replicas.js';
+import { REPORT_LINE, Run, type RunKind, type RunMove, type RunSpec } from './run.js';
 import { noSiblings, type RunSiblings } from './siblings.js';
 
 /** How long a run is kept, how long it waits for a follower, how fast a sibling takes it over. */
@@ -39,23 +37,21 @@ const REASONS = {
 /** A line that ends a run's stream: its report, or its error. */
 export const isFinalLine = (line: string): boolean => line.startsWith(REPORT_LINE) || line.startsWith('{"error":');
 
-type ComparisonAdmitted = Admitted & { baseline: NonNullable<Admitted['baseline']> };
-
 /**
- * The runs of this pod: those it holds (running here, or ended here) and the replicas of its
- * siblings' runs, kept from their checkpoints so that this pod can answer for them and continue
- * them. A run starts here from a front's call, or continues here when its holder hands it over
- * (a drain) or stops answering (a crash). Ended runs are kept, bounded in count and age.
+ * The runs of this pod: those it holds (running here, or ended here: ./held.ts) and the replicas
+ * of its siblings' runs (./replicas.ts), kept from their checkpoints so that this pod can answer
+ * for them and continue them. A run starts here from a front's call, or continues here when its
+ * holder hands it over (a drain) or stops answering (a crash). Ended runs are kept, bounded in
+ * count and age.
  */
 export class RunRegistry {
   readonly #runs = new Map<string, Run>();
-  readonly #executions = new Map<string, Promise<void>>();
   readonly #graceTimers = new Map<string, NodeJS.Timeout>();
-  readonly #takeoverTimers = new Map<string, NodeJS.Timeout>();
-  readonly #app: FastifyInstance;
   readonly #timings: RunTimings;
   readonly #metrics: Metrics;
   readonly #log: FastifyBaseLogger;
+  readonly #held: HeldRuns;
+  readonly #replicas: Replicas;
   #siblings: RunSiblings = noSiblings;
   #draining = false;
   readonly #kept: KeptRuns;
@@ -64,11 +60,18 @@ export class RunRegistry {
   readonly podName: string;
 
   constructor(deps: { app: FastifyInstance; timings: RunTimings; metrics: Metrics; log: FastifyBaseLogger; port: number }) {
-    this.#app = deps.app;
     this.#timings = deps.timings;
     this.#metrics = deps.metrics;
     this.#log = deps.log;
     this.podName = `${hostname()}:${deps.port}`;
+    const siblings = () => this.#siblings;
+    this.#held = new HeldRuns({ app: deps.app, metrics: deps.metrics, log: deps.log, siblings, ended: (run) => this.#clearGrace(run.id) });
+    this.#replicas = new Replicas({
+      takeoverMs: deps.timings.takeoverMs,
+      siblings,
+      adopt: (run) => this.#adopt(run, 'takeover'),
+      watching: () => !this.#draining,
+    });
     this.#kept = new KeptRuns(deps.timings);
   }
 
@@ -136,6 +139,7 @@ export class RunRegistry {
       kind,
       body: admitted.body,
       callerId: admitted.caller.id,
+      callerEmail: admitted.caller.email,
       agent: admitted.agent,
       access: admitted.access,
       baseline: admitted.baseline,
@@ -152,7 +156,7 @@ export class RunRegistry {
     const sides = kind === 'comparison' ? 2 : 1;
     const sessionsBudget = spec.outline.names.length * spec.outline.budget * sides;
     run.emit({ run: { id: spec.id, status: 'running', kind, conversations: spec.outline.names.length, sessions_budget: sessionsBudget } });
-    this.#execute(run, admitted);
+    this.#held.execute(run, admitted);
     return run;
   }
 
@@ -170,10 +174,8 @@ export class RunRegistry {
   }
 
   /** Cancels a run held here: its running turns end with a plain close, its report says so. */
-  async cancel(run: Run, why: string): Promise<void> {
-    if (run.ended || run.holder !== null) return;
-    run.cancel(why);
-    await this.#executions.get(run.id);
+  cancel(run: Run, why: string): Promise<void> {
+    return this.#held.cancel(run, why);
   }
 
   /**
@@ -185,11 +187,11 @@ export class RunRegistry {
     this.#kept.kept(run.id);
     if (run.ended) {
       run.compact();
-      this.#clearTakeover(run.id);
+      this.#replicas.forget(run.id);
       return;
     }
     if (adopt) this.#adopt(run, 'drain');
-    else this.#watchHolder(run);
+    else this.#replicas.watch(run);
   }
 
   /**
@@ -200,11 +202,10 @@ export class RunRegistry {
    */
   async drain(deadline = Date.now()): Promise<void> {
     this.#draining = true;
-    for (const timer of this.#takeoverTimers.values()) clearTimeout(timer);
-    this.#takeoverTimers.clear();
+    this.#replicas.close();
     const running = this.running;
     for (const run of running) run.halt();
-    await Promise.all(running.map((run) => this.#executions.get(run.id) ?? Promise.resolve()));
+    await Promise.all(running.map((run) => this.#held.settled(run.id)));
     await Promise.all(
       running.map(async (run) => {
         const to = await this.#siblings.handOver(run);
@@ -217,9 +218,8 @@ export class RunRegistry {
         }
         run.reopen();
         run.cancel(REASONS.drainedAlone);
-        const admitted = readmit(this.#app, run.spec);
-        this.#execute(run, admitted, run.states === undefined ? run.resumed : resumedOf(run.states));
-        await this.#executions.get(run.id);
+        this.#held.resume(run, this.#held.resumedOf(run));
+        await this.#held.settled(run.id);
       }),
     );
     // Followers here read on (through the sibling now holding their run) until the grace ends,
@@ -245,80 +245,14 @@ export class RunRegistry {
 
   /** Stops every timer (the app closes). */
   close(): void {
-    for (const timer of [...this.#graceTimers.values(), ...this.#takeoverTimers.values()]) clearTimeout(timer);
+    for (const timer of this.#graceTimers.values()) clearTimeout(timer);
     this.#graceTimers.clear();
-    this.#takeoverTimers.clear();
-  }
-
-  /** Runs (or continues, `resumed`) the runner of a run held here, and ends the run with what it answers. */
-  #execute(run: Run, admitted: Admitted, resumed?: Resumed): void {
-    const log = this.#log.child({ run_id: run.id });
-    const running = {
-      signal: run.signal,
-      log,
-      journal: run,
-      onTurn: (turn: object) => {
-        if (!run.halted) run.emit({ turn });
-      },
-      onWaiting: (full: { limit: string; held: number }, why: string) => {
-        if (!run.halted) run.emit({ waiting: { limit: full.limit, held: full.held, message: why } });
-      },
-    };
-    let launched: Launched<RunReport | ComparisonReport>;
-    try {
-      launched =
-        run.spec.kind === 'run'
-          ? launchRun(this.#app, admitted, run.id, running, resumed)
-          : launchComparison(this.#app, admitted as ComparisonAdmitted, run.id, running, resumed);
-    } catch (err) {
-      this.#fail(run, err);
-      return;
-    }
-    run.states = launched.states;
-    this.#metrics.runsRunning.inc();
-    const unwatch = run.watch(() => this.#siblings.replicate(run));
-    this.#siblings.replicate(run);
-    const done = launched.report.then(
-      (report) => this.#finish(run, report),
-      (err: unknown) => {
-        if (!(err instanceof RunHalted)) this.#fail(run, err);
-      },
-    );
-    this.#executions.set(
-      run.id,
-      done.finally(() => {
-        this.#metrics.runsRunning.dec();
-        this.#executions.delete(run.id);
-        // The last change (its end) is pushed before the watch ends.
-        this.#siblings.replicate(run);
-        unwatch();
-      }),
-    );
-  }
-
-  #finish(run: Run, report: RunReport | ComparisonReport): void {
-    this.#clearGrace(run.id);
-    let status: RunStatus;
-    if (run.cancelled) status = 'cancelled';
-    else if ('regressed' in report)
-      status = report.regressed ? 'failed' : report.totals.error === report.totals.conversations ? 'error' : 'passed';
-    else status = report.passed ? 'passed' : report.totals.conversations.error === report.totals.conversations.total ? 'error' : 'failed';
-    const body = report as unknown as Record<string, unknown>;
-    run.end(status, { report: body }, JSON.stringify({ report: body }));
-  }
-
-  #fail(run: Run, err: unknown): void {
-    this.#clearGrace(run.id);
-    if (!isGatewayError(err)) this.#log.error({ err, run_id: run.id }, 'a run failed');
-    const error = isGatewayError(err)
-      ? { error: err.code, message: err.message }
-      : { error: 'internal', message: 'The gateway failed during the run; it has been logged.' };
-    run.end('error', { error }, JSON.stringify(error));
+    this.#replicas.close();
   }
 
   /** The run continues here: after a drain handed it over, or its holder stopped answering. */
   #adopt(run: Run, cause: RunMove['cause']): void {
-    this.#clearTakeover(run.id);
+    this.#replicas.forget(run.id);
     const move: RunMove = {
       from: run.pod,
       to: this.podName,
@@ -335,39 +269,8 @@ export class RunRegistry {
     this.#metrics.runsMoved.inc({ cause, direction: 'in' });
     this.#log.info({ event: 'run_adopted', run_id: run.id, cause, from: move.from }, 'run continues on this pod');
     run.emit({ moved: { ...move, at: new Date(move.at).toISOString() } });
-    let admitted: Admitted;
-    try {
-      admitted = readmit(this.#app, run.spec);
-    } catch (err) {
-      this.#fail(run, err);
-      return;
-    }
-    this.#execute(run, admitted, run.resumed);
+    this.#held.resume(run, run.resumed);
     this.#graceIfUnfollowed(run);
-  }
-
-  /** A replica: its holder is asked after `takeoverMs` × rank of silence, and the run taken over if it does not hold it any more. */
-  #watchHolder(run: Run): void {
-    this.#clearTakeover(run.id);
-    if (this.#draining) return;
-    const timer = setTimeout(() => {
-      this.#takeoverTimers.delete(run.id);
-      const holder = run.holder;
-      if (holder === null || run.ended || this.#draining) return;
-      void this.#siblings.holds(holder, run.id).then((holds) => {
-        // A checkpoint may have arrived meanwhile (a new holder, or the run's end).
-        if (run.holder !== holder || run.ended || this.#draining) return;
-        if (holds) this.#watchHolder(run);
-        else this.#adopt(run, 'takeover');
-      });
-    }, this.#timings.takeoverMs * run.rank);
-    timer.unref();
-    this.#takeoverTimers.set(run.id, timer);
-  }
-
-  #clearTakeover(id: string): void {
-    clearTimeout(this.#takeoverTimers.get(id));
-    this.#takeoverTimers.delete(id);
   }
 
   #graceIfUnfollowed(run: Run): void {

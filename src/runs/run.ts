@@ -16,6 +16,8 @@ export interface RunSpec {
   /** The suite as the front sent it, with the front's overrides: checked again where the run continues. */
   body: unknown;
   callerId: string;
+  /** The caller's email as the platform gave it, shown as who started the run (never its token). */
+  callerEmail?: string | undefined;
   agent: AgentRef;
   access: AgentAccess;
   baseline?: { agent: AgentRef; access: AgentAccess } | undefined;

@@ -1,3 +1,4 @@
+import type { AgentRef } from '../domain/vocabulary.js';
 import type { Run } from './run.js';
 import type { RunView } from './views.js';
 
@@ -8,6 +9,9 @@ export interface SiblingRun {
   /** The sibling's address, for calls that must reach the holder. */
   address: string;
 }
+
+/** Which runs a list asks for: a caller's own, or an agent's (either side of a comparison; a plain ref: any revision). */
+export type RunFilter = { callerId: string } | { agent: AgentRef };
 
 /**
  * How runs reach the other pods of the release (the peers implement it over HTTP): checkpoints
@@ -36,8 +40,8 @@ export interface RunSiblings {
   holds(address: string, id: string): Promise<boolean>;
   /** The run as the siblings know it: the holder's answer first, else a replica's; undefined when none knows it. */
   find(id: string): Promise<SiblingRun | undefined>;
-  /** A caller's runs on every sibling (held and replicas; a sibling that does not answer lists none). */
-  listOf(callerId: string): Promise<Array<{ view: RunView; held: boolean }>>;
+  /** The runs a filter keeps on every sibling (held and replicas; a sibling that does not answer lists none). */
+  listOf(filter: RunFilter): Promise<Array<{ view: RunView; held: boolean }>>;
   /** The run's lines after `after`, from the sibling holding it, as they come; ends with the run, the stream, or the signal. */
   follow(address: string, id: string, after: number, signal: AbortSignal): AsyncIterable<string>;
   /** Cancels the run on the sibling holding it; its view after, or undefined when it no longer holds it. */

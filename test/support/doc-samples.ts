@@ -35,6 +35,11 @@ export const SAMPLES: Record<string, Sample> = {
     exit: 0,
     console: false,
   },
+  'judge-check-example': {
+    command: 'AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway judge-check examples/judge-check/labels.yaml --min-agreement 0.8',
+    exit: 0,
+    console: false,
+  },
   'suites-basic-run': {
     command: 'AGENT_TEST_GATEWAY_TOKEN=demo-token npx agent-test-gateway run examples/basic.yaml',
     exit: 0,
