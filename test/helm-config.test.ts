@@ -23,6 +23,8 @@ const SET_ELSEWHERE: Record<string, RegExp | undefined> = {
   GIT_REVISION: undefined,
   // A static peer list, for setups without DNS: the chart uses PEER_DNS instead.
   PEERS: undefined,
+  // In the chart every pod finds itself among PEER_DNS's records (its pod IP): for NATs outside it.
+  PEER_ADDRESS: undefined,
   PEER_DNS: /- name: PEER_DNS\n\s+value: \{\{ printf "%s\.%s\.svc" \(include "agent-test-gateway\.peerServiceName" \.\)/,
   PEER_TIMEOUT_MS: /- name: PEER_TIMEOUT_MS\n\s+value: \{\{ \.Values\.peers\.timeoutMs/,
 };

@@ -6,7 +6,7 @@ import type { Ownership } from '../src/conversations/conversation.js';
 import { ConfigError, loadConfig } from '../src/ops/config.js';
 import { BoundedQueue } from '../src/peers/notices.js';
 import { PeerList } from '../src/peers/peer-list.js';
-import { PEER_HEADER } from '../src/peers/secret.js';
+import { PEER_ADDRESS_HEADER, PEER_HEADER } from '../src/peers/secret.js';
 import { eventually, startStack } from './support/stack.js';
 import { PEER_SECRET, startHangingPeer, startPods } from './support/peers.js';
 import { conversationPath, turnPath } from './support/http.js';
@@ -16,13 +16,14 @@ const base = { PROMETHIST_MCP_ENGINE_URL: 'http://engine.example', PROMETHIST_PL
 const planning = (answer: { body: { turn: { text: string } } }) => answer.body.turn.text;
 const silentLog = { info() {}, warn() {} } as never;
 
-/** POSTs `notice` to a pod's peer notices route with the secret, as a sibling pod does. */
-const postNotice = (url: string, notice: object) =>
+/** POSTs `notice` to a pod's peer notices route with the secret, as the sibling listed under `from` does. */
+const postNotice = (url: string, notice: object, from: string) =>
   request(`${url}/internal/peer/notices`, {
     method: 'POST',
-    headers: { [PEER_HEADER]: PEER_SECRET, 'content-type': 'application/json' },
+    headers: { [PEER_HEADER]: PEER_SECRET, [PEER_ADDRESS_HEADER]: from, 'content-type': 'application/json' },
     body: JSON.stringify(notice),
   });
+const listedAs = (url: string) => new URL(url).host;
 
 /** A sibling's ownership notice for conversation `id` (its owner as a pod knows it), written out in the wire's words. */
 const heldNotice = (id: string, owner: Ownership, turns: number) => ({
@@ -44,8 +45,13 @@ t.test('configuration: PEERS, PEER_DNS, PEER_SECRET, PEER_TIMEOUT_MS', async (t)
       { host: 'gw-1.gw', port: 8080 },
     ],
     dns: null,
+    self: null,
     secret: PEER_SECRET,
     timeoutMs: 300,
+  });
+  t.same(loadConfig({ ...base, PEERS: 'gw.example:443', PEER_ADDRESS: 'gw-2.example:443', PEER_SECRET }).peers?.self, {
+    host: 'gw-2.example',
+    port: 443,
   });
   t.equal(loadConfig({ ...base, PEER_DNS: 'gw-peers', PEER_SECRET, PEER_TIMEOUT_MS: '50' }).peers?.timeoutMs, 50);
   const problem = (env: Record<string, string>) => {
@@ -62,6 +68,10 @@ t.test('configuration: PEERS, PEER_DNS, PEER_SECRET, PEER_TIMEOUT_MS', async (t)
   t.match(problem({ PEERS: '10.0.0.1' }), /PEERS must be a comma-separated list of host:port, not 10.0.0.1/);
   t.match(problem({ PEERS: 'a:0' }), /PEERS must be/);
   t.match(problem({ PEER_DNS: 'bad name', PEER_SECRET }), /PEER_DNS must be a DNS name/);
+  t.match(
+    problem({ PEERS: '10.0.0.1:8080', PEER_ADDRESS: '10.0.0.2', PEER_SECRET }),
+    /PEER_ADDRESS must be the host:port this pod is listed under/,
+  );
   t.match(problem({ PEER_TIMEOUT_MS: '0' }), /PEER_TIMEOUT_MS must be a whole number/);
 });
 
@@ -75,10 +85,11 @@ t.test('peer list: the pod itself is skipped; DNS resolves with its own port and
         { host: '10.1.1.1', port: 9001 },
       ],
       dns: null,
+      self: null,
       secret: PEER_SECRET,
       timeoutMs: 300,
     },
-    9001,
+    { host: '0.0.0.0', port: 9001 },
     silentLog,
     (peers) => counts.push(peers.length),
   );
@@ -87,15 +98,60 @@ t.test('peer list: the pod itself is skipped; DNS resolves with its own port and
     ['localhost:9002', '10.1.1.1:9001'],
   );
   t.same(counts, [2]);
+  t.equal(list.self, '127.0.0.1:9001', 'the pod names itself as it is listed');
+  t.equal(list.listed('LOCALHOST:9002')?.address, 'localhost:9002', 'a named address is found as listed');
+  t.equal(list.listed('127.0.0.1:9002'), undefined, 'an address that is not listed is no peer, even if it is the same host');
 
-  const dns = new PeerList({ static: [], dns: 'localhost', secret: PEER_SECRET, timeoutMs: 300 }, 9001, silentLog, () => {});
+  // Each pod on its own loopback address, one port: listening on 127.0.0.2, 127.0.0.3 is a sibling.
+  const bound = new PeerList(
+    {
+      static: ['127.0.0.2', '127.0.0.3', '::1'].map((host) => ({ host, port: 9001 })),
+      dns: null,
+      self: null,
+      secret: PEER_SECRET,
+      timeoutMs: 300,
+    },
+    { host: '127.0.0.2', port: 9001 },
+    silentLog,
+    () => {},
+  );
+  t.same(
+    bound.peers.map((p) => p.address),
+    ['127.0.0.3:9001', '[::1]:9001'],
+  );
+  t.equal(bound.self, '127.0.0.2:9001');
+  // Behind a NAT the pod is listed under an address it does not have: PEER_ADDRESS says which.
+  const natted = new PeerList(
+    {
+      static: ['gw-a.example', 'gw-b.example'].map((host) => ({ host, port: 443 })),
+      dns: null,
+      self: { host: 'GW-B.example', port: 443 },
+      secret: PEER_SECRET,
+      timeoutMs: 300,
+    },
+    { host: '0.0.0.0', port: 8080 },
+    silentLog,
+    () => {},
+  );
+  t.same(
+    natted.peers.map((p) => p.address),
+    ['gw-a.example:443'],
+  );
+  t.equal(natted.self, 'gw-b.example:443');
+
+  const dns = new PeerList(
+    { static: [], dns: 'localhost', self: null, secret: PEER_SECRET, timeoutMs: 300 },
+    { host: '0.0.0.0', port: 9001 },
+    silentLog,
+    () => {},
+  );
   await dns.refresh();
   t.same(dns.peers, [], 'localhost on its own port is this pod');
   dns.close();
   const warnings: string[] = [];
   const broken = new PeerList(
-    { static: [{ host: 'fd00::9', port: 80 }], dns: 'no-such-host.invalid', secret: PEER_SECRET, timeoutMs: 300 },
-    9001,
+    { static: [{ host: 'fd00::9', port: 80 }], dns: 'no-such-host.invalid', self: null, secret: PEER_SECRET, timeoutMs: 300 },
+    { host: '0.0.0.0', port: 9001 },
     { info() {}, warn: (_: unknown, m: string) => warnings.push(m) } as never,
     () => {},
   );
@@ -145,9 +201,21 @@ t.test('three pods act as one', async (t) => {
     }
     const res = await request(`${pods.urls[0]}/internal/peer/sessions/${id}`, { headers: { [PEER_HEADER]: PEER_SECRET } });
     t.same(await res.body.json(), { state: 'unknown' });
-    const notice = await postNotice(pods.urls[0]!, { session_id: id });
+    const notice = await postNotice(pods.urls[0]!, { session_id: id }, listedAs(pods.urls[1]!));
     t.equal(notice.statusCode, 400, 'a malformed notice is refused');
     await notice.body.text();
+    // The secret alone is not enough to speak for a pod: the call names an address of the peer list.
+    for (const from of ['127.0.0.6:15006', '']) {
+      const unlisted = await postNotice(pods.urls[0]!, { session_id: id, closed: true }, from);
+      t.equal(unlisted.statusCode, 403, `a notice naming ${JSON.stringify(from)} is refused`);
+      t.match(await unlisted.body.json(), {
+        error: 'forbidden',
+        message: /x-agent-test-gateway-peer-address header must name an address listed/,
+      });
+    }
+    const metrics = await (await request(`${pods.urls[0]}/metrics`)).body.text();
+    t.match(metrics, /agent_test_gateway_peer_refusals_total\{direction="here",reason="not_listed"\} 2/);
+    t.match(metrics, /agent_test_gateway_peer_refusals_total\{direction="here",reason="secret"\} 2/);
   });
 
   await t.test('a turn on another pod runs on the holder socket: planning kept', async (t) => {
@@ -262,7 +330,7 @@ t.test('three pods act as one', async (t) => {
     await eventually(() => pods.apps[0]!.peers!.rememberedHolder(id)?.address === `127.0.0.1:${new URL(pods.urls[2]!).port}`);
     // Pod 1's notice of its own connect arrives late (notices are fire-and-forget): pod 0 now believes pod 1 holds it.
     const owner = pods.apps[0]!.conversationRegistry.ownership(id)!.owner;
-    const late = await postNotice(pods.urls[0]!, { ...heldNotice(id, owner, 0), holder_port: Number(new URL(pods.urls[1]!).port) });
+    const late = await postNotice(pods.urls[0]!, heldNotice(id, owner, 0), listedAs(pods.urls[1]!));
     t.equal(late.statusCode, 204);
     t.equal(pods.apps[0]!.peers!.rememberedHolder(id)?.address, `127.0.0.1:${new URL(pods.urls[1]!).port}`, 'pod 0 remembers pod 1');
     const connections = pods.engine.record.connections.length;
@@ -287,7 +355,7 @@ t.test('three pods act as one', async (t) => {
     const line = `sim:delay:${scaled(300)}`;
     const running = pods.call(0, 'POST', turnPath(id), { body: { line } });
     await eventually(() => conn.frames.includes(line));
-    const notice = await postNotice(pods.urls[0]!, heldNotice(id, owner, 1));
+    const notice = await postNotice(pods.urls[0]!, heldNotice(id, owner, 1), listedAs(pods.urls[1]!));
     t.equal(notice.statusCode, 204);
     t.equal(conn.closeCode, undefined, 'not while its turn runs');
     const finished = await running;

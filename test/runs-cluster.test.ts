@@ -5,9 +5,10 @@
 // it follows through; no conversation ends in `error`; no attempt is streamed that was not made.
 import t from 'tap';
 import { request } from 'undici';
-import { collectLines, startRunPods, type Pod } from './support/cluster.js';
+import { startRunPods, type Pod } from './support/cluster.js';
 import { comparePath, type Json } from './support/http.js';
-import { scaled, sleep } from './support/time.js';
+import { attemptsOf, collect, until } from './support/runs.js';
+import { scaled } from './support/time.js';
 
 t.setTimeout(scaled(240_000));
 
@@ -21,23 +22,6 @@ const SUITE = {
   })),
 };
 const BUDGET = SUITE.conversations.length * SUITE.max_attempts * 2;
-
-const collect = collectLines;
-
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + scaled(ms);
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`);
-    await sleep(50);
-  }
-}
-
-/** The sessions a comparison spent, as its report counts attempts on both sides. */
-const attemptsOf = (report: Json): number =>
-  ['baseline', 'candidate'].reduce(
-    (n, side) => n + report.runs[side].conversations.reduce((m: number, c: Json) => m + c.attempts.length, 0),
-    0,
-  );
 
 t.test('a comparison outlives the SIGTERM and the SIGKILL of the pod running it', async (t) => {
   const {

@@ -8,8 +8,9 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { request } from 'undici';
-import { collectLines, startCountedPods, type Pod } from './support/cluster.js';
+import { startCountedPods, type Pod } from './support/cluster.js';
 import { comparePath, type Json } from './support/http.js';
+import { collect } from './support/runs.js';
 import { scaled, sleep } from './support/time.js';
 
 t.setTimeout(scaled(300_000));
@@ -63,8 +64,6 @@ const cpuTicks = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return Number(fields[11]) + Number(fields[12]);
 };
-
-const collect = collectLines;
 
 t.test('SIGSTOP the holder past the takeover time: the sibling goes on, the paused pod opens no session once back', async (t) => {
   const {

@@ -238,18 +238,19 @@ function render() {
   byId('conversations').replaceChildren(rows);
   const total = typeof state.conversations_total === 'number' ? state.conversations_total : list.length;
   setText('count', `${shown} shown of ${total}${total > list.length ? ` (newest ${list.length} fetched)` : ''}`);
-  renderRuns(Array.isArray(state.runs) ? state.runs : []);
+  renderRuns(Array.isArray(state.runs) ? state.runs : [], new Set(Array.isArray(state.runs_unreplicated) ? state.runs_unreplicated : []));
 }
 
-/** The runs this pod holds or keeps: one row each, with its progress. */
-function renderRuns(runs) {
+/** The runs this pod holds or keeps: one row each, with its progress; a running run no sibling keeps a replica of is marked. */
+function renderRuns(runs, unreplicated) {
   const rows = document.createDocumentFragment();
   for (const run of runs) {
     const tr = el('tr');
     const progress = run.progress || {};
     cell(tr, run.id);
     cell(tr, run.kind);
-    cell(tr, run.status, `state ${run.status}`);
+    if (unreplicated.has(run.id)) cell(tr, `${run.status}, no replica on any sibling`, 'state error');
+    else cell(tr, run.status, `state ${run.status}`);
     cell(tr, run.baseline ? `${run.baseline} → ${run.agent}` : run.agent);
     cell(tr, run.pod);
     cell(tr, `${progress.sessions} of ${progress.sessions_budget}`, 'num');

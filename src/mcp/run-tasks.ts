@@ -171,7 +171,8 @@ export class RunTaskStore implements TaskStore, RunPages {
       return await locate(this.#app.runs, taskId, readerOf(this.#app.authorizer, this.#caller.current));
     } catch (err) {
       if (!isGatewayError(err)) throw err;
-      if (err.code === 'run_not_found') return null;
+      // A run dropped for room says so; one no pod knows is the SDK's "task not found".
+      if (err.code === 'run_not_found' && !this.#app.runs.droppedForRoom(taskId)) return null;
       throw new McpError(ErrorCode.InvalidParams, `${err.code}: ${err.message}`);
     }
   }

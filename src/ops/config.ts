@@ -25,6 +25,29 @@ const integer = (name: string, fallback: number, min: number, max = Number.MAX_S
       return parsed;
     });
 
+const MIB = 1_048_576;
+const BYTE_UNITS: Record<string, number> = { '': 1, KI: 1024, KIB: 1024, MI: MIB, MIB: MIB, GI: 1024 * MIB, GIB: 1024 * MIB };
+
+/** A size in bytes: a whole number, optionally with a binary unit (`64MiB`, `512Ki`, as Kubernetes writes limits). */
+const bytes = (name: string, fallback: number, min: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return fallback;
+      const match = /^(\d+)\s*([A-Za-z]*)$/.exec(value.trim());
+      const unit = BYTE_UNITS[match?.[2]?.toUpperCase() ?? 'none'];
+      const parsed = match === null || unit === undefined ? Number.NaN : Number(match[1]) * unit;
+      if (!Number.isSafeInteger(parsed) || parsed < min) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a size in bytes of at least ${min} (a whole number, or with KiB, MiB, GiB)`,
+        });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
 /** A whole number, or undefined when unset (the caller derives the default). */
 const optionalInteger = (name: string, min: number) =>
   integer(name, Number.NaN, min).transform((value) => (Number.isNaN(value) ? undefined : value));
@@ -76,6 +99,7 @@ const envSchema = z.object({
   RUN_FOLLOW_GRACE_MS: integer('RUN_FOLLOW_GRACE_MS', 60_000, 0),
   RUNS_KEPT_MAX: integer('RUNS_KEPT_MAX', 1_000, 1),
   RUNS_KEPT_MS: integer('RUNS_KEPT_MS', 86_400_000, 1_000),
+  RUNS_KEPT_BYTES: bytes('RUNS_KEPT_BYTES', 64 * MIB, MIB),
   RUN_TAKEOVER_MS: integer('RUN_TAKEOVER_MS', 5_000, 100),
   MCP_RUN_WAIT_MS: integer('MCP_RUN_WAIT_MS', 45_000, 0),
   MCP_TASK_POLL_MS: integer('MCP_TASK_POLL_MS', 2_000, 10),
@@ -140,7 +164,7 @@ export interface Config {
   rememberedConversationsTtlMs: number;
   maxBodyBytes: number;
   /** Runs: the follower grace, how many ended runs are kept and how long, and how soon a sibling takes over a silent holder's run. */
-  runs: { followGraceMs: number; keptMax: number; keptMs: number; takeoverMs: number };
+  runs: { followGraceMs: number; keptMax: number; keptMs: number; keptBytes: number; takeoverMs: number };
   /** How long an MCP run_suite or compare_revisions call without a task waits for the report before it answers the run's id. */
   mcpRunWaitMs: number;
   /** How often an MCP client is told to poll a run's task (`pollInterval`). */
@@ -247,7 +271,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     memoryPollMs: e.MEMORY_POLL_MS,
     rememberedConversationsTtlMs: e.REMEMBERED_CONVERSATIONS_TTL_MS,
     maxBodyBytes: e.MAX_BODY_BYTES,
-    runs: { followGraceMs: e.RUN_FOLLOW_GRACE_MS, keptMax: e.RUNS_KEPT_MAX, keptMs: e.RUNS_KEPT_MS, takeoverMs: e.RUN_TAKEOVER_MS },
+    runs: {
+      followGraceMs: e.RUN_FOLLOW_GRACE_MS,
+      keptMax: e.RUNS_KEPT_MAX,
+      keptMs: e.RUNS_KEPT_MS,
+      keptBytes: e.RUNS_KEPT_BYTES,
+      takeoverMs: e.RUN_TAKEOVER_MS,
+    },
     mcpRunWaitMs: e.MCP_RUN_WAIT_MS,
     mcpTaskPollMs: e.MCP_TASK_POLL_MS,
     debugPage: e.DEBUG_PAGE,

@@ -231,6 +231,13 @@ export function createMetrics(config: MetricsConfig) {
       help: 'Runs and comparisons running on this pod now (those moved here included).',
       registers,
     }),
+    runsKeptBytes: new Gauge({
+      name: `${p}runs_kept_bytes`,
+      help:
+        'What this pod keeps of runs (its own and replicas, running and ended), in bytes as serialized; bounded by ' +
+        'RUNS_KEPT_BYTES, except by running runs.',
+      registers,
+    }),
     runsMoved: new Counter({
       name: `${p}runs_moved_total`,
       help:

@@ -14,6 +14,11 @@ export interface PeerAddress {
 export interface PeerConfig {
   static: PeerAddress[];
   dns: string | null;
+  /**
+   * The address this pod is listed under (PEER_ADDRESS), when it cannot find itself in the list
+   * (behind a NAT, a name that is not its host name); null: found in the list.
+   */
+  self: PeerAddress | null;
   /** Never logged, never in an error or a metric. */
   secret: string;
   timeoutMs: number;
@@ -55,6 +60,18 @@ export const peerEnvFields = {
     .refine((name) => name === null || /^[A-Za-z0-9.-]+$/.test(name), {
       error: 'PEER_DNS must be a DNS name, such as the headless Service agent-test-gateway-peers',
     }),
+  PEER_ADDRESS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value.trim() === '') return null;
+      const parsed = parsePeerAddress(value);
+      if (parsed === undefined) {
+        ctx.addIssue({ code: 'custom', message: `PEER_ADDRESS must be the host:port this pod is listed under, not ${value}` });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
   // The value is never echoed: only its rule is.
   PEER_SECRET: z.string().optional(),
 };
@@ -62,6 +79,7 @@ export const peerEnvFields = {
 interface PeerEnv {
   PEERS: PeerAddress[];
   PEER_DNS: string | null;
+  PEER_ADDRESS: PeerAddress | null;
   PEER_SECRET?: string | undefined;
 }
 
@@ -75,5 +93,5 @@ export function peerConfig(env: PeerEnv, timeoutMs: number): PeerConfig | undefi
       `that every pod of the release has`
     );
   }
-  return { static: env.PEERS, dns: env.PEER_DNS, secret, timeoutMs };
+  return { static: env.PEERS, dns: env.PEER_DNS, self: env.PEER_ADDRESS, secret, timeoutMs };
 }

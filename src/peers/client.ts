@@ -1,6 +1,13 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { Peer } from './peer-list.js';
-import { PEER_HEADER } from './secret.js';
+import { PEER_ADDRESS_HEADER, PEER_HEADER } from './secret.js';
+
+/**
+ * Why a sibling refused a call between pods: `secret` (401, the secrets differ), `not_listed`
+ * (403, the address this pod named is not in the sibling's peer list).
+ */
+export const REFUSAL_REASONS = ['secret', 'not_listed'] as const;
+export type PeerRefusal = (typeof REFUSAL_REASONS)[number];
 
 /**
  * HTTP to the other pods, over one keep-alive pool per sibling (closed when it leaves the peer
@@ -27,12 +34,29 @@ export class PeerClient {
   readonly #secret: string;
   readonly #timeoutMs: number;
   readonly #callTimeoutMs: number;
+  readonly #self: () => string;
+  readonly #refused: (peer: Peer, reason: PeerRefusal) => void;
   #closed = false;
 
-  constructor(opts: { secret: string; timeoutMs: number; callTimeoutMs: number }) {
+  constructor(opts: {
+    secret: string;
+    timeoutMs: number;
+    callTimeoutMs: number;
+    /** The address this pod is listed under: every call names it. */
+    self: () => string;
+    /** A sibling refused an internal call: counted and logged, never swallowed. */
+    refused: (peer: Peer, reason: PeerRefusal) => void;
+  }) {
     this.#secret = opts.secret;
     this.#timeoutMs = opts.timeoutMs;
     this.#callTimeoutMs = opts.callTimeoutMs;
+    this.#self = opts.self;
+    this.#refused = opts.refused;
+  }
+
+  /** The headers that make a call one between pods: the secret and the address this pod is listed under. */
+  #peerHeaders(): Record<string, string> {
+    return { [PEER_HEADER]: this.#secret, [PEER_ADDRESS_HEADER]: this.#self() };
   }
 
   /** An internal peer route's JSON answer; throws when the peer does not answer in time (PEER_TIMEOUT_MS unless given). */
@@ -46,17 +70,19 @@ export class PeerClient {
     const res = await this.#pool(peer).request({
       method,
       path,
-      headers: { [PEER_HEADER]: this.#secret, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { ...this.#peerHeaders(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
     });
+    if (res.statusCode === 401) this.#refused(peer, 'secret');
+    else if (res.statusCode === 403) this.#refused(peer, 'not_listed');
     const text = await res.body.text();
     return { status: res.statusCode, body: text === '' ? undefined : JSON.parse(text) };
   }
 
   /** The same call on the pod that holds the conversation, marked so that it is never forwarded again. */
   forward(peer: Peer, req: ForwardRequest): Promise<Dispatcher.ResponseData> {
-    const headers: Record<string, string> = { authorization: req.authorization, [PEER_HEADER]: this.#secret };
+    const headers: Record<string, string> = { authorization: req.authorization, ...this.#peerHeaders() };
     if (req.accept !== undefined) headers.accept = req.accept;
     if (req.body !== undefined) headers['content-type'] = 'application/json';
     if (req.asHolder === true) headers[AS_HOLDER_HEADER] = '1';
@@ -81,7 +107,7 @@ export class PeerClient {
     return this.#pool(peer).request({
       method: req.method,
       path: req.path,
-      headers: { ...req.headers, [PEER_HEADER]: this.#secret },
+      headers: { ...req.headers, ...this.#peerHeaders() },
       ...(req.body === undefined ? {} : { body: req.body }),
       signal: req.signal,
       bodyTimeout: 0,
@@ -90,7 +116,7 @@ export class PeerClient {
 
   /** An internal route's streamed answer (a run's lines), for as long as it streams: the signal ends it. */
   stream(peer: Peer, path: string, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    return this.#pool(peer).request({ method: 'GET', path, headers: { [PEER_HEADER]: this.#secret }, signal, bodyTimeout: 0 });
+    return this.#pool(peer).request({ method: 'GET', path, headers: this.#peerHeaders(), signal, bodyTimeout: 0 });
   }
 
   /** A sibling left the peer list: its connections end (requests still out on them fail). */

@@ -39,7 +39,7 @@ export async function installPeers(app: FastifyInstance): Promise<Forwarder | un
   const { Peers } = await import('./peers.js');
   const peers = new Peers({
     config: config.peers,
-    ownPort: config.port,
+    own: { host: config.host, port: config.port },
     callTimeoutMs,
     holdersMax: config.rememberedConversationsMax,
     metrics,
@@ -64,6 +64,7 @@ export async function installPeers(app: FastifyInstance): Promise<Forwarder | un
     log: app.log,
     ownPort: config.port,
     takeoverMs: config.runs.takeoverMs,
+    unreplicatedGauge: metrics.runsUnreplicated,
   });
   app.runs.useSiblings(siblings);
   app.addHook('onClose', () => siblings.close());

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { REFUSAL_REASONS } from './client.js';
 
 /**
  * The peers' metrics, in the service's registry. Labels take values from the fixed sets below
@@ -47,6 +48,20 @@ export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gatew
       help: 'Ownership notices (a connect or a close there) received from peers.',
       registers: [registry],
     }),
+    refusals: new Counter({
+      name: `${prefix}peer_refusals_total`,
+      help:
+        "Calls between pods refused, by direction (here: this pod refused a sibling's; by_sibling: a sibling refused this " +
+        "pod's) and reason (secret: the secrets differ; not_listed: the address the call named is not in the peer list).",
+      labelNames: ['direction', 'reason'] as const,
+      registers: [registry],
+    }),
+    runsUnreplicated: new Gauge({
+      name: `${prefix}runs_unreplicated`,
+      help:
+        'Runs running on this pod that no sibling acknowledged holding a replica of within RUN_TAKEOVER_MS: lost if this ' + 'pod dies.',
+      registers: [registry],
+    }),
     peers: new Gauge({
       name: `${prefix}peers`,
       help: 'Other pods of the release this pod currently knows.',
@@ -57,6 +72,7 @@ export function createPeerMetrics(registry: Registry, prefix = 'agent_test_gatew
   for (const outcome of FORWARD_OUTCOMES) metrics.forwarded.inc({ outcome }, 0);
   for (const result of NOTICE_RESULTS) metrics.noticesSent.inc({ result }, 0);
   metrics.noticesReceived.inc(0);
+  for (const direction of ['here', 'by_sibling']) for (const reason of REFUSAL_REASONS) metrics.refusals.inc({ direction, reason }, 0);
   return metrics;
 }
 

@@ -5,8 +5,10 @@ import type { PeerAddress, PeerConfig } from '../ops/peer-config.js';
 
 /**
  * The other pods of the release: the static list and the DNS name's records, without this pod
- * itself (its own addresses on its own port). DNS is re-resolved every few seconds, so pods that
- * come and go are found; a failed resolution keeps the last answer.
+ * itself (PEER_ADDRESS, or its own addresses on its own port). DNS is re-resolved every few
+ * seconds, so pods that come and go are found; a failed resolution keeps the last answer. The
+ * entry this pod is listed under is its identity towards its siblings (`self`): a call between
+ * pods names it, since the source address of the call says nothing behind a mesh sidecar or NAT.
  */
 const DNS_REFRESH_MS = 5_000;
 
@@ -19,6 +21,8 @@ export interface Peer {
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', 'localhost.localdomain']);
+/** HOST values that listen on every address: the pod is then any of its own addresses. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
 /** This host's own names and addresses. */
 function ownHosts(): Set<string> {
@@ -28,24 +32,42 @@ function ownHosts(): Set<string> {
   return own;
 }
 
-function toPeer({ host, port }: PeerAddress): Peer {
-  const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  return { address, origin: `http://${address}`, host, port };
+/** A listed address as pods name each other: lower case, IPv6 in brackets. */
+function addressOf({ host, port }: PeerAddress): string {
+  const name = host.toLowerCase();
+  return name.includes(':') ? `[${name}]:${port}` : `${name}:${port}`;
+}
+
+function toPeer(listed: PeerAddress): Peer {
+  const address = addressOf(listed);
+  return { address, origin: `http://${address}`, host: listed.host, port: listed.port };
+}
+
+/** Where this pod listens: HOST and PORT. */
+export interface OwnEndpoint {
+  host: string;
+  port: number;
 }
 
 export class PeerList {
   readonly #config: PeerConfig;
   readonly #ownPort: number;
+  /** HOST when it names one address (127.0.0.2, a pod IP); undefined when it listens on every one. */
+  readonly #boundHost: string | undefined;
   readonly #log: FastifyBaseLogger;
   readonly #onChange: (peers: readonly Peer[]) => void;
   readonly #own = ownHosts();
   #resolved: PeerAddress[] = [];
   #peers: Peer[] = [];
+  #self: string;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(config: PeerConfig, ownPort: number, log: FastifyBaseLogger, onChange: (peers: readonly Peer[]) => void) {
+  constructor(config: PeerConfig, own: OwnEndpoint, log: FastifyBaseLogger, onChange: (peers: readonly Peer[]) => void) {
     this.#config = config;
-    this.#ownPort = ownPort;
+    this.#ownPort = own.port;
+    const bound = own.host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    this.#boundHost = WILDCARD_HOSTS.has(own.host) ? undefined : bound;
+    this.#self = this.#fallbackSelf();
     this.#log = log;
     this.#onChange = onChange;
     this.#rebuild();
@@ -58,6 +80,17 @@ export class PeerList {
 
   get peers(): readonly Peer[] {
     return this.#peers;
+  }
+
+  /** The address this pod is listed under, as its calls to siblings name it. */
+  get self(): string {
+    return this.#self;
+  }
+
+  /** The current peer listed under `address` (as a call names it), if any. */
+  listed(address: string): Peer | undefined {
+    const wanted = address.trim().toLowerCase();
+    return this.#peers.find((p) => p.address === wanted);
   }
 
   /** Resolves PEER_DNS again (A and AAAA records); the port is this pod's own. */
@@ -79,20 +112,37 @@ export class PeerList {
     clearInterval(this.#timer);
   }
 
-  #isSelf({ host, port }: PeerAddress): boolean {
-    const name = host.toLowerCase();
-    return port === this.#ownPort && (this.#own.has(name) || this.#own.has(name.split('.')[0]!) || name.startsWith('127.'));
+  #isSelf(listed: PeerAddress): boolean {
+    if (this.#config.self !== null) return addressOf(listed) === addressOf(this.#config.self);
+    const name = listed.host.toLowerCase();
+    if (listed.port !== this.#ownPort) return false;
+    // Listening on one address, the pod is that address (or its host name): 127.0.0.3 is a sibling of 127.0.0.2.
+    if (this.#boundHost !== undefined) {
+      return name === this.#boundHost || name === hostname().toLowerCase() || (LOOPBACK_NAMES.has(name) && this.#boundHost === '127.0.0.1');
+    }
+    return this.#own.has(name) || this.#own.has(name.split('.')[0]!) || name.startsWith('127.');
+  }
+
+  /** Not found in the list: HOST when it names one address, else the host name (a pod's name). */
+  #fallbackSelf(): string {
+    if (this.#config.self !== null) return addressOf(this.#config.self);
+    return addressOf({ host: this.#boundHost ?? hostname(), port: this.#ownPort });
   }
 
   #rebuild(): void {
     const peers = new Map<string, Peer>();
+    let self: string | undefined;
     for (const address of [...this.#config.static, ...this.#resolved]) {
-      if (this.#isSelf(address)) continue;
+      if (this.#isSelf(address)) {
+        self ??= addressOf(address);
+        continue;
+      }
       const peer = toPeer(address);
       peers.set(peer.address, peer);
     }
     const before = this.#peers.map((p) => p.address).join(',');
     this.#peers = [...peers.values()];
+    this.#self = self ?? this.#fallbackSelf();
     if (this.#peers.map((p) => p.address).join(',') !== before) {
       this.#log.info({ event: 'peers_changed', peers: this.#peers.length }, 'peers changed');
     }

@@ -3,11 +3,11 @@ import { LRUCache } from 'lru-cache';
 import type { Conversation } from '../conversations/conversation.js';
 import { ownershipOf, type Ownership } from '../conversations/conversation.js';
 import type { PeerConfig } from '../ops/peer-config.js';
-import { PeerClient } from './client.js';
+import { PeerClient, type PeerRefusal } from './client.js';
 import type { LookupResult, PeerMetrics } from './metrics.js';
 import { BoundedQueue } from './notices.js';
-import { PeerList, type Peer } from './peer-list.js';
-import { PEER_HEADER, secretCheck } from './secret.js';
+import { PeerList, type OwnEndpoint, type Peer } from './peer-list.js';
+import { PEER_ADDRESS_HEADER, PEER_HEADER, secretCheck } from './secret.js';
 import { ownershipFromWire, ownershipToWire } from './wire.js';
 
 /** The internal peer routes (./routes.ts). */
@@ -18,11 +18,8 @@ const PEER_PATHS = {
   mcpSession: (mcpSessionId: string) => `/internal/peer/mcp-sessions/${encodeURIComponent(mcpSessionId)}`,
 };
 
-/** Where a notice came from: its source address, and the port its sender says it listens on. */
-export interface NoticeSource {
-  ip: string;
-  port: number | undefined;
-}
+/** A call's headers, as Fastify gives them. */
+type Headers = Record<string, string | string[] | undefined>;
 
 export interface PeerWhereabouts {
   /** A peer holds the socket: the call runs there. */
@@ -36,6 +33,14 @@ export interface PeerWhereabouts {
 /** Per sibling: a sibling that hangs delays only its own notices. */
 const NOTICE_CONCURRENCY = 4;
 const NOTICE_BACKLOG = 1_000;
+/** The address a call names, as a log may show it (it proves nothing). */
+const namedIn = (headers: Headers): string => {
+  const named = headers[PEER_ADDRESS_HEADER];
+  return typeof named === 'string' ? named.slice(0, 300) : '(none)';
+};
+
+/** Distinct refusals logged at most (a refusal past it is still counted). */
+const REFUSALS_LOGGED_MAX = 1_000;
 /** Nobody waits for a notice, so a busy sibling gets longer than a lookup's PEER_TIMEOUT_MS to take it. */
 const NOTICE_TIMEOUT_MS = 5_000;
 
@@ -55,7 +60,8 @@ export class Peers {
   readonly #metrics: PeerMetrics;
   readonly #log: FastifyBaseLogger;
   readonly #notices = new Map<string, BoundedQueue>();
-  readonly #ownPort: number;
+  /** `direction reason address` of every refusal logged already: each is logged once, counted always. */
+  readonly #refusalsLogged = new Set<string>();
   /** The siblings' addresses at the last change of the list. */
   #known = new Set<string>();
   readonly #fromPeer: (header: string | string[] | undefined) => boolean;
@@ -64,7 +70,7 @@ export class Peers {
 
   constructor(deps: {
     config: PeerConfig;
-    ownPort: number;
+    own: OwnEndpoint;
     callTimeoutMs: number;
     /** How many sessions' holders are remembered at most. */
     holdersMax: number;
@@ -73,11 +79,16 @@ export class Peers {
   }) {
     this.#metrics = deps.metrics;
     this.#log = deps.log;
-    this.#ownPort = deps.ownPort;
     this.#fromPeer = secretCheck(deps.config.secret);
     this.#holders = new LRUCache({ max: deps.holdersMax });
-    this.client = new PeerClient({ secret: deps.config.secret, timeoutMs: deps.config.timeoutMs, callTimeoutMs: deps.callTimeoutMs });
-    this.#list = new PeerList(deps.config, deps.ownPort, deps.log, (peers) => this.#listChanged(peers));
+    this.client = new PeerClient({
+      secret: deps.config.secret,
+      timeoutMs: deps.config.timeoutMs,
+      callTimeoutMs: deps.callTimeoutMs,
+      self: () => this.#list.self,
+      refused: (peer, reason) => this.#refusal('by_sibling', reason, peer.address),
+    });
+    this.#list = new PeerList(deps.config, deps.own, deps.log, (peers) => this.#listChanged(peers));
   }
 
   get list(): readonly Peer[] {
@@ -85,8 +96,44 @@ export class Peers {
   }
 
   /** Whether an HTTP call's headers mark it as forwarded by a sibling (with the release's secret). */
-  isForwarded(headers: Record<string, string | string[] | undefined>): boolean {
+  isForwarded(headers: Headers): boolean {
     return this.#fromPeer(headers[PEER_HEADER]);
+  }
+
+  /**
+   * The sibling a call (with the secret) comes from: the current peer listed under the address it
+   * names. Undefined when it names none or one not listed: the refusal is counted and logged once
+   * per address.
+   */
+  sender(headers: Headers): Peer | undefined {
+    const named = headers[PEER_ADDRESS_HEADER];
+    const peer = typeof named === 'string' ? this.#list.listed(named) : undefined;
+    if (peer === undefined) this.#refusal('here', 'not_listed', namedIn(headers));
+    return peer;
+  }
+
+  /** A call to the peer routes without the secret: counted and logged once per address it names. */
+  refusedSecret(headers: Headers): void {
+    this.#refusal('here', 'secret', namedIn(headers));
+  }
+
+  /**
+   * A call between pods refused, `here` (this pod refused a sibling's) or `by_sibling` (a sibling
+   * refused this pod's): counted by reason, logged once per address and reason.
+   */
+  #refusal(direction: 'here' | 'by_sibling', reason: PeerRefusal, address: string): void {
+    this.#metrics.refusals.inc({ direction, reason });
+    const key = `${direction} ${reason} ${address}`;
+    if (this.#refusalsLogged.has(key) || this.#refusalsLogged.size >= REFUSALS_LOGGED_MAX) return;
+    this.#refusalsLogged.add(key);
+    const why =
+      reason === 'secret'
+        ? 'the secrets differ (PEER_SECRET)'
+        : `the address named is not in the peer list (PEERS, PEER_DNS; this pod names itself ${this.#list.self})`;
+    this.#log.warn(
+      { event: 'peer_call_refused', direction, reason, peer: address },
+      direction === 'here' ? `refused a call between pods from ${address}: ${why}` : `a sibling (${address}) refused a call: ${why}`,
+    );
   }
 
   /**
@@ -130,27 +177,14 @@ export class Peers {
     if (this.#holders.peek(sessionId)?.address === peer.address) this.#holders.delete(sessionId);
   }
 
-  /**
-   * A sibling's ownership notice: it holds the session now. The sibling is the peer at the
-   * notice's source address and the port it names; one this pod cannot tell leaves no memory, so
-   * the next call asks.
-   */
-  heardHolder(sessionId: string, from: NoticeSource): void {
-    const peer = this.peerAt(from);
-    if (peer === undefined) this.#holders.delete(sessionId);
-    else this.#holders.set(sessionId, peer);
+  /** A sibling's ownership notice (`from`: the peer that sent it): it holds the session now. */
+  heardHolder(sessionId: string, from: Peer): void {
+    this.#holders.set(sessionId, from);
   }
 
   /** A sibling's close notice: if it was the remembered holder, it no longer is. */
-  heardClosed(sessionId: string, from: NoticeSource): void {
-    const peer = this.peerAt(from);
-    if (peer === undefined || this.#holders.peek(sessionId)?.address === peer.address) this.#holders.delete(sessionId);
-  }
-
-  /** The sibling that sent a notice: the peer at its source address and the port it names. */
-  peerAt(from: NoticeSource): Peer | undefined {
-    const ip = from.ip.replace(/^::ffff:/, '').toLowerCase();
-    return this.#list.peers.find((p) => p.port === from.port && p.host.toLowerCase() === ip);
+  heardClosed(sessionId: string, from: Peer): void {
+    if (this.#holders.peek(sessionId)?.address === from.address) this.#holders.delete(sessionId);
   }
 
   /** The MCP endpoint answers the peers' MCP session lookups with this. */
@@ -174,12 +208,12 @@ export class Peers {
 
   /** Tells every peer who owns a conversation that just connected here; never awaited. */
   announce(conv: Conversation): void {
-    this.#tell({ ...ownershipToWire(ownershipOf(conv, conv.sessionId!)), holder_port: this.#ownPort });
+    this.#tell(ownershipToWire(ownershipOf(conv, conv.sessionId!)));
   }
 
   /** Tells every peer that this pod no longer holds a conversation (it closed); never awaited. */
   announceClosed(sessionId: string): void {
-    this.#tell({ session_id: sessionId, closed: true, holder_port: this.#ownPort });
+    this.#tell({ session_id: sessionId, closed: true });
   }
 
   #tell(notice: object): void {

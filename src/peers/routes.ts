@@ -6,19 +6,20 @@ import { GatewayError } from '../errors.js';
 import { mcpSessionIdSchema, parse, sessionIdSchema } from '../schemas/requests.js';
 import type { RunRegistry } from '../runs/registry.js';
 import type { PeerMetrics } from './metrics.js';
-import { runPeerRoutes } from './run-routes.js';
+import { notListed, runPeerRoutes } from './run-routes.js';
 import type { Peers } from './peers.js';
 import { closeNoticeFromWire, ownershipFromWire, ownershipToWire, type LookupAnswer } from './wire.js';
 
 /**
  * The routes sibling pods call: lookups (conversations, MCP sessions), ownership notices (connects
- * and closes; each names the port its sender listens on), a caller's conversations. Only with the
- * release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
+ * and closes, from the sibling listed under the address the call names), a caller's conversations.
+ * Only with the release's secret (401 otherwise); never in openapi.yaml, never routed by the ingress.
  */
 export function peerRoutes(deps: { registry: ConversationRegistry; metrics: PeerMetrics; peers: Peers; runs: RunRegistry }) {
   return async (app: FastifyInstance): Promise<void> => {
     app.addHook('onRequest', async (request) => {
       if (!deps.peers.isForwarded(request.headers)) {
+        deps.peers.refusedSecret(request.headers);
         throw new GatewayError('unauthenticated', 'Peer routes answer only the pods of this release (the peer secret).');
       }
     });
@@ -36,8 +37,8 @@ export function peerRoutes(deps: { registry: ConversationRegistry; metrics: Peer
     });
 
     app.post('/internal/peer/notices', async (request, reply) => {
-      const port = (request.body as { holder_port?: unknown } | null)?.holder_port;
-      const from = { ip: request.ip, port: typeof port === 'number' ? port : undefined };
+      const from = deps.peers.sender(request.headers);
+      if (from === undefined) throw notListed('An ownership notice');
       const closed = closeNoticeFromWire(request.body);
       if (closed !== undefined) {
         deps.metrics.noticesReceived.inc();

@@ -9,7 +9,16 @@ import type { RunRegistry } from '../runs/registry.js';
 import { runView } from '../runs/views.js';
 import { agentSchema, parse, runIdSchema } from '../schemas/requests.js';
 import type { Peers } from './peers.js';
+import { PEER_ADDRESS_HEADER } from './secret.js';
 import { Readable } from 'node:stream';
+
+/** A call that names its sender (a notice, a checkpoint) from an address not in the peer list. */
+export const notListed = (what: string): GatewayError =>
+  new GatewayError(
+    'forbidden',
+    `${what} is taken only from a pod of the peer list: the ${PEER_ADDRESS_HEADER} header must name an address listed in ` +
+      `PEERS or PEER_DNS.`,
+  );
 
 const idParams = z.object({ run_id: runIdSchema });
 /** A caller's runs, or an agent's: one of the two. */
@@ -30,8 +39,8 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       if (push === undefined || (push.spec !== undefined && push.spec.id !== id)) {
         throw new GatewayError('invalid_request', 'A run checkpoint needs the fields of a checkpoint, for the run of its path.');
       }
-      const holder = deps.peers.peerAt({ ip: request.ip, port: push.holder_port });
-      if (holder === undefined) throw new GatewayError('forbidden', 'A run checkpoint is taken only from a pod of the peer list.');
+      const holder = deps.peers.sender(request.headers);
+      if (holder === undefined) throw notListed('A run checkpoint');
       const refused = deps.runs.receive(id, push, holder.address);
       if (refused !== undefined) {
         // What this pod knows of the run: a holder refused as stale stands down only for a newer epoch, or an ended run.

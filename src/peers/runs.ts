@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Gauge } from 'prom-client';
 import { ndjsonLines } from '../http/ndjson.js';
 import { checkpointOf } from '../runs/checkpoint.js';
 import type { RunRegistry } from '../runs/registry.js';
@@ -56,14 +57,24 @@ export class PeerRunSiblings implements RunSiblings {
   readonly #acked = new Map<string, Map<string, Acked>>();
   readonly #heartbeat: NodeJS.Timeout;
 
-  constructor(deps: { peers: Peers; registry: RunRegistry; log: FastifyBaseLogger; ownPort: number; takeoverMs: number }) {
+  constructor(deps: {
+    peers: Peers;
+    registry: RunRegistry;
+    log: FastifyBaseLogger;
+    ownPort: number;
+    takeoverMs: number;
+    /** agent_test_gateway_runs_unreplicated, set on every heartbeat. */
+    unreplicatedGauge: Gauge;
+  }) {
     this.#peers = deps.peers;
     this.#registry = deps.registry;
     this.#log = deps.log;
     this.#ownPort = deps.ownPort;
     this.#heartbeat = setInterval(
       () => {
-        for (const run of this.#registry.running) this.replicate(run, true);
+        const running = this.#registry.running;
+        for (const run of running) this.replicate(run, true);
+        deps.unreplicatedGauge.set(running.filter((run) => this.unreplicated(run)).length);
       },
       Math.max(50, Math.floor(deps.takeoverMs / 3)),
     );
@@ -157,6 +168,12 @@ export class PeerRunSiblings implements RunSiblings {
         return outcomes.pushesTo(run, peer.address) && acked !== undefined && (acked.pushing || acked.again);
       });
     while (behind() && Date.now() < until) await sleep(FLUSH_POLL_MS, AbortSignal.timeout(until - Date.now()));
+  }
+
+  unreplicated(run: Run): boolean {
+    const fresh = Date.now() - this.#registry.takeoverMs;
+    if (run.holder !== null || run.ended || (run.moves.at(-1)?.at ?? run.spec.createdAt) > fresh) return false;
+    return ![...(this.#acked.get(run.id)?.values() ?? [])].some((acked) => acked.at >= fresh);
   }
 
   async handOver(run: Run, deadline: number): Promise<string | undefined> {

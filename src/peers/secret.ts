@@ -7,6 +7,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
  */
 export const PEER_HEADER = 'x-agent-test-gateway-peer';
 
+/**
+ * Every call between pods names the address its sender is listed under (`PEERS` or `PEER_DNS`),
+ * checked against the receiver's current peer list: the source address of a call is no identity
+ * (a mesh sidecar sends from 127.0.0.6, a NAT from its own address, a list may hold host names).
+ */
+export const PEER_ADDRESS_HEADER = 'x-agent-test-gateway-peer-address';
+
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 export function secretCheck(secret: string): (header: string | string[] | undefined) => boolean {

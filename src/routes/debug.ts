@@ -76,6 +76,8 @@ export interface DebugState {
   conversations: DebugConversation[];
   /** Runs this pod holds or keeps as replicas, newest first, without their reports. */
   runs: RunView[];
+  /** Runs running here that no sibling keeps a replica of: lost if this pod dies. */
+  runs_unreplicated: string[];
 }
 
 /** A conversation's last turns on this pod, oldest first. */
@@ -192,6 +194,7 @@ export async function debugRoutes(app: FastifyInstance): Promise<void> {
       conversations_total: all.length,
       conversations: shown.map((conv) => debugConversation(conv, now)),
       runs: app.runs.all().map((run) => ({ ...runView(run, app.runs.podName), report: null })),
+      runs_unreplicated: app.runs.running.filter((run) => app.runs.siblings.unreplicated(run)).map((run) => run.id),
     };
   });
 }

@@ -100,8 +100,12 @@ export const checkpointSchema = z.object({
   ),
   resumed: resumedSchema.nullable(),
   in_flight: z.array(z.tuple([z.string(), z.number().int().min(0)])),
-  /** Where the sender listens: with its source address, the sibling that holds the run. */
-  holder_port: z.number().int().min(1).max(65535),
+  /**
+   * Where the sender listens: no longer read (the call names the address its sender is listed
+   * under), still sent for the pods of the previous release during a rollout, which tell the
+   * sender by it.
+   */
+  holder_port: z.number().int().min(1).max(65535).optional(),
   /** The sender's pod name, as views show where the run is. */
   pod: z.string().min(1).max(512),
   /** The order in which siblings take over when the holder stops answering (1 first). */

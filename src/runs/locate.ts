@@ -14,6 +14,18 @@ export interface Located {
   holder: string | null | undefined;
 }
 
+/** No pod knows the run: it ended and was dropped for room (RUNS_KEPT_BYTES), or it never existed or expired. */
+function runNotFound(runs: RunRegistry, id: string): GatewayError {
+  if (runs.droppedForRoom(id)) {
+    return new GatewayError(
+      'run_not_found',
+      `Run ${id} ended and was dropped for room: the pods keep at most RUNS_KEPT_BYTES of runs, and dropped the oldest ended ` +
+        `ones first. Its report is no longer kept.`,
+    );
+  }
+  return new GatewayError('run_not_found', `No run ${id} is known: it never existed, or it ended and was forgotten.`);
+}
+
 /**
  * Who asks about a run: the caller, and whether it has Viewer on an agent's project (the platform's
  * answer for the caller's token, cached by the authorizer). A run is readable by its caller and by
@@ -55,9 +67,6 @@ export function readerOf(authorizer: Authorizer, caller: Caller): Reader {
   };
 }
 
-const notFound = (id: string) =>
-  new GatewayError('run_not_found', `No run ${id} is known: it never existed, or it ended and was forgotten.`);
-
 /**
  * A run from any pod, whoever's: this pod's record when it holds the run or the run ended, else
  * the siblings' answer (the holder's first), else this pod's replica.
@@ -88,7 +97,7 @@ async function readable(view: RunView, callerId: string, reader: Reader): Promis
  */
 export async function locateRun(runs: RunRegistry, id: string, reader: Reader): Promise<Located> {
   const located = await find(runs, id);
-  if (located === undefined || !(await readable(located.view, located.callerId, reader))) throw notFound(id);
+  if (located === undefined || !(await readable(located.view, located.callerId, reader))) throw runNotFound(runs, id);
   return located;
 }
 

@@ -8,8 +8,9 @@ import type { Admitted } from '../suites/run/start.js';
 import { applyCheckpoint, epochOf, type Checkpoint, type Refusal } from './checkpoint.js';
 import { HeldRuns } from './held.js';
 import { nextEpoch, verdictOnPush } from './holding.js';
+import { KeptRuns } from './kept.js';
 import { Replicas } from './replicas.js';
-import { Run, type RunKind, type RunMove, type RunSpec } from './run.js';
+import { REPORT_LINE, Run, type RunKind, type RunMove, type RunSpec } from './run.js';
 import { noSiblings, type PushOutcomes, type RunSiblings } from './siblings.js';
 
 /** How long a run is kept, how long it waits for a follower, how fast a sibling takes it over. */
@@ -18,6 +19,8 @@ export interface RunTimings {
   followGraceMs: number;
   keptMax: number;
   keptMs: number;
+  /** What a pod keeps of runs at most, in bytes as serialized (RUNS_KEPT_BYTES): ./kept.ts. */
+  keptBytes: number;
   /** A replica whose holder was silent this long (times its rank) asks it, and takes the run over if it does not answer. */
   takeoverMs: number;
 }
@@ -37,7 +40,7 @@ const REASONS = {
 };
 
 /** A line that ends a run's stream: its report, or its error. */
-export const isFinalLine = (line: string): boolean => line.startsWith('{"report":') || line.startsWith('{"error":');
+export const isFinalLine = (line: string): boolean => line.startsWith(REPORT_LINE) || line.startsWith('{"error":');
 
 /**
  * The runs of this pod: those it holds (running here, or ended here: ./held.ts) and the replicas
@@ -56,6 +59,7 @@ export class RunRegistry {
   readonly #replicas: Replicas;
   #siblings: RunSiblings = noSiblings;
   #draining = false;
+  readonly #kept: KeptRuns;
   readonly #closing = new AbortController();
   /** This pod's name, as runs' views show where they are. */
   readonly podName: string;
@@ -83,6 +87,12 @@ export class RunRegistry {
       adopt: (run, from) => this.#adopt(run, 'takeover', from),
       watching: () => !this.#draining,
     });
+    this.#kept = new KeptRuns(deps.timings);
+  }
+
+  /** Whether a run this pod no longer keeps was dropped for room (RUNS_KEPT_BYTES). */
+  droppedForRoom(id: string): boolean {
+    return this.#kept.droppedForRoom(id);
   }
 
   /** What the siblings' answers to the pushes of runs held here tell the fence (the peers report them). */
@@ -243,7 +253,9 @@ export class RunRegistry {
 
   #received(run: Run, adopt: boolean): void {
     this.#runs.set(run.id, run);
+    this.#kept.kept(run.id);
     if (run.ended) {
+      run.compact();
       this.#replicas.forget(run.id);
       return;
     }
@@ -357,13 +369,8 @@ export class RunRegistry {
     this.#graceTimers.delete(id);
   }
 
-  /** Ended runs beyond the count kept (oldest first) or older than the age kept are forgotten. */
+  /** Ended runs past the count, the age or the bytes kept are forgotten (./kept.ts). */
   #prune(): void {
-    const now = Date.now();
-    const ended = [...this.#runs.values()].filter((run) => run.endedAt !== null).sort((a, b) => a.endedAt! - b.endedAt!);
-    const over = ended.length - this.#timings.keptMax;
-    ended.forEach((run, i) => {
-      if (i < over || now - run.endedAt! > this.#timings.keptMs) this.#runs.delete(run.id);
-    });
+    this.#metrics.runsKeptBytes.set(this.#kept.prune(this.#runs));
   }
 }

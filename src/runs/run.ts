@@ -5,6 +5,9 @@ import type { Resumed, RunStates } from '../suites/run/start.js';
 import { FIRST_EPOCH, type Epoch } from './holding.js';
 
 export type RunKind = 'run' | 'comparison';
+
+/** How a run's final line starts when it ended with a report. */
+export const REPORT_LINE = '{"report":';
 export type RunStatus = 'running' | 'passed' | 'failed' | 'error' | 'cancelled';
 
 /** What a run is, fixed when it starts and carried wherever it moves. */
@@ -74,7 +77,8 @@ export class Run implements RunJournal {
   /** Rounds started and not completed, by key: what a move makes run again. */
   readonly inFlight = new Map<string, number>();
   readonly stops = new Map<number, Stopped>();
-  report: Record<string, unknown> | null = null;
+  /** The report until the run is compacted; then read from its final line (one copy, not two). */
+  #report: Record<string, unknown> | null = null;
   error: RunError | null = null;
   endedAt: number | null = null;
   readonly moves: RunMove[] = [];
@@ -118,6 +122,28 @@ export class Run implements RunJournal {
 
   get ended(): boolean {
     return this.status !== 'running';
+  }
+
+  /** The run's report once it ended with one (a run that ended with an error has none). */
+  get report(): Record<string, unknown> | null {
+    if (this.#report !== null || !this.ended) return this.#report;
+    const last = this.lines.at(-1);
+    return last?.startsWith(REPORT_LINE) === true ? (JSON.parse(last) as { report: Record<string, unknown> }).report : null;
+  }
+
+  set report(report: Record<string, unknown> | null) {
+    this.#report = report;
+  }
+
+  /**
+   * An ended run keeps one copy of its transcripts besides its turn lines: the report, as its final
+   * line. The report object goes (read back from the line when asked), and the rounds keep their
+   * attempts without turns (what a view's progress reads; nothing continues an ended run).
+   */
+  compact(): void {
+    if (!this.ended) return;
+    this.#report = null;
+    for (const round of this.rounds) round.attempts = round.attempts.map((attempt) => ({ ...attempt, turns: [] }));
   }
 
   completed(unit: number, round: number): CompletedRound | undefined {
@@ -167,6 +193,7 @@ export class Run implements RunJournal {
     else this.error = ending.error;
     this.lines.push(finalLine);
     this.changed();
+    this.compact();
   }
 
   cancel(why: string): void {

@@ -53,6 +53,11 @@ export interface RunSiblings {
   handOver(run: Run, deadline: number): Promise<string | undefined>;
   /** What every sibling that answers knows of the run (a replica asks before it takes over). */
   survey(id: string): Promise<SiblingAnswer[]>;
+  /**
+   * Whether a run running here has no replica on any sibling: none acknowledged its checkpoint
+   * within the takeover time (after it has run here that long), so its pod's death loses it.
+   */
+  unreplicated(run: Run): boolean;
   /** The run as the siblings know it: the holder's answer first, else a replica's; undefined when none knows it. */
   find(id: string): Promise<SiblingRun | undefined>;
   /** The runs a filter keeps on every sibling (held and replicas; a sibling that does not answer lists none). */
@@ -71,6 +76,8 @@ export const noSiblings: RunSiblings = {
   addresses: [],
   replicate: () => undefined,
   flush: () => Promise.resolve(),
+  // A single pod has nobody to replicate to: that is its configuration, not a fault to report.
+  unreplicated: () => false,
   handOver: () => Promise.resolve(undefined),
   survey: () => Promise.resolve([]),
   find: () => Promise.resolve(undefined),

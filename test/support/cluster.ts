@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { startEngineSimulator } from '../../src/simulators/engine.js';
+import { startEngineSimulator, type EngineSimulator } from '../../src/simulators/engine.js';
 import { startPlatformSimulator } from '../../src/simulators/platform.js';
 import { demoWorld } from '../../src/simulators/world.js';
 import { freePort } from './http.js';
@@ -27,16 +27,18 @@ export interface Pod {
   output(): string;
 }
 
+/** A pod on `env.HOST` (default 127.0.0.1: another loopback address, 127.0.0.2, makes calls between pods arrive from 127.0.0.1). */
 function spawnPod(port: number, env: Record<string, string>): Pod {
+  const host = env.HOST ?? '127.0.0.1';
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: childEnv({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }),
+    env: childEnv({ PORT: String(port), HOST: host, LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { port, url: `http://127.0.0.1:${port}`, child, exited, output: () => output };
+  return { port, url: `http://${host}:${port}`, child, exited, output: () => output };
 }
 
 /** Spawns a pod and waits until it is ready; `started` learns of it at once, so a teardown can stop it. */
@@ -144,12 +146,12 @@ http {
   };
 }
 
-/** A run pod's settings: peers by port, a silent holder's runs taken over within about a second, a busy machine's budgets. */
-function runPodEnv(o: { engine: string; platform: string; ports: number[]; env: Record<string, string> }): Record<string, string> {
+/** A run pod's settings: its release's `peers`, a silent holder's runs taken over within about a second, a busy machine's budgets. */
+function runPodEnv(o: { engine: string; platform: string; peers: string[]; env: Record<string, string> }): Record<string, string> {
   return {
     PROMETHIST_MCP_ENGINE_URL: o.engine,
     PROMETHIST_PLATFORM_URL: o.platform,
-    PEERS: o.ports.map((p) => `127.0.0.1:${p}`).join(','),
+    PEERS: o.peers.join(','),
     PEER_SECRET,
     PEER_TIMEOUT_MS: String(scaled(1000)),
     RUN_TAKEOVER_MS: String(scaled(1000)),
@@ -161,17 +163,25 @@ function runPodEnv(o: { engine: string; platform: string; ports: number[]; env: 
   };
 }
 
-/** Reads an NDJSON stream line by line into `lines`; resolves when it ends. */
-export async function collectLines(body: AsyncIterable<Buffer>, lines: unknown[]): Promise<void> {
-  let buffered = '';
-  for await (const chunk of body) {
-    buffered += chunk.toString();
-    let nl;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      lines.push(JSON.parse(buffered.slice(0, nl)));
-      buffered = buffered.slice(nl + 1);
-    }
-  }
+/** The engine and platform simulators real pods run against, stopped with the test after every pod it spawned. */
+export async function startRunSimulators(t: { teardown(fn: () => unknown): void }): Promise<{
+  engine: EngineSimulator;
+  spawned: Pod[];
+  /** The environment of a pod of a release whose pods are `peers`. */
+  podEnv: (peers: string[], env?: Record<string, string>) => Record<string, string>;
+}> {
+  const world = demoWorld();
+  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
+  const platform = await startPlatformSimulator({ world });
+  const spawned: Pod[] = [];
+  t.teardown(async () => {
+    for (const pod of spawned) pod.child.kill('SIGKILL');
+    await engine.close();
+    await platform.close();
+  });
+  const podEnv = (peers: string[], env: Record<string, string> = {}) =>
+    runPodEnv({ engine: engine.url, platform: platform.url, peers, env });
+  return { engine, spawned, podEnv };
 }
 
 /**
@@ -183,18 +193,13 @@ export async function startRunPods(
   t: { teardown(fn: () => unknown): void },
   env: Record<string, string> = {},
 ): Promise<{ pods: Pod[]; ports: number[] }> {
-  const world = demoWorld();
-  const engine = await startEngineSimulator({ world, sessionEndDelayMs: 50 });
-  const platform = await startPlatformSimulator({ world });
+  const { spawned, podEnv } = await startRunSimulators(t);
   const ports = [await freePort(), await freePort(), await freePort()];
-  const spawned: Pod[] = [];
-  t.teardown(async () => {
-    for (const pod of spawned) pod.child.kill('SIGKILL');
-    await engine.close();
-    await platform.close();
-  });
-  const podEnv = runPodEnv({ engine: engine.url, platform: platform.url, ports, env });
-  const pods = await Promise.all(ports.map((port) => startPod(port, podEnv, (pod) => spawned.push(pod))));
+  const environment = podEnv(
+    ports.map((p) => `127.0.0.1:${p}`),
+    env,
+  );
+  const pods = await Promise.all(ports.map((port) => startPod(port, environment, (pod) => spawned.push(pod))));
   return { pods, ports };
 }
 
@@ -220,7 +225,8 @@ export async function startCountedPods(
     await Promise.all(engines.map((engine) => engine.close()));
     await platform.close();
   });
-  const podEnv = (i: number) => runPodEnv({ engine: engines[i]!.url, platform: platform.url, ports, env: opts.env ?? {} });
+  const peers = ports.map((p) => `127.0.0.1:${p}`);
+  const podEnv = (i: number) => runPodEnv({ engine: engines[i]!.url, platform: platform.url, peers, env: opts.env ?? {} });
   const pods = await Promise.all(ports.slice(0, opts.up).map((port, i) => startPod(port, podEnv(i), (pod) => spawned.push(pod))));
   return { pods, engines, ports };
 }
