@@ -83,7 +83,7 @@ t.test('npm pack builds the package with only what runs', async (t) => {
   t.same(
     files.filter((f) => f.startsWith('public/')),
     page,
-    "the debug page's and the runs page's files and the reports' style sheet, read at run time (tsc copies no .html, .js or .css into dist/)",
+    "the debug and runs pages' files and the reports' style sheet, read at run time (tsc copies no .html, .js or .css into dist/)",
   );
   t.same(
     files.filter(
