@@ -22,6 +22,13 @@ export interface RunContext {
   access: AgentAccess;
   /** Aborted when the caller hangs up: running turns are cancelled, the rest skipped. */
   signal: AbortSignal;
+  /**
+   * Read right before an engine session opens: false once this pod no longer knows that it holds
+   * the run (its lease lapsed, it was fenced), which halts the run and aborts `signal`. A pod
+   * resumed after a pause thus opens no session for a run it may have lost, even for an attempt it
+   * had decided on before the pause. Absent: always (a run nobody else can hold).
+   */
+  holds?: () => boolean;
   /** The run's place among the pod's conversations (a comparison's two sides share one). */
   room: RunRoom;
   /** Each turn as soon as it has been evaluated (the streamed form of the route). */
@@ -35,6 +42,7 @@ export interface RunFront {
   agent: AgentRef;
   access: AgentAccess;
   signal: AbortSignal;
+  holds?: () => boolean;
   room: RunRoom;
   log: FastifyBaseLogger;
   onTurn: ((event: TurnEvent) => void) | undefined;
@@ -54,5 +62,6 @@ export function runContext(app: FastifyInstance, front: RunFront): RunContext {
     room: front.room,
     log: front.log,
     ...(front.onTurn ? { onTurn: front.onTurn } : {}),
+    ...(front.holds ? { holds: front.holds } : {}),
   };
 }

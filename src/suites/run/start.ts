@@ -151,6 +151,7 @@ const sideContext = (
     agent,
     access,
     signal: running.signal,
+    holds: () => !running.journal.halted,
     room: running.room,
     log: running.log,
     onTurn: onTurn && (side === undefined ? onTurn : (event: TurnEvent) => onTurn({ ...event, side })),
