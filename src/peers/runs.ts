@@ -206,6 +206,46 @@ export class PeerRunSiblings implements RunSiblings {
     return undefined;
   }
 
+  async handOn(runs: Run[], deadline: number): Promise<number> {
+    const newestFirst = [...runs].sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
+    const taken = await Promise.all(
+      this.#peers.list.map(async (peer, i) => {
+        let n = 0;
+        for (const run of newestFirst) {
+          const left = deadline - Date.now();
+          if (left <= 0) break;
+          const body = checkpointOf(
+            run,
+            { lines: 0, rounds: 0 },
+            { holderPort: this.#ownPort, pod: this.#registry.podName, rank: i + 1, adopt: false },
+          );
+          try {
+            const { status } = await this.#peers.client.internal(
+              peer,
+              'POST',
+              RUN_PATHS.checkpoint(run.id),
+              body,
+              Math.min(PUSH_TIMEOUT_MS, left),
+            );
+            // It drains too (503), or keeps a newer end (409): the next run may still be taken.
+            if (status === 204) n += 1;
+            else if (status === 503) break;
+          } catch {
+            // Nothing listens there, or it hangs: it gets no more of them.
+            break;
+          }
+        }
+        return n;
+      }),
+    );
+    const handedOn = taken.reduce((a, b) => a + b, 0);
+    this.#log.info(
+      { event: 'ended_runs_handed_on', runs: runs.length, checkpoints_taken: handedOn },
+      'ended runs handed on to the siblings',
+    );
+    return handedOn;
+  }
+
   async survey(id: string): Promise<SiblingAnswer[]> {
     const answers = await Promise.all(
       this.#peers.list.map(async (peer): Promise<SiblingAnswer | undefined> => {
