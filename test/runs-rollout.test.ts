@@ -1,11 +1,13 @@
 // A rolling restart that replaces every pod of a release (four listed addresses, two up; each old
 // pod SIGTERMed after a new one started, as the chart's rolling update does): a comparison running
 // through it ends with its full report, and a run that ended before the rollout is still readable,
-// with its report, on both new pods — the draining pods hand their ended runs on, not only their
+// with its report, on both new pods (REST and MCP `tasks/result`) — the draining pods hand their ended runs on, not only their
 // running ones. Every process exits 0 within its shutdown grace.
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import t from 'tap';
 import { startPod, startRunSimulators, type Pod } from './support/cluster.js';
 import { freePort, type Json } from './support/http.js';
+import { mcpClient, textOf } from './support/mcp.js';
 import { attemptsOf, runOn, startComparison, until } from './support/runs.js';
 import { scaled } from './support/time.js';
 
@@ -72,6 +74,11 @@ t.test('a rolling restart of every pod loses neither the running comparison nor 
     const { status, body } = await runOn(pod, before);
     t.equal(status, 200, `the run that ended before the rollout is readable on ${pod.url}`);
     t.same(body.report, endedBefore.report, 'with its report');
+    const client = await mcpClient({ teardown: () => undefined }, pod);
+    const result: Json = await client.experimental.tasks.getTaskResult(before, CallToolResultSchema);
+    await client.close();
+    t.notOk(result.isError, `tasks/result answers it on ${pod.url}: ${textOf(result).slice(0, 200)}`);
+    t.match(result.structuredContent, { run_id: before }, 'with its report');
   }
   // The new pods keep it themselves: a rollout of the new pods keeps it on.
   t.equal(await stop(c), 0, 'a new pod drains too');
