@@ -180,19 +180,8 @@ export class PeerRunSiblings implements RunSiblings {
     for (const [i, peer] of this.#peers.list.entries()) {
       const left = deadline - Date.now();
       if (left <= 0) break;
-      const body = checkpointOf(
-        run,
-        { lines: 0, rounds: 0 },
-        { holderPort: this.#ownPort, pod: this.#registry.podName, rank: i + 1, adopt: true },
-      );
       try {
-        const { status, body: answer } = await this.#peers.client.internal(
-          peer,
-          'POST',
-          RUN_PATHS.checkpoint(run.id),
-          body,
-          Math.min(PUSH_TIMEOUT_MS, left),
-        );
+        const { status, body: answer } = await this.#pushWhole(run, peer, { rank: i + 1, adopt: true }, left);
         // `stale`: it took the run already (a hand-over retried after a timeout) or knows who did.
         if (status === 204 || (status === 409 && (answer as { refused?: unknown } | undefined)?.refused === 'stale')) {
           this.#acked.delete(run.id);
@@ -204,6 +193,41 @@ export class PeerRunSiblings implements RunSiblings {
     }
     this.#log.warn({ event: 'run_not_handed_over', run_id: run.id }, 'no sibling took the run over');
     return undefined;
+  }
+
+  async handOn(runs: Run[], deadline: number): Promise<number> {
+    const newestFirst = [...runs].sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
+    const taken = await Promise.all(
+      this.#peers.list.map(async (peer, i) => {
+        let n = 0;
+        for (const run of newestFirst) {
+          const left = deadline - Date.now();
+          if (left <= 0) break;
+          try {
+            const { status } = await this.#pushWhole(run, peer, { rank: i + 1, adopt: false }, left);
+            // It drains too (503), or keeps a newer end (409): the next run may still be taken.
+            if (status === 204) n += 1;
+            else if (status === 503) break;
+          } catch {
+            // Nothing listens there, or it hangs: it gets no more of them.
+            break;
+          }
+        }
+        return n;
+      }),
+    );
+    const handedOn = taken.reduce((a, b) => a + b, 0);
+    this.#log.info(
+      { event: 'ended_runs_handed_on', runs: runs.length, checkpoints_taken: handedOn },
+      'ended runs handed on to the siblings',
+    );
+    return handedOn;
+  }
+
+  /** Pushes all of a run to a sibling (a hand-over, or an ended run handed on), waiting at most `left` ms. */
+  #pushWhole(run: Run, peer: Peer, to: { rank: number; adopt: boolean }, left: number) {
+    const body = checkpointOf(run, { lines: 0, rounds: 0 }, { holderPort: this.#ownPort, pod: this.#registry.podName, ...to });
+    return this.#peers.client.internal(peer, 'POST', RUN_PATHS.checkpoint(run.id), body, Math.min(PUSH_TIMEOUT_MS, left));
   }
 
   async survey(id: string): Promise<SiblingAnswer[]> {

@@ -7,7 +7,7 @@ import { sleep } from '../suites/run/cancellation.js';
 import type { Admitted } from '../suites/run/start.js';
 import { applyCheckpoint, epochOf, type Checkpoint, type Refusal } from './checkpoint.js';
 import { HeldRuns } from './held.js';
-import { nextEpoch, verdictOnPush } from './holding.js';
+import { compareEpochs, nextEpoch, verdictOnPush } from './holding.js';
 import { KeptRuns } from './kept.js';
 import { Replicas } from './replicas.js';
 import { REPORT_LINE, Run, type RunKind, type RunMove, type RunSpec } from './run.js';
@@ -237,6 +237,8 @@ export class RunRegistry {
   receive(id: string, push: Checkpoint, holder: string): Refusal | undefined {
     if (this.#draining) throw new GatewayError('shutting_down', 'This pod is shutting down: it keeps no run.');
     const held = this.get(id);
+    // An end this pod keeps already (a draining sibling hands its ended runs on): nothing to change.
+    if (held?.ended && push.status !== 'running' && compareEpochs(epochOf(push), held.epoch) === 0) return undefined;
     const known = held && { epoch: held.epoch, heldHere: held.holder === null, ended: held.ended };
     const verdict = verdictOnPush(known, { epoch: epochOf(push), ended: push.status !== 'running' });
     if (verdict === 'stale') {
@@ -281,6 +283,10 @@ export class RunRegistry {
     const bounded = (work: Promise<unknown>) => (graceOver === undefined ? work : Promise.race([work, graceOver]));
     // Half the grace (at least 5 s) to hand a run over; the rest to end it here, cancelled, if no sibling takes it.
     const handOverBy = deadline === undefined ? Infinity : Date.now() + Math.max(HAND_OVER_MIN_MS, (deadline - Date.now()) / 2);
+    // Ended runs go to the siblings that stay (a rolling update starts the new pod first), at once and
+    // alongside the running ones: a rollout that replaces every pod keeps them readable.
+    const ended = [...this.#runs.values()].filter((run) => run.ended);
+    const handedOn = ended.length === 0 ? Promise.resolve(0) : this.#siblings.handOn(ended, handOverBy);
     await bounded(Promise.all(running.map((run) => this.#held.settled(run.id))));
     await bounded(
       Promise.all(
@@ -300,6 +306,7 @@ export class RunRegistry {
         }),
       ),
     );
+    await bounded(handedOn);
     // Followers here read on (through the sibling now holding their run) until the grace ends,
     // then are told to stop, and answer their callers before the pod closes.
     const until = deadline ?? Date.now();

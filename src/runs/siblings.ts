@@ -51,6 +51,12 @@ export interface RunSiblings {
   flush(run: Run): Promise<void>;
   /** Hands a halted run to the first sibling that takes it over, by the deadline; its address, or undefined when none did. */
   handOver(run: Run, deadline: number): Promise<string | undefined>;
+  /**
+   * Hands ended runs on (a drain): each one's final checkpoint to every sibling that answers, newest
+   * first, by the deadline; answers how many checkpoints were taken. A sibling keeps them within its
+   * own bounds (RUNS_KEPT_BYTES and the rest), and never adopts one.
+   */
+  handOn(runs: Run[], deadline: number): Promise<number>;
   /** What every sibling that answers knows of the run (a replica asks before it takes over). */
   survey(id: string): Promise<SiblingAnswer[]>;
   /**
@@ -79,6 +85,7 @@ export const noSiblings: RunSiblings = {
   // A single pod has nobody to replicate to: that is its configuration, not a fault to report.
   unreplicated: () => false,
   handOver: () => Promise.resolve(undefined),
+  handOn: () => Promise.resolve(0),
   survey: () => Promise.resolve([]),
   find: () => Promise.resolve(undefined),
   listOf: () => Promise.resolve(NONE),
