@@ -27,6 +27,7 @@ export const errorStatus = {
   turn_in_progress: 409,
   conversation_settings_fixed: 409,
   model_not_configured: 409,
+  run_running: 409,
   // 413 / 415
   body_too_large: 413,
   unsupported_media_type: 415,

@@ -6,6 +6,7 @@
  */
 
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { browserModules } from '../src/routes/runs-page.js';
@@ -113,6 +114,27 @@ t.test('a comparison followed live to its verdict, side by side, hostile text as
   t.equal(await page.evaluate(() => performance.getEntriesByType('navigation').length), 1, 'no reload');
   await page.waitForSelector('svg');
   t.same(await axeViolations(page), [], 'axe: no serious or critical violation on the run');
+
+  // The reports: JSON from the page, JUnit and HTML from the API with the token in a header, each saved from a blob.
+  const asked: string[] = [];
+  page.on('request', (request) => asked.push(request.url()));
+  for (const [button, accept, name] of [
+    ['junit', 'application/xml', `${id}.junit.xml`],
+    ['html', 'text/html', `${id}.html`],
+    ['json', null, `${id}.json`],
+  ] as const) {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click(`button[data-download=${button}]`)]);
+    t.equal(download.suggestedFilename(), name);
+    t.match(download.url(), /^blob:/, `${button}: saved from a blob`);
+    const saved = await readFile(await download.path(), 'utf8');
+    const expected =
+      accept === null ? JSON.stringify(report, null, 2) : (await s.call('GET', `/v1/runs/${id}`, { headers: { accept } })).text;
+    t.equal(saved, expected, `${button}: the gateway's report, as follow writes it`);
+  }
+  t.notOk(
+    asked.some((url) => url.includes('demo-token')),
+    'the token is never in a URL',
+  );
 
   // Every attempt a mark in its row; a mark opens the transcripts side by side, aligned by turn.
   const regressed = page.locator('tbody[data-conversation="order lookup"]');

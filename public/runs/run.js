@@ -231,6 +231,12 @@ function filterFacts(conv) {
   };
 }
 
+/** The reports `GET /v1/runs/{id}` answers by `Accept` once the run has ended, and their file names. */
+const REPORT_FILES = {
+  junit: { accept: 'application/xml', name: (id) => `${id}.junit.xml` },
+  html: { accept: 'text/html', name: (id) => `${id}.html` },
+};
+
 function download(name, type, body) {
   const url = URL.createObjectURL(new Blob([body], { type }));
   const link = document.createElement('a');
@@ -278,7 +284,12 @@ export async function showRun(main, id, signal) {
       el('actions'),
       html`${running ? html`<button type="button" id="cancel">Cancel run…</button>` : ''}
         ${state.report === null ? '' : html`<button type="button" data-download="json">Download JSON report</button>`}
-        <span id="confirm-slot"></span>`,
+        ${
+          running
+            ? ''
+            : html`<button type="button" data-download="junit">Download JUnit report</button>
+                <button type="button" data-download="html">Download HTML report</button>`
+        } <span id="confirm-slot"></span>`,
     );
   };
 
@@ -381,6 +392,13 @@ export async function showRun(main, id, signal) {
           .catch((err) => show(el('confirm-slot'), errorBox(err)));
       } else if (target.dataset.download === 'json') {
         download(`${id}.json`, 'application/json', JSON.stringify(state.report, null, 2));
+      } else if (target.dataset.download in REPORT_FILES) {
+        // The gateway renders them as the CLI does (`Accept` picks which); fetched with the token, saved from a blob.
+        const { accept, name } = REPORT_FILES[target.dataset.download];
+        api('GET', `/v1/runs/${id}`, { accept })
+          .then((res) => res.text())
+          .then((body) => download(name(id), accept, body))
+          .catch((err) => notice(`Could not download the report: ${err.message}`));
       } else if (target.id === 'capture') {
         const params = new URLSearchParams(location.hash.slice(1));
         const query = new URLSearchParams({ conversation: params.get('conversation'), attempt: params.get('attempt') });

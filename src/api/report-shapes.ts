@@ -40,7 +40,7 @@ export type components = {
      *     401 `unauthenticated`; 403 `forbidden`, `conversation_not_yours`, `run_not_yours`; 404 `not_found`,
      *     `agent_not_found`, `revision_not_found`, `session_not_found`, `device_not_found`, `run_not_found`; 409
      *     `no_published_revision`, `revision_not_runnable`, `turn_in_progress`,
-     *     `conversation_settings_fixed`, `model_not_configured`; 413 `body_too_large`; 415 `unsupported_media_type`; 429
+     *     `conversation_settings_fixed`, `model_not_configured`, `run_running`; 413 `body_too_large`; 415 `unsupported_media_type`; 429
      *     `caller_conversation_limit`; 500 `internal`; 502 `engine_unavailable`, `engine_refused`,
      *     `identity_unrecognised`, `identity_not_enabled`, `model_failed` (only inside a run's report); 503
      *     `pod_conversation_limit`, `platform_unavailable`, `identity_not_configured`,
@@ -65,6 +65,7 @@ export type components = {
       | 'turn_in_progress'
       | 'conversation_settings_fixed'
       | 'model_not_configured'
+      | 'run_running'
       | 'body_too_large'
       | 'unsupported_media_type'
       | 'caller_conversation_limit'

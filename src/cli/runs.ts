@@ -1,4 +1,5 @@
 import type { ComparisonReport } from '../suites/report/comparison.js';
+import { junitSuiteOf } from '../suites/report/documents.js';
 import { comparisonReportHtml, runReportHtml } from '../suites/report/html/render.js';
 import type { RunReport } from '../suites/report/run-report.js';
 import { renderComparison, renderReport } from '../suites/report/text.js';
@@ -131,7 +132,6 @@ export async function main(command: Command, args: string[], io: Io = defaultIo(
   const { kind } = known;
   const options = { junit: parsed.files.junit, html: parsed.files.html, json: parsed.files.json };
   const follow = { gateway: parsed.gateway, token, kind, io, onTurn: () => undefined, isReport: () => false } as const;
-  const suite = { name: parsed.id, file: parsed.id };
   if (kind === 'run') {
     const answer = await followRun<RunReport, unknown>(parsed.id, follow);
     if ('failure' in answer) {
@@ -140,7 +140,7 @@ export async function main(command: Command, args: string[], io: Io = defaultIo(
     }
     const { report } = answer;
     io.stdout(renderReport(report, report.name ?? parsed.id));
-    const entries: Array<Entry<RunReport>> = [{ junit: { ...suite, report }, report }];
+    const entries: Array<Entry<RunReport>> = [{ junit: junitSuiteOf(parsed.id, { kind, report }), report }];
     const written = await writeReports('follow', options, io, entries, runReportHtml);
     if (answer.cancelled) return cancelledExit(io, 'run');
     const outcome = runOutcome(report);
@@ -155,7 +155,7 @@ export async function main(command: Command, args: string[], io: Io = defaultIo(
   }
   const { report } = answer;
   io.stdout(`${renderComparison(report, report.name ?? parsed.id)}\n`);
-  const entries: Array<Entry<ComparisonReport>> = [{ junit: { ...suite, report: report.runs.candidate, comparison: report }, report }];
+  const entries: Array<Entry<ComparisonReport>> = [{ junit: junitSuiteOf(parsed.id, { kind, report }), report }];
   const written = await writeReports('follow', options, io, entries, comparisonReportHtml);
   if (answer.cancelled) return cancelledExit(io, 'comparison');
   const outcome = comparisonOutcome(report);

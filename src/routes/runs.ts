@@ -8,6 +8,7 @@
 
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import Negotiator from 'negotiator';
 import { z } from 'zod';
 import { serializedComponent } from '../api/openapi.js';
 import type { AgentRef } from '../domain/vocabulary.js';
@@ -19,7 +20,7 @@ import { runLines } from '../runs/follow.js';
 import { CANCELLED_BY_DELETE, isFinalLine } from '../runs/registry.js';
 import { cancelLocated, listRuns, locateOwnRun, locateRun, readerOf, type Reader } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
-import { runView } from '../runs/views.js';
+import { runView, type RunView } from '../runs/views.js';
 import { agentParams, agentSchema, parse, runIdSchema } from '../schemas/requests.js';
 import { authenticate, requireToken } from './access.js';
 import { hangUpOf, wantsStream } from './streaming.js';
@@ -137,6 +138,41 @@ const captureQuery = z.object({
 /** Capture loads with its first use, as the suite format does. */
 const loadCapture = () => import('../suites/capture/capture.js');
 
+/** The JUnit and HTML reports load with their first download, as the suite format does. */
+const loadDocuments = () => import('../suites/report/documents.js');
+
+/** What `GET /v1/runs/{id}` answers by `Accept`: the run (JSON, also for any type or none), its JUnit, its HTML report. */
+const RUN_ANSWERS = ['application/json', 'application/xml', 'text/html'] as const;
+type ReportType = Exclude<(typeof RUN_ANSWERS)[number], 'application/json'>;
+
+/**
+ * A run's JUnit or HTML report, the same files `agent-test-gateway follow --junit/--html` writes:
+ * of its report, or of its error when it ended with one; 409 `run_running` before it has ended.
+ * The HTML answer carries the file's own policy (no script, no request) as a header too.
+ */
+async function sendReport(reply: FastifyReply, view: RunView, type: ReportType): Promise<FastifyReply> {
+  if (view.status === 'running') {
+    throw new GatewayError(
+      'run_running',
+      `The run is still running: its JUnit and HTML reports exist once it has ended. GET /v1/runs/${view.id}/events follows it to its end.`,
+    );
+  }
+  const { runJUnit, runHtml, REPORT_CSP } = await loadDocuments();
+  const ending =
+    view.report === null
+      ? { kind: view.kind, error: view.error ?? { error: 'internal', message: 'The run ended without a report.' } }
+      : ({ kind: view.kind, report: view.report } as Parameters<typeof runJUnit>[1]);
+  const [body, file] =
+    type === 'application/xml' ? [runJUnit(view.id, ending), `${view.id}.junit.xml`] : [runHtml(view.id, ending), `${view.id}.html`];
+  if (type === 'text/html') reply.header('content-security-policy', REPORT_CSP);
+  return reply
+    .type(`${type}; charset=utf-8`)
+    .header('content-disposition', `attachment; filename="${file}"`)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-store')
+    .send(body);
+}
+
 /** The caller as a reader of runs (the team reads a run; its caller alone cancels it). */
 const readerFor = async (app: FastifyInstance, request: FastifyRequest): Promise<Reader> =>
   readerOf(app.authorizer, await authenticate(app, request));
@@ -181,9 +217,12 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     return { runs: await listRuns(app.runs, { agent }, readerOf(app.authorizer, caller)) };
   });
 
-  app.get('/v1/runs/:run_id', async (request) => {
+  app.get('/v1/runs/:run_id', async (request, reply) => {
     const { run_id: id } = parse(idParams, request.params, 'path');
-    return (await locateRun(app.runs, id, await readerFor(app, request))).view;
+    const { view } = await locateRun(app.runs, id, await readerFor(app, request));
+    reply.header('vary', 'Accept');
+    const type = new Negotiator(request.raw).mediaType([...RUN_ANSWERS]) as (typeof RUN_ANSWERS)[number] | undefined;
+    return type === undefined || type === 'application/json' ? view : sendReport(reply, view, type);
   });
 
   app.get('/v1/runs/:run_id/events', async (request, reply) => {

@@ -16,8 +16,11 @@ const STYLE_SHEET = new URL('../../../../public/report/report.css', import.meta.
 let style: string | undefined;
 const styleSheet = (): string => (style ??= readFileSync(STYLE_SHEET, 'utf8'));
 
-/** The policy: inline styles and data: images, nothing else — no script, no request of any kind. */
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+/**
+ * The policy (the meta tag, and the header of the API answer that serves the file): inline styles
+ * and data: images, nothing else — no script, no request of any kind.
+ */
+export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
 
 /** The whole page: the policy first, so that nothing from the report comes before it. */
 export function page(title: string, body: Html, wide = false): string {
@@ -26,7 +29,7 @@ export function page(title: string, body: Html, wide = false): string {
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="${CSP}">`,
+    `<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">`,
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="generator" content="agent-test-gateway">',
