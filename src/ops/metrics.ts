@@ -67,6 +67,7 @@ export type MetricsConfig = Pick<
   | 'maxConversationsPerPod'
   | 'revision'
   | 'maxMonitorSeries'
+  | 'runs'
 > & { model?: { timeoutMs: number } | undefined };
 
 /** Who calls the model and how a call ended (the model adapter's vocabulary, kept here with the other label sets). */
@@ -238,6 +239,11 @@ export function createMetrics(config: MetricsConfig) {
         'RUNS_KEPT_BYTES, except by running runs.',
       registers,
     }),
+    runsKeptBytesLimit: new Gauge({
+      name: `${p}runs_kept_bytes_limit`,
+      help: 'RUNS_KEPT_BYTES: the bound on runs_kept_bytes, for alerts and the dashboard to compare it with.',
+      registers,
+    }),
     runsMoved: new Counter({
       name: `${p}runs_moved_total`,
       help:
@@ -268,6 +274,7 @@ export function createMetrics(config: MetricsConfig) {
   metrics.conversationLimit.set({ limit: 'pod' }, config.maxConversationsPerPod);
   metrics.draining.set(0);
   metrics.memoryLimit.set(memoryLimit());
+  metrics.runsKeptBytesLimit.set(config.runs.keptBytes);
   metrics.buildInfo.set({ version: packageVersion(), revision: config.revision, node: process.version }, 1);
 
   // Zero every known series, so a dashboard sees 0 rather than nothing before the first event.
