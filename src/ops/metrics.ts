@@ -216,6 +216,15 @@ export function createMetrics(config: MetricsConfig) {
       labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome', 'responsible'] as const,
       registers,
     }),
+    monitorAttacks: new Counter({
+      name: `${p}monitor_attack_attempts_total`,
+      help:
+        'Attempts of the attack conversations of monitored runs that could be judged, by monitor, agent, revision, ' +
+        'conversation and outcome (held: the agent held; broke: the attack broke it), added when the run finishes; within ' +
+        'MAX_MONITOR_SERIES.',
+      labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome'] as const,
+      registers,
+    }),
     monitorLastRun: new Gauge({
       name: `${p}monitor_last_run_timestamp_seconds`,
       help: "When the monitor's last run on this pod finished (Unix seconds), by monitor and agent.",
@@ -295,7 +304,12 @@ export function createMetrics(config: MetricsConfig) {
     metrics.modelRequestDuration.zero({ role });
   }
   const monitorSeries = new MonitorSeries(
-    { attempts: metrics.monitorAttempts, lastRun: metrics.monitorLastRun, dropped: metrics.monitorSeriesDropped },
+    {
+      attempts: metrics.monitorAttempts,
+      attacks: metrics.monitorAttacks,
+      lastRun: metrics.monitorLastRun,
+      dropped: metrics.monitorSeriesDropped,
+    },
     config.maxMonitorSeries,
   );
   return { ...metrics, monitorSeries };
