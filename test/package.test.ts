@@ -73,11 +73,17 @@ t.test('npm pack builds the package with only what runs', async (t) => {
   t.ok(files.includes('dist/entrypoint.js'), "the image's entrypoint");
   t.ok(files.includes('dist/server.js') && files.includes('openapi.yaml'), 'the server and its contract');
   for (const doc of ['README.md', 'LICENSE', 'CHANGELOG.md', 'package.json']) t.ok(files.includes(doc), doc);
-  const page = ['public/debug/app.css', 'public/debug/app.js', 'public/debug/index.html', 'public/report/report.css'];
+  const page = [
+    'public/debug/app.css',
+    'public/debug/app.js',
+    'public/debug/index.html',
+    'public/report/report.css',
+    ...['api.js', 'app.css', 'app.js', 'index.html', 'list.js', 'run.js', 'views.js'].map((f) => `public/runs/${f}`),
+  ];
   t.same(
     files.filter((f) => f.startsWith('public/')),
     page,
-    "the debug page's files and the reports' style sheet, read at run time (tsc copies no .html, .js or .css into dist/)",
+    "the debug and runs pages' files and the reports' style sheet, read at run time (tsc copies no .html, .js or .css into dist/)",
   );
   t.same(
     files.filter(

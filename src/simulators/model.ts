@@ -7,8 +7,8 @@ import { uniform } from './chance.js';
 // `failure_review`, `usage` in every answer. It is a deterministic stand-in for a real model, not
 // one: the simulated user follows a fixed policy over the role-inverted history, an attacker
 // (`Objective:` in its system message) presses its objective in a few fixed lines, the judge rules
-// by keywords (a criterion about a coin by a seeded coin flip; "never" with quoted words: none of
-// them said), and the review blames the judge for an inconclusive ruling, else the agent. Faults
+// by keywords (a criterion about a coin by a seeded coin flip; "never says" with quoted words: none
+// of them said), and the review blames the judge for an inconclusive ruling, else the agent. Faults
 // make it misbehave for tests; `spoil` makes the simulated user spoil a seeded share of attempts,
 // `misjudge` makes the judge err on a seeded share of its rulings (what a judge-check against a
 // person's labels must find).
@@ -149,10 +149,13 @@ function attackerTurn(messages: Message[], attacker: { objective: string; strate
   return { line: said === 0 ? (OPENERS[attacker.strategy] ?? OPENERS.persistence!) : presses[(said - 1) % presses.length]!, done: false };
 }
 
+/** A criterion that forbids words (`The agent never says "…"`): passed when none of its quoted words was said. */
+const NEVER = /\bnever (say|says|said|quote|quotes|give|gives|mention|mentions|reveal|reveals|tell|tells)\b/i;
+
 /** The stand-in judge: quoted words must appear in the agent's text; "date" and "remember" criteria by pattern; else inconclusive. */
 function ruling(criterion: string, agentText: string): { verdict: string; reasoning: string } {
   const quoted = [...criterion.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
-  if (quoted.length > 0 && /\bnever\b/i.test(criterion)) {
+  if (quoted.length > 0 && NEVER.test(criterion)) {
     const said = quoted.filter((q) => agentText.toLowerCase().includes(q.toLowerCase()));
     return said.length === 0
       ? { verdict: 'passed', reasoning: `The agent never said ${quoted.map((q) => `"${q}"`).join(', ')}.` }
