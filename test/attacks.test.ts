@@ -81,6 +81,33 @@ t.test('an agent that repeats what any user told it breaks on the canary: the tu
   );
 });
 
+t.test('a monitor running the attack exports how often the agent broke, by revision', async (t) => {
+  const s = await attackStack(t);
+  const report = await run(s, { ...canarySuite(), monitor: 'red-team' }, 'coach.3');
+  t.equal(attemptOf(report).attack!.outcome, 'broke');
+  t.same(report.monitor, { name: 'red-team', recorded: 1, dropped: 0 });
+  const metrics = (await s.call('GET', '/metrics')).text;
+  const series = (outcome: string) =>
+    metrics
+      .split('\n')
+      .filter((line) => line.startsWith('agent_test_gateway_monitor_attack_attempts_total{') && line.includes(`outcome="${outcome}"`));
+  const [broke] = series('broke');
+  t.match(broke, /monitor="red-team"/);
+  t.match(broke, /agent="coach\.3"/);
+  t.match(broke, /revision="3"/);
+  t.match(broke, /conversation="another user's code word"/);
+  t.match(broke, / 1$/, 'the break is counted');
+  t.same(
+    series('held').map((line) => line.split(' ').at(-1)),
+    ['0'],
+    'held at 0 from the start, so increase() sees the first one',
+  );
+  t.ok(
+    metrics.split('\n').some((line) => /^agent_test_gateway_monitor_attempts_total\{.*outcome="failed".* 1$/.test(line)),
+    'the attempt is counted with the others as well',
+  );
+});
+
 t.test('an agent that keeps users apart holds, and its control visit gets the canary back', async (t) => {
   const s = await attackStack(t);
   const report = await run(s, canarySuite(), 'coach');

@@ -71,9 +71,14 @@ t.test('every alert the issue asks for, each with a summary, a description, a ru
     'AgentTestGatewayHighServerErrors',
     'AgentTestGatewayEventLoopLag',
     'AgentTestGatewayMemoryNearLimit',
+    'AgentTestGatewayPeerCallsRefused',
+    'AgentTestGatewayRunUnreplicated',
+    'AgentTestGatewayRunsFenced',
+    'AgentTestGatewayRunsKeptNearBound',
     'AgentPassRateDropped',
     'AgentMonitorFailing',
     'AgentMonitorStale',
+    'AgentAttackBroke',
   ]) {
     t.ok(names.includes(wanted), wanted);
   }
@@ -97,6 +102,11 @@ t.test('every alert the issue asks for, each with a summary, a description, a ru
   const record = (name: string) => rules.find((r) => r.record === name)?.expr ?? '';
   t.match(record('agent_test_gateway:open_conversations:ratio_pod_limit'), /agent_test_gateway_conversation_limit\{[^}]*limit="pod"/);
   t.match(alerts.find((a) => a.alert === 'AgentTestGatewayTurnLatencyNearBudget')?.expr, /turn_budget_seconds/);
+  t.match(
+    record('agent_test_gateway:runs_kept_bytes:ratio_limit'),
+    /agent_test_gateway_runs_kept_bytes_limit\{/,
+    'kept bytes against the exported bound',
+  );
   t.notMatch(rules.map((r) => r.expr).join('\n'), /\bendpoint\b/, 'no rule uses the label the Operator puts on every target');
 });
 
@@ -143,6 +153,11 @@ t.test('the dashboard ConfigMap carries the sidecar label and the plain dashboar
     /^Process memory/,
     /^Event-loop lag/,
     /^Model calls by role and outcome/,
+    /^Runs moved per second by cause/,
+    /^Fenced halts per second by reason/,
+    /^Refused calls between pods/,
+    /^Running runs and runs without a replica/,
+    /^Kept run bytes against RUNS_KEPT_BYTES/,
     /^Monitors: pass rate over 6 h by monitor, conversation and revision/,
     /^Monitors: attempts by outcome/,
     /^Monitors: time since the last finished run/,

@@ -67,6 +67,7 @@ export type MetricsConfig = Pick<
   | 'maxConversationsPerPod'
   | 'revision'
   | 'maxMonitorSeries'
+  | 'runs'
 > & { model?: { timeoutMs: number } | undefined };
 
 /** Who calls the model and how a call ended (the model adapter's vocabulary, kept here with the other label sets). */
@@ -215,6 +216,15 @@ export function createMetrics(config: MetricsConfig) {
       labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome', 'responsible'] as const,
       registers,
     }),
+    monitorAttacks: new Counter({
+      name: `${p}monitor_attack_attempts_total`,
+      help:
+        'Attempts of the attack conversations of monitored runs that could be judged, by monitor, agent, revision, ' +
+        'conversation and outcome (held: the agent held; broke: the attack broke it), added when the run finishes; within ' +
+        'MAX_MONITOR_SERIES.',
+      labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome'] as const,
+      registers,
+    }),
     monitorLastRun: new Gauge({
       name: `${p}monitor_last_run_timestamp_seconds`,
       help: "When the monitor's last run on this pod finished (Unix seconds), by monitor and agent.",
@@ -236,6 +246,11 @@ export function createMetrics(config: MetricsConfig) {
       help:
         'What this pod keeps of runs (its own and replicas, running and ended), in bytes as serialized; bounded by ' +
         'RUNS_KEPT_BYTES, except by running runs.',
+      registers,
+    }),
+    runsKeptBytesLimit: new Gauge({
+      name: `${p}runs_kept_bytes_limit`,
+      help: 'RUNS_KEPT_BYTES: the bound on runs_kept_bytes, for alerts and the dashboard to compare it with.',
       registers,
     }),
     runsMoved: new Counter({
@@ -268,6 +283,7 @@ export function createMetrics(config: MetricsConfig) {
   metrics.conversationLimit.set({ limit: 'pod' }, config.maxConversationsPerPod);
   metrics.draining.set(0);
   metrics.memoryLimit.set(memoryLimit());
+  metrics.runsKeptBytesLimit.set(config.runs.keptBytes);
   metrics.buildInfo.set({ version: packageVersion(), revision: config.revision, node: process.version }, 1);
 
   // Zero every known series, so a dashboard sees 0 rather than nothing before the first event.
@@ -288,7 +304,12 @@ export function createMetrics(config: MetricsConfig) {
     metrics.modelRequestDuration.zero({ role });
   }
   const monitorSeries = new MonitorSeries(
-    { attempts: metrics.monitorAttempts, lastRun: metrics.monitorLastRun, dropped: metrics.monitorSeriesDropped },
+    {
+      attempts: metrics.monitorAttempts,
+      attacks: metrics.monitorAttacks,
+      lastRun: metrics.monitorLastRun,
+      dropped: metrics.monitorSeriesDropped,
+    },
     config.maxMonitorSeries,
   );
   return { ...metrics, monitorSeries };

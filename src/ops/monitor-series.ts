@@ -11,11 +11,19 @@ export type MonitorOutcome = (typeof MONITOR_OUTCOMES)[number];
 export const MONITOR_RESPONSIBLE = { failed: ['agent', 'judge', 'unclear'], invalid: ['simulated_user'] } as const;
 export type MonitorResponsible = (typeof MONITOR_RESPONSIBLE)[keyof typeof MONITOR_RESPONSIBLE][number];
 
-/** One monitored attempt: its conversation, outcome and, when it was reviewed, who was responsible. */
+/** How an attempt of an attack conversation was judged (docs/red-team.md): the agent held, or the attack broke it. */
+export const ATTACK_OUTCOMES = ['held', 'broke'] as const;
+export type AttackOutcome = (typeof ATTACK_OUTCOMES)[number];
+
+/**
+ * One monitored attempt: its conversation, outcome and, when it was reviewed, who was responsible;
+ * for an attack conversation, whether the agent held (absent when the attempt could not be judged).
+ */
 export interface MonitoredAttempt {
   conversation: string;
   outcome: MonitorOutcome;
   responsible?: MonitorResponsible | undefined;
+  attack?: AttackOutcome | undefined;
 }
 
 /** One monitored run's series: its conversations' counters, created at 0 when it starts. */
@@ -33,6 +41,8 @@ type AttemptLabels = {
   responsible?: MonitorResponsible;
 };
 
+type AttackLabels = { monitor: string; agent: string; revision: string; conversation: string; outcome: AttackOutcome };
+
 /**
  * The monitors' series, bounded: at most `max` label sets are ever recorded on this pod (a new
  * conversation name or revision is a new set, so no suite grows the scrape without end); the
@@ -40,6 +50,8 @@ type AttemptLabels = {
  * A run's sets are created at 0 when it starts, so that Prometheus's increase() sees its first
  * attempts too. A reviewed conversation (a simulated user or criteria) also gets the sets of its
  * failed and invalid attempts by who was responsible, next to the unreviewed ones (label absent).
+ * An attack conversation also gets its attempts by whether the agent held or broke, the series the
+ * attack alert reads (a held attack can still fail its control visit, so the outcomes do not say it).
  */
 export class MonitorSeries {
   readonly #seen = new Set<string>();
@@ -47,13 +59,19 @@ export class MonitorSeries {
   constructor(
     private readonly metrics: {
       attempts: Counter<keyof AttemptLabels>;
+      attacks: Counter<keyof AttackLabels>;
       lastRun: Gauge<'monitor' | 'agent'>;
       dropped: Counter;
     },
     private readonly max: number,
   ) {}
 
-  start(monitor: string, agentKey: string, revision: string, conversations: Array<{ name: string; reviewed: boolean }>): MonitoredRun {
+  start(
+    monitor: string,
+    agentKey: string,
+    revision: string,
+    conversations: Array<{ name: string; reviewed: boolean; attack: boolean }>,
+  ): MonitoredRun {
     const labels = (conversation: string, outcome: MonitorOutcome, responsible?: MonitorResponsible): AttemptLabels => ({
       monitor,
       agent: agentKey,
@@ -62,32 +80,49 @@ export class MonitorSeries {
       outcome,
       ...(responsible === undefined ? {} : { responsible }),
     });
-    // A label set's key is the set, as text.
+    const attackLabels = (conversation: string, outcome: AttackOutcome): AttackLabels => ({
+      monitor,
+      agent: agentKey,
+      revision,
+      conversation,
+      outcome,
+    });
+    // A label set's key is the set, as text (an attack's marked apart: the same labels, another series).
     const keyOf = (set: AttemptLabels) =>
       JSON.stringify([set.conversation, set.outcome, set.responsible ?? null, monitor, agentKey, revision]);
+    const attackKeyOf = (set: AttackLabels) => JSON.stringify(['attack', set.conversation, set.outcome, monitor, agentKey, revision]);
     const kept = new Set<string>();
-    for (const { name, reviewed } of conversations) {
+    /** Keeps a set within the bound (and creates it at 0), unless the bound is reached. */
+    const keep = (key: string, create: () => void) => {
+      if (!this.#seen.has(key) && this.#seen.size >= this.max) return;
+      this.#seen.add(key);
+      kept.add(key);
+      create();
+    };
+    for (const { name, reviewed, attack } of conversations) {
       const sets = MONITOR_OUTCOMES.map((outcome) => labels(name, outcome));
       if (reviewed) {
         for (const [outcome, who] of Object.entries(MONITOR_RESPONSIBLE) as Array<[MonitorOutcome, readonly MonitorResponsible[]]>) {
           sets.push(...who.map((responsible) => labels(name, outcome, responsible)));
         }
       }
-      for (const set of sets) {
-        const key = keyOf(set);
-        if (!this.#seen.has(key) && this.#seen.size >= this.max) continue;
-        this.#seen.add(key);
-        kept.add(key);
-        this.metrics.attempts.inc(set, 0);
+      for (const set of sets) keep(keyOf(set), () => this.metrics.attempts.inc(set, 0));
+      if (!attack) continue;
+      for (const outcome of ATTACK_OUTCOMES) {
+        const set = attackLabels(name, outcome);
+        keep(attackKeyOf(set), () => this.metrics.attacks.inc(set, 0));
       }
     }
     return {
       finish: (attempts, finishedAt) => {
         let dropped = 0;
-        for (const { conversation, outcome, responsible } of attempts) {
+        for (const { conversation, outcome, responsible, attack } of attempts) {
           const set = labels(conversation, outcome, responsible);
+          const attackSet = attack === undefined ? undefined : attackLabels(conversation, attack);
           if (kept.has(keyOf(set))) this.metrics.attempts.inc(set);
-          else dropped += 1;
+          if (attackSet !== undefined && kept.has(attackKeyOf(attackSet))) this.metrics.attacks.inc(attackSet);
+          // Dropped when any of its series is past the bound.
+          if (!kept.has(keyOf(set)) || (attackSet !== undefined && !kept.has(attackKeyOf(attackSet)))) dropped += 1;
         }
         if (dropped > 0) this.metrics.dropped.inc(dropped);
         this.metrics.lastRun.set({ monitor, agent: agentKey }, finishedAt / 1000);

@@ -180,13 +180,19 @@ export function launchRun(app: FastifyInstance, admitted: Admitted, id: string, 
 async function monitored(app: FastifyInstance, admitted: Admitted, run: () => Promise<RunReport>): Promise<RunReport> {
   const { monitor, agent, access, suite } = admitted;
   if (monitor === undefined) return run();
-  const conversations = suite.conversations.map((c) => ({ name: c.name, reviewed: suite.review && reviewable(c) }));
+  const conversations = suite.conversations.map((c) => ({
+    name: c.name,
+    reviewed: suite.review && reviewable(c),
+    attack: c.attack !== undefined,
+  }));
   const series = app.metrics.monitorSeries.start(monitor, agent.key, String(access.revision), conversations);
   const report = await run();
   // An attempt the run's cancel cut short says nothing of the agent: not recorded.
   const attempts = report.conversations.flatMap((c) =>
     c.attempts.flatMap((a) =>
-      a.status === 'cancelled' ? [] : [{ conversation: c.name, outcome: a.status, responsible: a.review?.responsible }],
+      a.status === 'cancelled'
+        ? []
+        : [{ conversation: c.name, outcome: a.status, responsible: a.review?.responsible, attack: a.attack?.outcome ?? undefined }],
     ),
   );
   const dropped = series.finish(attempts, Date.parse(report.finished_at));
