@@ -7,21 +7,10 @@ import t from 'tap';
 import { request } from 'undici';
 import { startRunPods, type Pod } from './support/cluster.js';
 import { comparePath, type Json } from './support/http.js';
-import { attemptsOf, collect, until } from './support/runs.js';
+import { attemptsOf, collect, IDENTICAL_BUDGET as BUDGET, IDENTICAL_SUITE as SUITE, until } from './support/runs.js';
 import { scaled } from './support/time.js';
 
 t.setTimeout(scaled(240_000));
-
-/** Four conversations whose agent says yes 80 % of the time, after a pause: identical on both sides. */
-const SUITE = {
-  max_attempts: 12,
-  concurrency: 4,
-  conversations: ['a', 'b', 'c', 'd'].map((name) => ({
-    name,
-    turns: [{ line: 'sim:delay:150' }, { line: 'sim:chance:0.8', expect: { text_matches: 'Yes' } }],
-  })),
-};
-const BUDGET = SUITE.conversations.length * SUITE.max_attempts * 2;
 
 t.test('a comparison outlives the SIGTERM and the SIGKILL of the pod running it', async (t) => {
   const {

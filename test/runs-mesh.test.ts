@@ -8,21 +8,20 @@ import t, { type Test } from 'tap';
 import { request } from 'undici';
 import { startPod, startRunSimulators, type Pod } from './support/cluster.js';
 import { freePort, type Json } from './support/http.js';
-import { AUTH, attemptsOf, collect, metricsOf, runOn, startComparison, until } from './support/runs.js';
+import {
+  AUTH,
+  attemptsOf,
+  collect,
+  IDENTICAL_BUDGET as BUDGET,
+  IDENTICAL_SUITE as SUITE,
+  metricsOf,
+  runOn,
+  startComparison,
+  until,
+} from './support/runs.js';
 import { scaled } from './support/time.js';
 
 t.setTimeout(scaled(240_000));
-
-/** Four conversations whose agent says yes 80 % of the time, after a pause: identical on both sides. */
-const SUITE = {
-  max_attempts: 12,
-  concurrency: 4,
-  conversations: ['a', 'b', 'c', 'd'].map((name) => ({
-    name,
-    turns: [{ line: 'sim:delay:150' }, { line: 'sim:chance:0.8', expect: { text_matches: 'Yes' } }],
-  })),
-};
-const BUDGET = SUITE.conversations.length * SUITE.max_attempts * 2;
 
 /** SIGKILLs `holder` two rounds into a comparison it runs; `sibling`, followed meanwhile, ends it with the report. */
 async function killHolderMidway(t: Test, holder: Pod, sibling: Pod): Promise<void> {

@@ -58,3 +58,16 @@ export async function startComparison(pod: Pod, suite: object, agent = 'coach.3'
 export async function metricsOf(pod: Pod): Promise<string> {
   return (await request(`${pod.url}/metrics`)).body.text();
 }
+
+/** Four conversations whose agent says yes 80 % of the time, after a pause: identical on both sides of a comparison. */
+export const IDENTICAL_SUITE = {
+  max_attempts: 12,
+  concurrency: 4,
+  conversations: ['a', 'b', 'c', 'd'].map((name) => ({
+    name,
+    turns: [{ line: 'sim:delay:150' }, { line: 'sim:chance:0.8', expect: { text_matches: 'Yes' } }],
+  })),
+};
+
+/** The sessions a comparison of IDENTICAL_SUITE may spend: every attempt of both sides. */
+export const IDENTICAL_BUDGET = IDENTICAL_SUITE.conversations.length * IDENTICAL_SUITE.max_attempts * 2;
