@@ -25,6 +25,15 @@ t.setTimeout(scaled(240_000));
 
 /** SIGKILLs `holder` two rounds into a comparison it runs; `sibling`, followed meanwhile, ends it with the report. */
 async function killHolderMidway(t: Test, holder: Pod, sibling: Pod): Promise<void> {
+  try {
+    await holderKilledMidway(t, holder, sibling);
+  } catch (err) {
+    // A call that failed outright (a pod gone, refused): what both pods said is the evidence.
+    throw new Error(`${(err as Error).message}\nholder said:\n${holder.output()}\nsibling said:\n${sibling.output()}`, { cause: err });
+  }
+}
+
+async function holderKilledMidway(t: Test, holder: Pod, sibling: Pod): Promise<void> {
   const id = await startComparison(holder, SUITE);
   const follow = await request(`${sibling.url}/v1/runs/${id}/events`, { headers: AUTH });
   t.equal(follow.statusCode, 200, 'followed through the sibling');
