@@ -5,6 +5,7 @@
 // the address its sender is listed under), and finishes it with the full report when the pod running
 // it is SIGKILLed; no call between the pods is refused.
 import t, { type Test } from 'tap';
+import { createServer } from 'node:net';
 import { request } from 'undici';
 import { startPod, startRunSimulators, type Pod } from './support/cluster.js';
 import { freePort, type Json } from './support/http.js';
@@ -57,15 +58,30 @@ async function holderKilledMidway(t: Test, holder: Pod, sibling: Pod): Promise<v
   t.notMatch(metrics, /agent_test_gateway_peer_refusals_total\{[^}]*\} [1-9]/, 'no call between the pods was refused');
 }
 
-t.test('each pod on its own loopback address: calls between them arrive from 127.0.0.1', async (t) => {
-  const { spawned, podEnv } = await startRunSimulators(t);
-  const port = await freePort();
-  const listed = ['127.0.0.2', '127.0.0.3'].map((host) => `${host}:${port}`);
-  const [a, b] = await Promise.all(
-    ['127.0.0.2', '127.0.0.3'].map((HOST) => startPod(port, podEnv(listed, { HOST }), (pod) => spawned.push(pod))),
-  );
-  await killHolderMidway(t, a!, b!);
+/** Whether this machine answers on 127.0.0.2 (Linux routes all of 127/8 to loopback; macOS only 127.0.0.1 unless aliased). */
+const loopbackAliases = await new Promise<boolean>((resolve) => {
+  const server = createServer();
+  server.once('error', () => resolve(false));
+  server.listen(0, '127.0.0.2', () => server.close(() => resolve(true)));
 });
+
+t.test(
+  'each pod on its own loopback address: calls between them arrive from 127.0.0.1',
+  {
+    skip: loopbackAliases
+      ? false
+      : 'needs 127.0.0.2 and 127.0.0.3 on loopback (macOS: sudo ifconfig lo0 alias 127.0.0.2 up; the same for 127.0.0.3)',
+  },
+  async (t) => {
+    const { spawned, podEnv } = await startRunSimulators(t);
+    const port = await freePort();
+    const listed = ['127.0.0.2', '127.0.0.3'].map((host) => `${host}:${port}`);
+    const [a, b] = await Promise.all(
+      ['127.0.0.2', '127.0.0.3'].map((HOST) => startPod(port, podEnv(listed, { HOST }), (pod) => spawned.push(pod))),
+    );
+    await killHolderMidway(t, a!, b!);
+  },
+);
 
 t.test('pods listed by host name (localhost:PORT)', async (t) => {
   const { spawned, podEnv } = await startRunSimulators(t);
