@@ -10,7 +10,11 @@
 // - the gate of src/stats/ with the conversations' tests alone (every attempt: Barnard's test, the
 //   Wang–Tsiatis boundary on the pooled z, futility 0.04; `suiteShare: 0`);
 // - the same with the suite's verdict (the default: the stratified sign test over every
-//   conversation's discordant pairs holding 0.4 of α, conversations kept going while it needs them);
+//   conversation's discordant pairs holding 0.4 of α, a futile conversation kept going while a
+//   regression of the suite is within reach);
+// - that, with the rule before issue 43 (bench/suite-futility-before.ts: kept going while the
+//   suite could decide either way), the last rows, so that the figures before and after come
+//   from one run;
 // each in its fixed design (`repeat: 20`) and its sequential one (`max_attempts` 20, the default,
 // and 60; `min_attempts` 5).
 // Figures per rule: the false-alarm rate (any conversation regressed when all 10 are identical,
@@ -23,6 +27,7 @@
 // Output: tables, then the last line of stdout is one JSON object.
 import { createGate, holm, type GateMode } from '../src/stats/index.js';
 import { SignTestConversation, signTestDesign } from './sign-test-gate.js';
+import { goesOnBefore } from './suite-futility-before.js';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number): number => {
   const at = args.indexOf(name);
@@ -55,6 +60,8 @@ interface Outcome {
 
 interface Rule {
   name: string;
+  /** The rule whose seeded stream it draws its attempts from (by default its own). */
+  replays?: string;
   /** Rounds (attempts per side) at most. */
   budget: number;
   compare(rates: Array<[number, number]>, random: () => number): Outcome;
@@ -112,22 +119,28 @@ function gateRule(name: string, mode: GateMode): Rule {
 
 /**
  * The gate of src/stats as a comparison runs it (the default suite share of α): every
- * conversation plays while `goesOn` says so, all of them round by round; `regressed` when a
- * conversation or the suite as a whole is.
+ * conversation plays while `goesOn` says so (`before`: while the rule before issue 43 did), all
+ * of them round by round; `regressed` when a conversation or the suite as a whole is.
  */
-function suiteGateRule(name: string, mode: GateMode): Rule {
+function suiteGateRule(name: string, mode: GateMode, before?: { replays: string }): Rule {
   const budget = createGate({ confidence: 1 - ALPHA, conversations: CONVERSATIONS, mode }).maxRounds;
   return {
     name,
     budget,
+    replays: before?.replays,
     compare: (rates, random) => {
       const gate = createGate({ confidence: 1 - ALPHA, conversations: CONVERSATIONS, mode });
       const states = rates.map(() => gate.conversation());
+      // Every attempt drawn before the first round: the rule before, on the same stream, plays the
+      // same attempts as far as it goes, so the two differ by their stops alone.
+      const attempts = rates.map(([baseline, candidate]) =>
+        Array.from({ length: gate.maxRounds }, () => [random() < baseline, random() < candidate] as const),
+      );
       for (let round = 0; round < gate.maxRounds; round++) {
-        const open = states.map((_, i) => gate.goesOn(i));
+        const open = states.map((_, i) => (before ? goesOnBefore(gate, CONVERSATIONS, i) : gate.goesOn(i)));
         if (!open.some(Boolean)) break;
-        rates.forEach(([baseline, candidate], i) => {
-          if (open[i]) states[i]!.record(random() < baseline, random() < candidate);
+        states.forEach((state, i) => {
+          if (open[i]) state.record(...attempts[i]![state.rounds]!);
         });
       }
       // Holm's first step is each one's Bonferroni level, where a conversation stops as decided and
@@ -178,6 +191,13 @@ const rules: Rule[] = [
   signTestRule('sign test: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
   gateRule('every attempt: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
   suiteGateRule('every attempt + suite: sequential, max 60', { kind: 'sequential', min: 5, max: 60 }),
+  ...[20, 40, 60].map((max) =>
+    suiteGateRule(
+      `every attempt + suite, before issue 43: sequential, max ${max}`,
+      { kind: 'sequential', min: 5, max },
+      { replays: `every attempt + suite: sequential, max ${max}` },
+    ),
+  ),
 ];
 
 interface Figures {
@@ -195,7 +215,9 @@ interface Figures {
 const pct = (x: number): string => `${(100 * x).toFixed(1)} %`;
 const results: Figures[] = [];
 for (const [index, rule] of rules.entries()) {
-  const random = prng(SEED * 1000 + index);
+  const stream = rule.replays === undefined ? index : rules.findIndex((r) => r.name === rule.replays);
+  if (stream < 0) throw new Error(`${rule.name}: no rule ${rule.replays} to replay`);
+  const random = prng(SEED * 1000 + stream);
   const falseAlarms: Record<string, number> = {};
   const spent: Record<string, number> = {};
   for (const p of [0.7, 0.9, 0.99]) {
@@ -365,8 +387,18 @@ console.log(
     `verdicts in ${stall.total_ms} ms, the event loop waited at most ${stall.longest_loop_wait_ms} ms for a turn.`,
 );
 
-const seq60 = results.at(-1)!;
-const seq40 = results.find((r) => r.rule === 'every attempt + suite: sequential, max 40')!;
+const byName = (name: string): Figures => results.find((r) => r.rule === name)!;
+const seq60 = byName('every attempt + suite: sequential, max 60');
+const seq40 = byName('every attempt + suite: sequential, max 40');
+const before60 = byName('every attempt + suite, before issue 43: sequential, max 60');
+// Issue 43's figures (ten conversations, max_attempts 60), before and after: sessions of 1,200 when nothing changed at 0.9.
+const item8 = (r: Figures) =>
+  `${Math.round(r.spent_identical[0.9]! * 1200)} of 1,200 sessions (${pct(r.spent_identical[0.9]!)}) when nothing changed at 0.9; ` +
+  `0.9 → 0.6 in one conversation flagged in ${pct(r.power_0_9_to_0_6)}; all ten 0.9 → 0.8 in ${pct(r.diffuse[0.8]!.flagged)}; ` +
+  `false alarms ${[0.7, 0.9, 0.99].map((p) => pct(r.false_alarms[p]!)).join(' / ')}`;
+console.log('');
+console.log(`max 60, the suite kept going before issue 43: ${item8(before60)}`);
+console.log(`max 60, now (a regression of the suite within reach): ${item8(seq60)}`);
 const targets = { false_alarms_max: 0.05, power_min: 0.85, spent_identical_max: 0.5, diffuse_0_8_at_40_min: 0.9 };
 const met = {
   // Every statistical rule (not the old repeat-3 one, first).

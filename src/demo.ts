@@ -159,7 +159,7 @@ ${run} run examples/simulated-user.yaml --gateway $GW
 
 # 8. a release gate: may coach.3 replace coach? Exit 1: it regressed one conversation (and fixed
 #    one), each decided with 95 % confidence after the 7 rounds it took to be sure, the third
-#    stopped after 8, no verdict within reach; reports/gate.html plots both sides (docs/release-gate.md)
+#    stopped after 7, no verdict within reach; reports/gate.html plots both sides (docs/release-gate.md)
 ${run} compare examples/release-gate/coach.yaml --baseline coach --candidate coach.3 --gateway $GW --html reports/gate.html
 
 # the debug page: every conversation on this gateway, live

@@ -26,6 +26,8 @@ interface Reply {
   endsConversation?: boolean;
   /** thrown instead of answering (the gateway could not run the turn) */
   throws?: Error;
+  /** the run is cancelled while this turn runs (the turn then ends as the service ends it, or throws) */
+  cancels?: AbortController;
 }
 
 /** A turn's result as the service answers it, for session `session`. */
@@ -57,6 +59,7 @@ function fakeService(replies: Record<string, Reply> = {}) {
   let turns = 0;
   const reply = (line: string): TurnResultView => {
     const r = replies[line] ?? {};
+    r.cancels?.abort('the test cancelled it');
     if (r.throws) throw r.throws;
     turns += 1;
     return answer('session-1', line, turns, r);
@@ -108,6 +111,18 @@ function fakeModel(opts: { lines?: Array<{ line: string; done?: boolean }>; judg
 
 /** Runs attempt 1 of the suite's first conversation against the fakes. */
 async function attempt(suite: Record<string, unknown>, service: ConversationService, model?: ModelClient): Promise<AttemptReport> {
+  const report = await attemptUnder(new AbortController().signal, suite, service, model);
+  if (report === null) throw new Error('the attempt never started');
+  return report;
+}
+
+/** Attempt 1 of the suite's first conversation under the run's `signal`: null when the cancel came before it started. */
+async function attemptUnder(
+  signal: AbortSignal,
+  suite: Record<string, unknown>,
+  service: ConversationService,
+  model?: ModelClient,
+): Promise<AttemptReport | null> {
   const parsed = parseHttpSuite({ agent: 'coach', ...suite });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   const ctx = {
@@ -117,7 +132,7 @@ async function attempt(suite: Record<string, unknown>, service: ConversationServ
     caller: { id: 'user-1', token: 'token' },
     agent: { key: 'coach', revision: undefined },
     access: {},
-    signal: new AbortController().signal,
+    signal,
     room: new RunRoom(1),
   } as unknown as RunContext;
   const state: RunState = {
@@ -286,4 +301,44 @@ t.test('a judge that rules: the criterion passes or fails the attempt', async (t
     t.equal(report.status, verdict, `a ${verdict} ruling`);
     t.equal(report.error, null);
   }
+});
+
+t.test('a cancel before the attempt sent anything: not an attempt at all (no report, no session)', async (t) => {
+  const { service, calls } = fakeService();
+  const cancel = new AbortController();
+  cancel.abort('the test cancelled it');
+  t.equal(await attemptUnder(cancel.signal, scripted('hello', 'bye'), service), null);
+  t.same(calls, [], 'nothing reached the conversation service');
+});
+
+t.test('a cancel that ends the first call before it was answered: not an attempt either', async (t) => {
+  const cancel = new AbortController();
+  const { service } = fakeService({ hello: { cancels: cancel, throws: new Error('the call was cancelled') } });
+  t.equal(await attemptUnder(cancel.signal, scripted('hello', 'bye'), service), null);
+});
+
+t.test('a cancel mid-attempt: the attempt is cancelled (not failed), the rest skipped saying why', async (t) => {
+  const cancel = new AbortController();
+  const { service } = fakeService({ where: { cancels: cancel, outcome: 'cancelled' } });
+  const report = await attemptUnder(cancel.signal, scripted('hello', 'where', 'bye'), service);
+  t.ok(report);
+  t.equal(report!.status, 'cancelled');
+  t.equal(report!.stop_reason, 'cancelled');
+  t.equal(report!.session_id, 'session-1');
+  t.same(
+    report!.turns.map((turn) => [turn.status, turn.skipped_reason]),
+    [
+      ['passed', null],
+      ['failed', null],
+      ['skipped', 'the run was cancelled'],
+    ],
+  );
+});
+
+t.test('a cancel after the attempt ended: it keeps its outcome', async (t) => {
+  const cancel = new AbortController();
+  const { service } = fakeService({ bye: { cancels: cancel } });
+  const report = await attemptUnder(cancel.signal, scripted('hello', 'bye'), service);
+  t.equal(report!.status, 'passed');
+  t.equal(report!.stop_reason, 'script_end');
 });

@@ -45,8 +45,8 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
   t.equal(
     result.stdout.split('\n')[0],
     `plan: max_attempts: 20 catches 0.9 → 0.42 80 % of the time among 3 conversations · sessions: about ` +
-      `${Math.round(plan.sessions.unchanged)} if nothing changed, at most 120 · wall time at concurrency 10 and 30 s a session: ` +
-      `about ${Math.round(plan.seconds.unchanged / 60)} min, at most 20 min`,
+      `${Math.round(plan.sessions.unchanged)} if nothing changed, at most 120 · ` +
+      `wall time at concurrency 10 and 30 s a session (assumed): about ${Math.round(plan.seconds.unchanged / 60)} min, at most 20 min`,
   );
   t.match(result.stdout, /agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\)/);
   t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 7\/7 · candidate failed 0\/7 · replies diverged at turn 2/);

@@ -23,7 +23,7 @@ t.test('a candidate that breaks one conversation and fixes another', async (t) =
   t.same(report.baseline, { agent: 'agent:coach', revision: { ref: 'coach', revision: 2, state: 'Published' } });
   t.same(report.candidate, { agent: 'agent:coach.3', revision: { ref: 'coach', revision: 3, state: 'Preview' } });
   t.equal(report.regressed, true);
-  t.same(report.totals, { conversations: 3, regressed: 1, fixed: 1, unchanged: 1, error: 0, fails_on_both_sides: 0 });
+  t.same(report.totals, { conversations: 3, regressed: 1, fixed: 1, unchanged: 1, error: 0, undecided: 0, fails_on_both_sides: 0 });
 
   t.same(report.attempts, { mode: 'sequential', min_attempts: 5, max_attempts: 20 }, 'given neither, sequential from 5 to 20');
   t.equal(report.confidence, 0.95);

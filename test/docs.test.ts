@@ -226,6 +226,23 @@ t.test('every marked sample in the docs is what a fresh run against the demo pri
   );
 });
 
+t.test('plan --from-report a run of the demo’s gate: its wall time within 1.5× of the time the gate took', async (t) => {
+  const json = join(t.testdir(), 'gate.json');
+  const gate = await agentTestGateway(`${SAMPLES['release-gate-compare']!.command} --json ${json}`, gw);
+  t.equal(gate.code, 1, 'the gate ran (coach.3 regressed)', { stderr: gate.stderr });
+  const [report] = JSON.parse(await readFile(json, 'utf8')) as Array<{ duration_ms: number }>;
+  // The drop the gate's own budget (max_attempts: 20) about catches at these rates, so that the plan plans a gate like it.
+  const plan = await agentTestGateway(`npx agent-test-gateway plan --from-report ${json} --drop 0.4`, gw);
+  t.equal(plan.code, 0, plan.stderr);
+  const [, budget, length, about, unit] =
+    /max_attempts: (\d+) .* and ([\d.]+) s a session on average \(measured in the report\): about (\d+) (s|min)/.exec(plan.stdout) ?? [];
+  t.ok(Math.abs(Number(budget) - 20) <= 2, `a budget like the gate's: ${plan.stdout}`);
+  t.ok(Number(length) < 5, 'the session length the report measured (the demo’s sessions take about a second), not 30 s assumed');
+  const planned = Number(about) * (unit === 'min' ? 60 : 1);
+  const took = report!.duration_ms / 1000;
+  t.ok(planned <= took * 1.5 && planned >= took / 1.5, `planned about ${planned} s, the gate took ${took} s`);
+});
+
 t.test('the shipped examples run as the docs show: judge-check labels and the MCP task client', async (t) => {
   // The judge-check example is a marked sample (above); here its κ must be defined and the command pass.
   const judged = await agentTestGateway(SAMPLES['judge-check-example']!.command, gw);

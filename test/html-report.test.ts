@@ -507,7 +507,7 @@ t.test('a comparison report as HTML', { skip: NO_CHROMIUM }, async (t) => {
   const report = await post<ComparisonReport>(s, comparePath(), showcaseComparison);
   t.same(
     report.totals,
-    { conversations: 4, regressed: 2, fixed: 1, unchanged: 1, error: 0, fails_on_both_sides: 0 },
+    { conversations: 4, regressed: 2, fixed: 1, unchanged: 1, error: 0, undecided: 0, fails_on_both_sides: 0 },
     'the comparison came out as designed',
   );
   const page = comparisonReportHtml(report);

@@ -113,7 +113,13 @@ t.test('tasks/cancel cancels the run; the result is its report, marked cancelled
   const seen = await pollToEnd(other, task.taskId);
   t.equal(seen.at(-1)!.status, 'cancelled');
   const result: Json = await other.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
-  t.match(result.structuredContent, { run_id: task.taskId, regressed: false });
+  // A cancelled comparison decides nothing: its answer says so first, never "may be promoted".
+  t.match(result.structuredContent, { run_id: task.taskId, regressed: null, cancelled: { reason: 'the MCP client cancelled the task' } });
+  t.match(
+    textOf(result),
+    /^✗ not decided: the comparison of coach\.3 with coach was cancelled after \d+ of \d+ sessions \(the MCP client cancelled the task\)/,
+  );
+  t.notMatch(textOf(result), /may be promoted/);
   t.match(result.structuredContent.notes[0], /cancelled: the MCP client cancelled the task/, 'the report says why');
   const view = await pods.call(0, 'GET', `/v1/runs/${task.taskId}`);
   t.equal(view.body.status, 'cancelled', 'the run itself was cancelled');

@@ -8,6 +8,13 @@ import { main } from '../src/cli/plan.js';
 import { createGate } from '../src/stats/index.js';
 import { planComparison } from '../src/stats/plan.js';
 import { comparisonFixture, runFixture } from './support/report-fixtures.js';
+// tap's time limit for this file, scaled for a busy machine (TEST_TIME_SCALE).
+import './support/time.js';
+
+// Plans here are exact computations (a gate's design per budget, up to 200): CPU-bound, seconds
+// on a machine shared with other work. Every plan has two conversations, so that the designs
+// one test computes are the next one's (src/stats caches them): a plan of other K would design
+// them all again.
 
 /** `agent-test-gateway plan`, in-process: the budget a drop needs, its sessions and its time, before any run. */
 const run = async (args: string[]) => {
@@ -24,50 +31,58 @@ const run = async (args: string[]) => {
   return { code, stdout: out.join(''), stderr: err.join('') };
 };
 
-const minutes = (seconds: number) => Math.max(1, Math.round(seconds / 60));
+/** A wall time as the line says it. */
+const duration = (seconds: number) =>
+  seconds < 90 ? `${Math.max(1, Math.round(seconds))} s` : `${Math.max(1, Math.round(seconds / 60))} min`;
 
 t.test('the smallest max_attempts that catches the drop 80 % of the time, and what it spends', async (t) => {
-  const request = { baselineRates: [0.9, 0.9, 0.9], drop: 0.5, concurrency: 6, sessionSeconds: 10 };
+  const request = { baselineRates: [0.9, 0.9], drop: 0.5, concurrency: 4, sessionSeconds: 10 };
   const plan = await planComparison(request);
   const max = plan.max_attempts!;
-  const power = (budget: number) => createGate({ conversations: 3, mode: { kind: 'sequential', max: budget } }).power(0.9, 0.4);
+  const power = (budget: number) => createGate({ conversations: 2, mode: { kind: 'sequential', max: budget } }).power(0.9, 0.4);
   t.ok(power(max) >= 0.8 && power(max - 1) < 0.8, `max_attempts ${max}: power ${power(max)}, one less ${power(max - 1)}`);
   t.equal(plan.power, power(max));
-  t.equal(plan.sessions.at_most, 2 * 3 * max, 'two sessions a round, every conversation at its budget');
+  t.equal(plan.sessions.at_most, 2 * 2 * max, 'two sessions a round, every conversation at its budget');
   t.ok(plan.sessions.unchanged < plan.sessions.at_most && plan.sessions.dropped < plan.sessions.at_most, JSON.stringify(plan.sessions));
-  // 3 conversations at concurrency 6: each conversation's rounds one after another, two sessions of 10 s each.
+  // 2 conversations at concurrency 4: each conversation's rounds one after another, two sessions of 10 s each.
   t.equal(plan.seconds.at_most, 2 * max * 10);
 
   const { code, stdout } = await run([
     '--conversations',
-    '3',
+    '2',
     '--baseline-rate=0.9',
     '--drop',
     '0.5',
     '--concurrency',
-    '6',
+    '4',
     '--session-seconds',
     '10',
   ]);
   t.equal(code, 0);
   t.equal(
     stdout,
-    `plan: max_attempts: ${max} catches 0.9 → 0.4 80 % of the time among 3 conversations · ` +
+    `plan: max_attempts: ${max} catches 0.9 → 0.4 80 % of the time among 2 conversations · ` +
       `sessions: about ${Math.round(plan.sessions.unchanged)} if nothing changed, at most ${plan.sessions.at_most} · ` +
-      `wall time at concurrency 6 and 10 s a session: about ${minutes(plan.seconds.unchanged)} min, ` +
-      `at most ${minutes(plan.seconds.at_most)} min\n`,
+      `wall time at concurrency 4 and 10 s a session: about ${duration(plan.seconds.unchanged)}, ` +
+      `at most ${duration(plan.seconds.at_most)}\n`,
+  );
+  const assumed = await run(['--conversations', '2', '--baseline-rate=0.9', '--drop', '0.5', '--concurrency', '4']);
+  t.match(
+    assumed.stdout,
+    / · wall time at concurrency 4 and 30 s a session \(assumed\): about /,
+    'no session length given: the line says it assumed one',
   );
 });
 
 t.test('rates that differ: the budget is the one the weakest conversation needs', async (t) => {
-  const mixed = await planComparison({ baselineRates: [0.95, 0.6, 0.95], drop: 0.4, concurrency: 10, sessionSeconds: 30 });
+  const mixed = await planComparison({ baselineRates: [0.95, 0.6], drop: 0.4, concurrency: 10, sessionSeconds: 30 });
   const at = (rate: number) => (budget: number) =>
-    createGate({ conversations: 3, mode: { kind: 'sequential', max: budget } }).power(rate, Math.max(0, rate - 0.4));
+    createGate({ conversations: 2, mode: { kind: 'sequential', max: budget } }).power(rate, Math.max(0, rate - 0.4));
   const max = mixed.max_attempts!;
   t.ok(at(0.6)(max) >= 0.8 && at(0.95)(max) >= 0.8, 'both rates caught at the budget');
   t.ok(at(0.6)(max - 1) < 0.8 || at(0.95)(max - 1) < 0.8, 'one less misses one of them');
   t.equal(mixed.power, Math.min(at(0.6)(max), at(0.95)(max)), 'the weakest conversation’s power');
-  t.ok(mixed.sessions.unchanged > 0 && mixed.sessions.unchanged < 2 * 3 * max);
+  t.ok(mixed.sessions.unchanged > 0 && mixed.sessions.unchanged < 2 * 2 * max);
 });
 
 t.test('the rates from an earlier report: a comparison’s baseline side, a run’s own', async (t) => {
@@ -89,9 +104,38 @@ t.test('the rates from an earlier report: a comparison’s baseline side, a run�
   const direct = await planComparison({ baselineRates: [0.8, 1], drop: 0.5, concurrency: 10, sessionSeconds: 30 });
   t.match(fromComparison.stdout, `max_attempts: ${direct.max_attempts} `, 'the plan of the rates read, the broken conversation left out');
 
+  t.match(fromComparison.stdout, / and 0\.1 s a session on average \(measured in the report\): /, 'the sessions the report measured');
+
+  // A run's own rates, and each conversation's session length as its attempts took it.
+  const runReport = runFixture([
+    { name: 'a', outcomes: [true, true, false, true] },
+    { name: 'b', outcomes: [true, true] },
+  ]);
+  const lengths = [2000, 6000];
+  runReport.conversations.forEach((c, i) => c.attempts.forEach((a) => (a.duration_ms = lengths[i]!)));
   const runFile = join(dir, 'run.json');
-  writeFileSync(runFile, JSON.stringify(runFixture([{ name: 'a', outcomes: [true, true, false, true] }])));
-  t.match((await run(['--from-report', runFile, '--drop', '0.5'])).stdout, /0\.75 → 0\.25 80 % of the time among 1 conversation /);
+  writeFileSync(runFile, JSON.stringify(runReport));
+  const fromRun = await run(['--from-report', runFile, '--drop', '0.5']);
+  t.match(fromRun.stdout, /a drop of 0\.5 from each baseline rate \(0\.75–1\) 80 % of the time among 2 conversations /);
+  const timed = await planComparison({
+    baselineRates: [0.75, 1],
+    drop: 0.5,
+    concurrency: 10,
+    sessionSeconds: (4 * 2 + 2 * 6) / 6,
+    sessionSecondsEach: [2, 6],
+  });
+  t.match(
+    fromRun.stdout,
+    `wall time at concurrency 10 and 3.3 s a session on average (measured in the report): ` +
+      `about ${duration(timed.seconds.unchanged)}, at most ${duration(timed.seconds.at_most)}\n`,
+    'each conversation’s rounds at its own session length; the line says their mean',
+  );
+  t.equal(timed.seconds.at_most, 2 * timed.max_attempts! * 6, 'the slowest conversation’s rounds, at its budget');
+  t.match(
+    (await run(['--from-report', runFile, '--drop', '0.5', '--session-seconds', '30'])).stdout,
+    / and 30 s a session: /,
+    '--session-seconds over the report’s',
+  );
 
   writeFileSync(join(dir, 'two.json'), JSON.stringify([comparison, comparison]));
   t.match((await run(['--from-report', join(dir, 'two.json'), '--drop', '0.5'])).stderr, /holds 2 reports; give a file with one/);
@@ -127,6 +171,7 @@ t.test('the rates of a monitor from Prometheus’s HTTP API', async (t) => {
   const direct = await planComparison({ baselineRates: [0.95, 0.6], drop: 0.4, concurrency: 10, sessionSeconds: 30 });
   t.match(answer.stdout, `max_attempts: ${direct.max_attempts} catches a drop of 0.4 from each baseline rate (0.6–0.95)`);
   t.match(answer.stdout, 'among 2 conversations', 'a conversation without attempts in 7 days (NaN) is left out');
+  t.match(answer.stdout, '30 s a session (assumed)', 'the monitor’s series hold no session times: the default, said as assumed');
 
   result = [];
   const none = await run(['--from-prometheus', url, '--monitor', 'nightly', '--drop', '0.4']);
@@ -137,9 +182,9 @@ t.test('the rates of a monitor from Prometheus’s HTTP API', async (t) => {
 });
 
 t.test('a drop no budget catches: exit 1; usage mistakes: exit 2, naming the option', async (t) => {
-  const none = await run(['--conversations', '20', '--baseline-rate', '0.9', '--drop', '0.02']);
+  const none = await run(['--conversations', '2', '--baseline-rate', '0.9', '--drop', '0.02']);
   t.equal(none.code, 1);
-  t.equal(none.stdout, 'plan: no max_attempts up to 200 catches 0.9 → 0.88 80 % of the time among 20 conversations\n');
+  t.equal(none.stdout, 'plan: no max_attempts up to 200 catches 0.9 → 0.88 80 % of the time among 2 conversations\n');
   const missing = await run(['--conversations', '3', '--baseline-rate', '0.9']);
   t.equal(missing.code, 2);
   t.match(missing.stderr, /^agent-test-gateway plan: name --drop\n/);

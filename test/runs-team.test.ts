@@ -9,6 +9,7 @@ import { request } from 'undici';
 import { comparePath, runPath, type Json } from './support/http.js';
 import { mcpClient, textOf } from './support/mcp.js';
 import { startPods, type Pods } from './support/peers.js';
+import { scaled } from './support/time.js';
 
 /** A run whose agent answers after a pause: it is still running while the team reads it. */
 const slowSuite = {
@@ -107,7 +108,8 @@ t.test('a comparison is readable only with Viewer on both its sides', async (t) 
 t.test('MCP: a teammate reads a run with get_run and tasks/get from another pod, and cancels it with neither', async (t) => {
   const pods = await startPods(t, 2);
   const started = await pods.call(0, 'POST', runPath(), {
-    body: { ...slowSuite, repeat: 20 },
+    // Long enough to be read, refused and cancelled while it runs, however busy the machine.
+    body: { repeat: 20, conversations: [{ name: 'order', turns: [{ line: '#intro' }, { line: `sim:delay:${scaled(1000)}` }] }] },
     headers: { prefer: 'respond-async' },
   });
   const id = started.body.id as string;
@@ -115,12 +117,16 @@ t.test('MCP: a teammate reads a run with get_run and tasks/get from another pod,
   const read: Json = await bob.callTool({ name: 'get_run', arguments: { run_id: id } });
   t.notOk(read.isError, textOf(read));
   t.match(read.structuredContent, { id, started_by: { id: 'u-demo' } });
+  const page = `${pods.urls[1]}/runs/${id}`;
+  t.match(textOf(read), `page_url: ${page}`, 'the page URL, on the gateway as the client reaches it');
+  t.match(read.content, [{}, {}, { type: 'resource_link', uri: page }], 'and as a resource link');
   const cancel: Json = await bob.callTool({ name: 'cancel_run', arguments: { run_id: id } });
   t.ok(cancel.isError);
   t.match(textOf(cancel), /^run_not_yours: /);
   const task = await bob.experimental.tasks.getTask(id);
   t.equal(task.taskId, id, 'tasks/get reads the teammate’s run');
   t.equal(task.status, 'working');
+  t.match(task.statusMessage, `page_url: ${page}`, "the task's status says where its page is");
   await t.rejects(bob.experimental.tasks.cancelTask(id), /run_not_yours/, 'tasks/cancel is refused');
   t.same((await bob.experimental.tasks.listTasks()).tasks, [], "tasks/list is the caller's own");
   t.equal((await pods.call(0, 'GET', `/v1/runs/${id}`)).body.status, 'running', 'still running');
@@ -136,4 +142,14 @@ t.test('MCP: a teammate reads a run with get_run and tasks/get from another pod,
   t.match(cancelled.structuredContent, { id, status: 'cancelled' });
   const result: Json = await bob.experimental.tasks.getTaskResult(id, CallToolResultSchema);
   t.match(textOf(result), /cancelled/, "tasks/result: the teammate reads the cancelled run's report");
+});
+
+t.test('with RUNS_PAGE=false, MCP answers carry no page URL', async (t) => {
+  const pods = await startPods(t, 1, { env: { RUNS_PAGE: 'false' } });
+  const started = await pods.call(0, 'POST', runPath(), { body: slowSuite, headers: { prefer: 'respond-async' } });
+  const client = await mcpClient(t, { url: pods.urls[0]! });
+  const read: Json = await client.callTool({ name: 'get_run', arguments: { run_id: started.body.id } });
+  t.notOk(read.isError, textOf(read));
+  t.notMatch(textOf(read), /page_url/);
+  t.equal(read.content.length, 1, 'no resource link either');
 });

@@ -109,7 +109,7 @@ t.test('DELETE cancels a running run: its turn ends with a plain close, the repo
   await eventually(() => s.engine.record.connections[0]?.frames.includes('sim:hang') === true);
   const cancelled = await s.call('DELETE', `/v1/runs/${id}`);
   t.equal(cancelled.status, 200);
-  t.match(cancelled.body, { status: 'cancelled', report: { passed: false } });
+  t.match(cancelled.body, { status: 'cancelled', report: { passed: null, cancelled: { reason: 'DELETE /v1/runs/{id} cancelled it' } } });
   t.match(cancelled.body.report.notes[0], /cancelled: DELETE \/v1\/runs\/\{id\} cancelled it/);
   const conn = s.engine.record.connections[0]!;
   await eventually(() => conn.closeCode !== undefined);

@@ -26,8 +26,8 @@ t.test('an agent that alternates: flaky, passing or failing by pass_rate', async
   );
   t.equal(new Set(wobbly!.attempts.map((a) => a.session_id)).size, 4, 'every attempt on a fresh engine session');
   t.match(steady, { status: 'passed', passed: true, pass_rate: 1 });
-  t.same(report.totals.conversations, { total: 2, passed: 1, flaky: 1, failed: 0, error: 0 });
-  t.same(report.totals.attempts, { total: 8, passed: 6, failed: 2, error: 0, invalid: 0 });
+  t.same(report.totals.conversations, { total: 2, passed: 1, flaky: 1, failed: 0, error: 0, cancelled: 0 });
+  t.same(report.totals.attempts, { total: 8, passed: 6, failed: 2, error: 0, invalid: 0, cancelled: 0 });
   t.equal(report.session_ids.length, 8);
 
   const lenient = await s.call('POST', runPath(), { body: { repeat: 4, pass_rate: 0.5, conversations: [flaky] } });

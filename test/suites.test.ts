@@ -247,8 +247,8 @@ t.test('a passing run: transcript, evidence, totals, sessions, run label, plain 
   t.match(report.run_id, UUID);
   t.equal(report.run_label, `run-${report.run_id.slice(0, 8)}`, 'a default run label from the run id');
   t.same(report.totals, {
-    conversations: { total: 2, passed: 2, flaky: 0, failed: 0, error: 0 },
-    attempts: { total: 2, passed: 2, failed: 0, error: 0, invalid: 0 },
+    conversations: { total: 2, passed: 2, flaky: 0, failed: 0, error: 0, cancelled: 0 },
+    attempts: { total: 2, passed: 2, failed: 0, error: 0, invalid: 0, cancelled: 0 },
     turns: { total: 5, passed: 5, failed: 0, skipped: 0 },
     expectations: { total: 10, passed: 10, failed: 0, skipped: 0 },
     criteria: { total: 0, passed: 0, failed: 0, skipped: 0 },

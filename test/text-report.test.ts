@@ -70,6 +70,7 @@ const conversation = (name: string, attempts: AttemptReport[]): ConversationRepo
     attempts_passed: passed,
     attempts_total: attempts.length,
     attempts_invalid: 0,
+    attempts_cancelled: 0,
     responsibility: { agent: 0, simulated_user: 0, judge: 0, unclear: 0 },
     criteria_splits: [],
     model_usage: noUsage,
@@ -88,6 +89,7 @@ const run = (conversations: ConversationReport[], over: Partial<RunReport> = {})
     revision: { ref: 'coach', revision: 3, state: 'Published' },
     name: 'orders',
     passed,
+    cancelled: null,
     started_at: '2025-01-01T00:00:00.000Z',
     finished_at: '2025-01-01T00:00:01.500Z',
     duration_ms: 1500,
@@ -103,8 +105,16 @@ const run = (conversations: ConversationReport[], over: Partial<RunReport> = {})
         flaky: 0,
         failed: conversations.filter((c) => c.status === 'failed').length,
         error: 0,
+        cancelled: 0,
       },
-      attempts: { total: conversations.length, passed: conversations.filter((c) => c.passed).length, failed: 0, error: 0, invalid: 0 },
+      attempts: {
+        total: conversations.length,
+        passed: conversations.filter((c) => c.passed).length,
+        failed: 0,
+        error: 0,
+        invalid: 0,
+        cancelled: 0,
+      },
       turns: {
         total: turns.length,
         passed: turns.filter((x) => x.status === 'passed').length,
@@ -217,7 +227,7 @@ async function decided(rounds: number, baselinePassed: boolean, candidatePassed:
   const conversation = gate.conversation();
   for (let i = 0; i < rounds; i++) conversation.record(baselinePassed, candidatePassed);
   const { conversations: verdicts, suite } = await gate.finalize();
-  return { gate, confidence: 0.95, verdicts, suite };
+  return { gate, confidence: 0.95, verdicts, suite, cancelled: null };
 }
 
 t.test('a comparison: the verdict per conversation, what differs, and REGRESSED', async (t) => {

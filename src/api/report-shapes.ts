@@ -135,8 +135,13 @@ export type components = {
       revision: components['schemas']['RunRevision'];
       /** @description The suite's name, if it has one. */
       name: string | null;
-      /** @description Every conversation passed (all its attempts passed, or it is flaky with its pass rate at least `pass_rate`). */
-      passed: boolean;
+      /**
+       * @description Every conversation passed (all its attempts passed, or it is flaky with its pass rate at least `pass_rate`);
+       *     null when the run was cancelled (see `cancelled`): it decided nothing.
+       */
+      passed: boolean | null;
+      /** @description How the run was cut short, said first in every report; null when it ran to its end. */
+      cancelled: components['schemas']['Cancellation'] | null;
       /** Format: date-time */
       started_at: string;
       /** Format: date-time */
@@ -161,6 +166,21 @@ export type components = {
       /** @description In suite order. */
       conversations: components['schemas']['RunConversation'][];
       notes: components['schemas']['Notes'];
+    };
+    /**
+     * @description A run or comparison cancelled before it ended: not decided. Its report leads with this; a conversation already
+     *     decided keeps its verdict, every other one says it was not decided.
+     */
+    Cancellation: {
+      /**
+       * @description Who or what cancelled it: `DELETE /v1/runs/{id} cancelled it` (also the command's Ctrl-C and `cancel ID`), the MCP
+       *     client, a single pod's drain, no follower within the grace.
+       */
+      reason: string;
+      /** @description Engine sessions its attempts held before the cancel (attempts that never started are not counted). */
+      sessions: number;
+      /** @description The sessions it could have taken: a run, conversations × `repeat`; a comparison, `sessions.budget`. */
+      sessions_budget: number;
     };
     /** @description The revision that actually ran, as the platform resolved the agent ref (a plain ref runs its Published revision). */
     RunRevision: {
@@ -190,6 +210,8 @@ export type components = {
       error: number;
       /** @description Attempts the simulated user spoiled (see `RunAttempt.review`). */
       invalid: number;
+      /** @description Attempts cut short by the run's cancel. */
+      cancelled: number;
     };
     /** @description Reviewed failed and invalid attempts by who was found responsible (see `AttemptReview`). */
     ResponsibilityCount: {
@@ -236,6 +258,8 @@ export type components = {
       flaky: number;
       failed: number;
       error: number;
+      /** @description Conversations the cancel left undecided. */
+      cancelled: number;
     };
     RunTotals: {
       conversations: components['schemas']['RunConversationCount'];
@@ -267,15 +291,16 @@ export type components = {
       /** @description Its place in the suite, from 0. */
       index: number;
       /**
-       * @description Over the attempts that are not `invalid`: `passed`: every attempt passed; `flaky`: some did; `failed`:
-       *     none did; `error`: no attempt could be judged or go on (a model failure, the gateway could not run it,
-       *     or every attempt was invalid).
+       * @description Over the attempts that are neither `invalid` nor `cancelled`: `passed`: every attempt passed; `flaky`: some
+       *     did; `failed`: none did; `error`: no attempt could be judged or go on (a model failure, the gateway could
+       *     not run it, or every attempt was invalid); `cancelled`: not decided, the run was cancelled before its
+       *     attempts had all run (`passed` is then false, and means nothing).
        * @enum {string}
        */
-      status: 'passed' | 'flaky' | 'failed' | 'error';
+      status: 'passed' | 'flaky' | 'failed' | 'error' | 'cancelled';
       /** @description `status` is `passed`, or `flaky` with `pass_rate` at least `required_pass_rate`. */
       passed: boolean;
-      /** @description The share of attempts that passed, invalid attempts left out. */
+      /** @description The share of attempts that passed, invalid and cancelled attempts left out. */
       pass_rate: number;
       required_pass_rate: number;
       /** @description The pass rate of the judged attempts (errors and invalid attempts left out) with its 95 % Wilson interval. */
@@ -290,6 +315,11 @@ export type components = {
       attempts_total: number;
       /** @description Attempts the simulated user spoiled, left out of the pass rate and its interval and counted apart. */
       attempts_invalid: number;
+      /**
+       * @description Attempts cut short by the run's cancel, left out like invalid ones and counted apart. An attempt that never
+       *     started (the cancel came first) is not an attempt: it is not listed.
+       */
+      attempts_cancelled: number;
       responsibility: components['schemas']['ResponsibilityCount'];
       /**
        * @description Per criterion judged with more than one vote (conversation and turn level, by id), over the attempts: its
@@ -306,9 +336,10 @@ export type components = {
       /**
        * @description `error`: the attempt could not be judged or could not go on (see `error`); not a failure. `invalid`: it
        *     failed, and its review found the simulated user responsible: left out like an error, counted apart.
+       *     `cancelled`: the run's cancel cut it short; left out like `invalid`, counted apart.
        * @enum {string}
        */
-      status: 'passed' | 'failed' | 'error' | 'invalid';
+      status: 'passed' | 'failed' | 'error' | 'invalid' | 'cancelled';
       /** @description The engine session; `null` when its first turn could not run. */
       session_id: components['schemas']['SessionId'] | null;
       /** @description The simulated user (under `mcp:`); `null` for a fresh one that never connected. */
@@ -323,10 +354,10 @@ export type components = {
       /**
        * @description Why the conversation ended: the script's last line ran (`script_end`), the simulated user said
        *     it was done, the agent ended it, the simulated user's `max_turns` was reached, a turn did not end
-       *     with its own exit, or the attempt could not go on (`error`).
+       *     with its own exit, the attempt could not go on (`error`), or the run's cancel cut it short (`cancelled`).
        * @enum {string}
        */
-      stop_reason: 'script_end' | 'user_done' | 'agent_ended' | 'max_turns' | 'turn_failed' | 'error';
+      stop_reason: 'script_end' | 'user_done' | 'agent_ended' | 'max_turns' | 'turn_failed' | 'error' | 'cancelled';
       turns: components['schemas']['RunTurn'][];
       /** @description The conversation-level checks over all turns (`expect.tools`, `not_tools`, `shown`, `not_shown`, `ended_by_agent`). */
       expectations: components['schemas']['RunExpectation'][];
@@ -614,9 +645,11 @@ export type components = {
       candidate: components['schemas']['ComparedRevision'];
       /**
        * @description Some conversation regressed, or the suite as a whole did (`suite.verdict`); a release gate stops here (the CLI
-       *     exits 1).
+       *     exits 1). Null when the comparison was cancelled (see `cancelled`): not decided, whatever was found before.
        */
-      regressed: boolean;
+      regressed: boolean | null;
+      /** @description How the comparison was cut short, said first in every report; null when it ran to its end. */
+      cancelled: components['schemas']['Cancellation'] | null;
       /**
        * @description The chance that anything — a conversation or the suite — is flagged `regressed` when no revision differs is at
        *     most 1 − confidence.
@@ -650,6 +683,8 @@ export type components = {
         fixed: number;
         unchanged: number;
         error: number;
+        /** @description Conversations the cancel left undecided. */
+        undecided: number;
         /** @description Conversations counted as `unchanged` or `fixed` that fail on both sides (`fails_on_both_sides`). */
         fails_on_both_sides: number;
       };
@@ -728,10 +763,10 @@ export type components = {
      */
     ComparisonSuite: {
       /**
-       * @description `error`: no pair of attempts could be judged.
+       * @description `error`: no pair of attempts could be judged; `undecided`: the comparison was cancelled before it was decided.
        * @enum {string}
        */
-      verdict: 'regressed' | 'fixed' | 'unchanged' | 'error';
+      verdict: 'regressed' | 'fixed' | 'unchanged' | 'error' | 'undecided';
       /** @description The suite's verdict in one sentence, with the pooled difference and its 95 % interval. */
       summary: string;
       /**
@@ -773,10 +808,11 @@ export type components = {
       /**
        * @description From a statistical test over the two sides' attempts (attempts in error left out): `regressed`, the candidate's
        *     pass rate is lower with the comparison's confidence; `fixed`, higher; `unchanged`, no difference found (see
-       *     `statistics.detectable_drop`); `error`, a side has no attempt that could be judged.
+       *     `statistics.detectable_drop`); `error`, a side has no attempt that could be judged; `undecided`, the
+       *     comparison was cancelled before the gate decided it.
        * @enum {string}
        */
-      verdict: 'regressed' | 'fixed' | 'unchanged' | 'error';
+      verdict: 'regressed' | 'fixed' | 'unchanged' | 'error' | 'undecided';
       /**
        * @description Neither side met its pass rate, and the verdict is `unchanged` or `fixed`: not a regression (the gate lets it
        *     pass), but the conversation fails on the baseline too.
@@ -792,7 +828,7 @@ export type components = {
     };
     ComparedSide: {
       /** @enum {string} */
-      status: 'passed' | 'flaky' | 'failed' | 'error';
+      status: 'passed' | 'flaky' | 'failed' | 'error' | 'cancelled';
       passed: boolean;
       pass_rate: number;
       attempts_passed: number;
@@ -804,6 +840,8 @@ export type components = {
        *     each is run again at once while the side's sessions for the conversation stay within `max_attempts`.
        */
       attempts_invalid: number;
+      /** @description Attempts cut short by the comparison's cancel, left out of the test and counted apart. */
+      attempts_cancelled: number;
       responsibility: components['schemas']['ResponsibilityCount'];
       /** @description The pass rate of the judged attempts with its 95 % Wilson interval. */
       pass_rate_interval: components['schemas']['RateInterval'];

@@ -9,6 +9,7 @@ import { postSuite } from './post.js';
 import {
   cancelledExit,
   couldNotLine,
+  comparisonOutcome,
   exitStatus,
   notRun,
   optionsOrExit,
@@ -54,8 +55,8 @@ export const USAGE = `usage: agent-test-gateway compare <suite.yaml>… --baseli
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
   Exit status: 0 nothing regressed; 1 a conversation regressed; 2 nothing regressed but something
-  could not run or be compared (usage, suite or HTTP errors, a side that could not run); 130
-  cancelled with Ctrl-C.
+  could not run or be compared (usage, suite or HTTP errors, a side that could not run) or was
+  cancelled before it was decided (cancel ID, DELETE, a drain); 130 cancelled with Ctrl-C.
 `;
 
 export async function main(args: string[], io: Io = defaultIo()): Promise<number> {
@@ -67,7 +68,8 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     return 2;
   }
   const against = `${baseline.key} → ${candidate.key}`;
-  const ready = await suitesOrExit<ComparisonReport>('compare', options, io, candidate, comparisonReportHtml, against);
+  // The suite's own agent stays in what is sent: the URL names the candidate, and the report says which agent the suite names.
+  const ready = await suitesOrExit<ComparisonReport>('compare', options, io, undefined, comparisonReportHtml, against);
   if (typeof ready === 'number') return ready;
 
   const entries: Array<Entry<ComparisonReport>> = [];
@@ -101,7 +103,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     const { report } = answer;
     reports.push(report);
     io.stdout(`${renderComparison(report, `${suite.name} (${suite.file})`)}\n`);
-    outcomes.push(report.regressed ? 'failed' : report.totals.error > 0 ? 'broken' : 'passed');
+    outcomes.push(comparisonOutcome(report));
     entries.push({ junit: { name: suite.name, file: suite.file, report: report.runs.candidate, comparison: report }, report });
     if (answer.cancelled) {
       interrupted = true;
@@ -114,6 +116,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   if (interrupted) return cancelledExit(io, 'comparison');
   const regressed = reports.reduce((n, r) => n + r.totals.regressed, 0);
   const bothFail = reports.reduce((n, r) => n + r.totals.fails_on_both_sides, 0);
+  const cancelled = reports.filter((r) => r.cancelled !== null).length;
   const status = exitStatus(outcomes);
   if (reports.every((r) => r.totals.error === r.totals.conversations)) {
     io.stdout(couldNotLine('compare', entries, against));
@@ -122,7 +125,8 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
   io.stdout(
     `${status === 0 ? PASS : FAIL} ${regressed} conversation${regressed === 1 ? '' : 's'} regressed in ${reports.length} of ` +
       `${ready.suites.length} suite${ready.suites.length === 1 ? '' : 's'} compared (${baseline.key} → ${candidate.key})` +
-      `${bothFail > 0 ? `; ${bothFail} fail${bothFail === 1 ? 's' : ''} on both sides` : ''}\n`,
+      `${bothFail > 0 ? `; ${bothFail} fail${bothFail === 1 ? 's' : ''} on both sides` : ''}` +
+      `${cancelled > 0 ? `; ${cancelled} cancelled before ${cancelled === 1 ? 'it was' : 'they were'} decided` : ''}\n`,
   );
   return status;
 }

@@ -38,6 +38,8 @@ const USAGE = `usage:
       follow a run or comparison (started with --detach, REST or MCP) to its report, from any pod
   agent-test-gateway cancel <run id> [--gateway URL]
       cancel a run or comparison
+  agent-test-gateway capture <run id> --conversation NAME --attempt N [--side SIDE] [--gateway URL] > regression.yaml
+      turn a failed attempt into a suite that replays it, runnable with run
   agent-test-gateway judge-check FILE [--gateway URL] [--json] [--min-agreement F] [--votes N] [--seed N]
       check the gateway's judge against a person's labels (a labelled run report, or a YAML of items);
       exit 1 when a criterion agrees less than --min-agreement
@@ -59,7 +61,8 @@ if (tooOld !== undefined) code = await refuseOldNode(command, args, tooOld);
 else if (command === 'chat') code = await (await import('./chat.js')).main(args);
 else if (command === 'run') code = await (await import('./run.js')).main(args);
 else if (command === 'compare') code = await (await import('./compare.js')).main(args);
-else if (command === 'follow' || command === 'cancel') code = await (await import('./runs.js')).main(command, args);
+else if (command === 'follow' || command === 'cancel' || command === 'capture')
+  code = await (await import('./runs.js')).main(command, args);
 else if (command === 'judge-check') code = await (await import('./judge-check.js')).main(args);
 else if (command === 'plan') code = await (await import('./plan.js')).main(args);
 else if (command === 'attacks') code = await (await import('./attacks.js')).main(args);

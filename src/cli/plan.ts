@@ -26,7 +26,8 @@ export const USAGE = `usage: agent-test-gateway plan (--conversations K --baseli
   Says, before a comparison, the max_attempts that catches a drop of D (e.g. 0.2) from the baseline's
   pass rates 80 % of the time in every conversation, the engine sessions it spends (expected when
   nothing changed, at most) and the wall time at the given concurrency (default 10) and session
-  length (default 30 s). The baseline's pass rates:
+  length (default: what --from-report's sessions took, else 30 s, said as assumed). The baseline's
+  pass rates:
     --conversations K --baseline-rate P   P (e.g. 0.9) for each of K conversations
     --from-report FILE                    each conversation's from an earlier run or comparison report
                                           (--json's file; a comparison's baseline side)
@@ -145,7 +146,8 @@ const ASSUMED_BASELINE_RATE = 0.9;
 /**
  * The line `compare` prints before a suite's comparison: what its budget (the suite's, under the
  * command's overrides) catches among its conversations and what it spends at its concurrency, at
- * an assumed baseline pass rate of 0.9 and 30 s a session, both said in the line. Undefined when
+ * an assumed baseline pass rate of 0.9 and 30 s a session, both said in the line (it has no
+ * report to measure sessions in; the progress line then says the time left at the run's pace). Undefined when
  * the suite with the overrides breaks a rule (the gateway will say which).
  */
 export async function comparePlanLine(suite: PreparedSuite, overrides: SuiteOverrides): Promise<string | undefined> {
@@ -159,6 +161,7 @@ export async function comparePlanLine(suite: PreparedSuite, overrides: SuiteOver
     confidence,
     concurrency,
     sessionSeconds: DEFAULT_SESSION_SECONDS,
+    sessionTime: 'assumed',
   };
   return budgetLine(request, await planBudget(request));
 }

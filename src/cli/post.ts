@@ -140,6 +140,27 @@ export const getRun = (
 ): Promise<{ body: Record<string, unknown> } | { failure: HttpFailure }> =>
   gatewayCall(`${gateway}/v1/runs/${runId}`, { method: 'GET', headers: { authorization: `Bearer ${token}` } }, 200, () => true);
 
+/** A run's page on the gateway (`/runs/{id}`), as the command prints it when it starts the run. */
+export const runPageUrl = (gateway: string, runId: string): string => `${gateway}/runs/${runId}`;
+
+/** A failed attempt of a run as a suite (`capture ID`): the YAML the gateway wrote, or why it failed. */
+export async function captureRun(
+  gateway: string,
+  token: string,
+  runId: string,
+  ask: { conversation: string; attempt: string; side: string | undefined },
+): Promise<{ yaml: string } | { failure: HttpFailure }> {
+  const query = new URLSearchParams({ conversation: ask.conversation, attempt: ask.attempt, ...(ask.side && { side: ask.side }) });
+  const url = `${gateway}/v1/runs/${runId}/capture?${query}`;
+  try {
+    const res = await request(url, { method: 'GET', headers: { authorization: `Bearer ${token}` } });
+    const text = await res.body.text();
+    return res.statusCode === 200 ? { yaml: text } : { failure: failureOf(res.statusCode, text, parseJson(text)) };
+  } catch (err) {
+    return { failure: unreachable(url, err) };
+  }
+}
+
 /** Follows a run already started (`follow ID`) from its first line. */
 export function followRun<Report, Turn>(runId: string, o: FollowOptions<Turn>): Promise<Followed<Report>> {
   return new Follower<Report, Turn>(o, runId).follow(undefined);
@@ -169,9 +190,13 @@ class Follower<Report, Turn> {
   #gone = false;
   readonly #progress: RunProgress;
 
+  /** This command started the run (its POST's stream), rather than following one by id. */
+  readonly #started: boolean;
+
   constructor(o: FollowOptions<Turn>, runId?: string) {
     this.#o = o;
     this.#runId = runId;
+    this.#started = runId === undefined;
     this.#progress = new RunProgress(o.io, o.kind, (id) => this.#view(id));
   }
 
@@ -247,6 +272,8 @@ class Follower<Report, Turn> {
       if (typeof run.id === 'string' && this.#runId === undefined) {
         this.#runId = run.id;
         this.#progress.start(run.id);
+        // A run this command started (not one it follows by id): where to watch it in a browser.
+        if (this.#started) this.#progress.say(`${o.kind} ${run.id}: ${runPageUrl(o.gateway, run.id)}\n`);
       }
     } else if (item.turn !== undefined) this.#progress.above(() => o.onTurn(item.turn as Turn));
     else if (item.decided !== undefined) {

@@ -2,12 +2,13 @@ import { basename, extname } from 'node:path';
 import { runReportHtml, type NotRunSuite } from '../suites/report/html/render.js';
 import { junitXml, type JUnitSuite } from '../suites/report/junit.js';
 import type { RunReport, TurnEvent } from '../suites/report/run-report.js';
+import type { ComparisonReport } from '../suites/report/comparison.js';
 import { renderReport, turnTitle } from '../suites/report/text.js';
 import { FAIL, PASS } from '../suites/report/wording.js';
 import { MISSING_TOKEN, tokenFrom } from './connection.js';
 import { defaultIo, type Io } from './io.js';
 import { parseSuiteOptions, UsageError, type SuiteOptions } from './options.js';
-import { postSuite, startAsync, type HttpFailure } from './post.js';
+import { postSuite, runPageUrl, startAsync, type HttpFailure } from './post.js';
 import { failureText, prepareSuites, problemsReport, saveSnapshot, writeOutput, type PreparedSuite } from './suite-files.js';
 
 /**
@@ -48,12 +49,35 @@ export const USAGE = `usage: agent-test-gateway run <suite.yaml>… [--gateway U
 
   The platform access token is read from AGENT_TEST_GATEWAY_TOKEN.
   Exit status: 0 everything passed; 1 something failed (an expectation, a criterion, a pass rate);
-  2 nothing failed but something could not run (usage, suite or HTTP errors, a model failure);
-  130 cancelled with Ctrl-C.
+  2 nothing failed but something could not run (usage, suite or HTTP errors, a model failure) or
+  was cancelled before it was decided (cancel ID, DELETE, a drain); 130 cancelled with Ctrl-C.
 `;
 
 /** A suite's outcome for the exit status: a failure counts over a conversation that could not run. */
 export type Outcome = 'passed' | 'failed' | 'broken';
+
+/**
+ * A run report's outcome: failed when a conversation failed (one decided before a cancel too), else
+ * broken when one could not run or the run was cancelled before it was decided, else passed.
+ */
+export const runOutcome = (report: RunReport): Outcome =>
+  report.passed === true
+    ? 'passed'
+    : report.conversations.some((c) => !c.passed && c.status !== 'error' && c.status !== 'cancelled')
+      ? 'failed'
+      : 'broken';
+
+/**
+ * A comparison report's outcome: failed when something regressed (also before a cancel: the
+ * regression was found), else broken when something could not be compared or the comparison was
+ * cancelled before it was decided, else passed.
+ */
+export const comparisonOutcome = (report: ComparisonReport): Outcome =>
+  report.totals.regressed > 0 || report.suite?.verdict === 'regressed'
+    ? 'failed'
+    : report.cancelled !== null || report.totals.error > 0
+      ? 'broken'
+      : 'passed';
 
 /** The exit status of a command over its suites' outcomes. */
 export const exitStatus = (outcomes: Outcome[]): number => (outcomes.includes('failed') ? 1 : outcomes.includes('broken') ? 2 : 0);
@@ -205,7 +229,10 @@ export async function startDetached(
     io.stderr(failureText(suite, started.failure));
     return 'broken';
   }
-  io.stdout(`${started.id}\t${kind} of ${suite.name} (${suite.file}): agent-test-gateway follow ${started.id}\n`);
+  io.stdout(
+    `${started.id}\t${kind} of ${suite.name} (${suite.file}): agent-test-gateway follow ${started.id}` +
+      ` · ${runPageUrl(url.slice(0, url.indexOf('/v1/agents/')), started.id)}\n`,
+  );
   return 'passed';
 }
 
@@ -250,7 +277,7 @@ export async function main(args: string[], io: Io = defaultIo()): Promise<number
     io.stdout(renderReport(report, `${suite.name} (${suite.file})`));
     if (report.monitor !== null) io.stdout(monitorLine(report.monitor));
     // A conversation that failed counts over one that could not run (status error).
-    outcomes.push(report.passed ? 'passed' : report.conversations.some((c) => !c.passed && c.status !== 'error') ? 'failed' : 'broken');
+    outcomes.push(runOutcome(report));
     entries.push({ junit: { name: suite.name, file: suite.file, report }, report });
     if (!(await saveSnapshot(suite, report.memory?.snapshot, report.memory?.error?.message, io))) outcomes.push('broken');
     io.stdout('\n');

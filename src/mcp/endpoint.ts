@@ -3,6 +3,7 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { origin } from '../http/origin.js';
 import type { Caller } from '../domain/vocabulary.js';
 import { mcpForwarder } from './forward.js';
 import { CALLER_ID } from './results.js';
@@ -32,15 +33,16 @@ export function createMcpEndpoint(app: FastifyInstance, opts: { path: string; ve
 
   async function handle(request: FastifyRequest, reply: FastifyReply, caller: Caller): Promise<FastifyReply | undefined> {
     const sessionId = request.headers['mcp-session-id'];
+    const pages = app.config.runsPage ? origin(request) : undefined;
     let transport: StreamableHTTPServerTransport | undefined;
     if (typeof sessionId === 'string') {
       // Another caller's session is as unknown as an expired one: the client starts a new one.
-      transport = sessions.get(sessionId, caller);
+      transport = sessions.get(sessionId, caller, pages);
       // Not on this pod: perhaps on a peer (routing that is not sticky), which then answers.
       if (transport === undefined && !sessions.has(sessionId) && (await forwardToHolder?.(request, reply, sessionId))) return undefined;
       if (transport === undefined) return jsonRpcError(reply, 404, 'Session not found: send initialize again to start a new MCP session.');
     } else if (request.method === 'POST' && isInitializeRequest(request.body)) {
-      transport = await sessions.open(caller);
+      transport = await sessions.open(caller, pages);
     } else {
       return jsonRpcError(reply, 400, 'Bad Request: send the Mcp-Session-Id header that initialize answered, or initialize first.');
     }

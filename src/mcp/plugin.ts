@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { origin } from '../http/origin.js';
 import type { Caller } from '../domain/vocabulary.js';
 import { isGatewayError } from '../errors.js';
 import type { McpEndpoint } from './endpoint.js';
@@ -14,20 +15,6 @@ const MCP_PATH = '/mcp';
 const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-/**
- * The gateway's own absolute URL as the caller reached it: behind a TLS-terminating proxy the
- * scheme is the proxy's (`X-Forwarded-Proto`), the host is the `Host` it passes on. It only names
- * URLs in answers, so a caller that sends a false one misleads only itself.
- */
-function origin(request: FastifyRequest): string {
-  const forwarded = String(request.headers['x-forwarded-proto'] ?? '')
-    .split(',')[0]!
-    .trim()
-    .toLowerCase();
-  const scheme = forwarded === 'https' || forwarded === 'http' ? forwarded : request.protocol;
-  return `${scheme}://${request.host}`;
-}
 
 export async function mcpRoutes(app: FastifyInstance): Promise<void> {
   let endpoint: McpEndpoint | undefined;

@@ -7,13 +7,13 @@ import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { isGatewayError, type ErrorCode as GatewayCode } from '../errors.js';
 import { runLines } from '../runs/follow.js';
-import { cancelLocated, listRuns, locateOwnRun, locateRun, readerOf, type Located } from '../runs/locate.js';
+import { cancelLocated, cancelRun, listRuns, locateOwnRun, locateRun, readerOf, type Located } from '../runs/locate.js';
 import type { Run, RunKind } from '../runs/run.js';
 import { runView, type RunView } from '../runs/views.js';
 import type { Side } from '../suites/report/comparison.js';
 import type { TurnEvent } from '../suites/report/run-report.js';
 import { parse, runIdSchema } from '../schemas/requests.js';
-import { pendingResult, progressLine } from './run-tools.js';
+import { pendingResult, progressLine, withPage, type RunPages } from './run-tools.js';
 import { refusal, toolError } from './results.js';
 import type { SessionCaller } from './sessions.js';
 import { listedAs, type Extra, type ToolConfig } from './tools.js';
@@ -49,7 +49,7 @@ interface Settled {
 /** Refusals (a task that failed before a run started) a session keeps for its client to read. */
 const SETTLED_KEPT = 100;
 
-export class RunTaskStore implements TaskStore {
+export class RunTaskStore implements TaskStore, RunPages {
   readonly #app: FastifyInstance;
   readonly #caller: SessionCaller;
   readonly #reportAnswer: ReportAnswer;
@@ -61,6 +61,11 @@ export class RunTaskStore implements TaskStore {
     this.#app = app;
     this.#caller = caller;
     this.#reportAnswer = reportAnswer;
+  }
+
+  /** The run's page on the gateway as this session's client reaches it; undefined when RUNS_PAGE is off. */
+  pageOf(runId: string): string | undefined {
+    return this.#caller.pages === undefined ? undefined : `${this.#caller.pages}/runs/${runId}`;
   }
 
   /** The task of a run just started here (`context.runId`), or of a refusal (`context.refusal`). */
@@ -98,9 +103,10 @@ export class RunTaskStore implements TaskStore {
       return settled.answer;
     }
     const { view } = await this.#locate(taskId);
-    if (view.report !== null) return this.#reportAnswer(view.kind, view.report);
-    if (view.error !== null) return toolError(view.error.error, view.error.message);
-    return pendingResult(view, Date.now() - Date.parse(view.created_at));
+    const page = this.pageOf(view.id);
+    if (view.report !== null) return withPage(this.#reportAnswer(view.kind, view.report), page);
+    if (view.error !== null) return withPage(toolError(view.error.error, view.error.message), page);
+    return withPage(pendingResult(view, Date.now() - Date.parse(view.created_at)), page);
   }
 
   /** `tasks/cancel` (the only status a client sets) cancels the run where it is held. */
@@ -138,7 +144,9 @@ export class RunTaskStore implements TaskStore {
     return {
       taskId: view.id,
       status: TASK_STATUS[view.status],
-      statusMessage: view.error === null ? progressLine(view) : `${view.error.error}: ${view.error.message}`,
+      statusMessage:
+        (view.error === null ? progressLine(view) : `${view.error.error}: ${view.error.message}`) +
+        (this.pageOf(view.id) === undefined ? '' : `\npage_url: ${this.pageOf(view.id)}`),
       ttl: this.#app.config.runs.keptMs,
       createdAt: view.created_at,
       lastUpdatedAt: view.ended_at ?? new Date().toISOString(),
@@ -217,7 +225,8 @@ export function registerRunTool<In extends z.ZodObject>(
  * progress as a pending answer that points to get_run.
  */
 async function answerInline(app: FastifyInstance, run: Run, extra: Extra, tasks: RunTaskStore): Promise<CallToolResult> {
-  const onCancel = () => void app.runs.cancel(run, 'the MCP client cancelled the call');
+  // By id, wherever the run is now: it may have moved since it started here.
+  const onCancel = () => void cancelRun(app.runs, run.id, run.spec.callerId, 'the MCP client cancelled the call').catch(() => undefined);
   extra.signal.addEventListener('abort', onCancel, { once: true });
   const wait = new AbortController();
   const timer = setTimeout(() => wait.abort(), app.config.mcpRunWaitMs);
@@ -234,21 +243,27 @@ async function answerInline(app: FastifyInstance, run: Run, extra: Extra, tasks:
     clearTimeout(timer);
     extra.signal.removeEventListener('abort', onCancel);
   }
-  return pendingResult(runView(run, app.runs.podName), app.config.mcpRunWaitMs);
+  return withPage(pendingResult(runView(run, app.runs.podName), app.config.mcpRunWaitMs), tasks.pageOf(run.id));
 }
 
-/** With a progress token, each evaluated turn is reported as progress (its side too, in a comparison). */
+/**
+ * With a progress token, each evaluated turn is reported as progress (its side too, in a
+ * comparison). A turn streamed again (its attempt ran again after the run moved) is not counted
+ * twice: progress only grows.
+ */
 function progressOf(extra: Extra): ((event: TurnEvent & { side?: Side }) => void) | undefined {
   const token = extra._meta?.progressToken;
   if (token === undefined) return undefined;
-  let evaluated = 0;
+  const evaluated = new Set<string>();
   return (event) => {
-    evaluated += 1;
+    const key = `${event.side ?? ''}:${event.conversation_index}:${event.attempt}:${event.turn.index}`;
+    if (evaluated.has(key)) return;
+    evaluated.add(key);
     const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
     const side = event.side === undefined ? '' : `${event.side}: `;
     const message = `${side}${event.conversation}${attempt} turn ${event.turn.index}: ${event.turn.status}`;
     void extra
-      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated, message } })
+      .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: evaluated.size, message } })
       .catch(() => undefined);
   };
 }

@@ -52,16 +52,38 @@ export const pendingResult = (view: RunView, waitedMs: number): CallToolResult =
   ],
 });
 
+/**
+ * An answer about a run with its page (`RUNS_PAGE`): a `resource_link` to `/runs/{id}` on the gateway
+ * as the client reaches it, the protocol's own way to point at something to open, and a text line
+ * saying it for clients that show text only.
+ */
+export function withPage(result: CallToolResult, pageUrl: string | undefined): CallToolResult {
+  if (pageUrl === undefined) return result;
+  return {
+    ...result,
+    content: [
+      ...result.content,
+      { type: 'text', text: `page_url: ${pageUrl}` },
+      { type: 'resource_link', uri: pageUrl, name: 'run page', mimeType: 'text/html', description: 'The run live in a browser' },
+    ],
+  };
+}
+
 const GET_RUN =
   'Read a run or comparison that run_suite or compare_revisions started (by its run_id, from any pod of the gateway): its ' +
   'status (running, passed, failed, error, cancelled), progress per conversation (rounds or attempts, sessions spent, ' +
   'what was decided), where it ran and moved, and its report once it has ended (null before).';
 
+/** Where a run's page is, as the session's client reaches the gateway; undefined when the page is off. */
+export interface RunPages {
+  pageOf(runId: string): string | undefined;
+}
+
 const CANCEL_RUN = 'Cancel a running run or comparison by its run_id: its running turns end with a plain close, its report says cancelled.';
 
 const runIdArgs = z.strictObject({ run_id: runIdSchema.describe('The run id run_suite or compare_revisions answered.') });
 
-export function registerRunTools(server: McpServer, app: FastifyInstance): void {
+export function registerRunTools(server: McpServer, app: FastifyInstance, pages: RunPages): void {
   registerTool(
     server,
     app.log,
@@ -76,7 +98,7 @@ export function registerRunTools(server: McpServer, app: FastifyInstance): void 
     (args, extra) =>
       guarded(app.log, async () => {
         const { view } = await locateRun(app.runs, args.run_id, readerOf(app.authorizer, callerOf(extra)));
-        return success(view, progressLine(view));
+        return withPage(success(view, progressLine(view)), pages.pageOf(view.id));
       }),
   );
 
@@ -95,7 +117,7 @@ export function registerRunTools(server: McpServer, app: FastifyInstance): void 
       guarded(app.log, async () => {
         const located = await locateOwnRun(app.runs, args.run_id, readerOf(app.authorizer, callerOf(extra)));
         const after = await cancelLocated(app.runs, located, 'the MCP tool cancel_run cancelled it');
-        return success(after, progressLine(after));
+        return withPage(success(after, progressLine(after)), pages.pageOf(after.id));
       }),
   );
 }

@@ -33,7 +33,7 @@ export function createMcpServer(app: FastifyInstance, version: string, caller: S
   registerConversationTools(server, app);
   registerMemoryTools(server, app);
   registerSuiteTools(server, app, tasks);
-  registerRunTools(server, app);
+  registerRunTools(server, app, tasks);
   registerJudgeTools(server, app);
   registerPlanTool(server, app);
   return server;

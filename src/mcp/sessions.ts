@@ -4,9 +4,14 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../domain/vocabulary.js';
 
-/** The caller a session is bound to, with the token of its latest request (its task store asks the platform with it). */
+/**
+ * The caller a session is bound to, with the token of its latest request (its task store asks the
+ * platform with it), and where that request reached the gateway: the base of a run's page URL.
+ */
 export interface SessionCaller {
   current: Caller;
+  /** The gateway's origin as the client reaches it (`https://host`); undefined when the runs page is off (RUNS_PAGE). */
+  pages: string | undefined;
 }
 
 /**
@@ -54,16 +59,16 @@ export class McpSessions {
   }
 
   /** The session, if this pod holds it and it is this caller's (whose token it keeps from now on). */
-  get(sessionId: string, caller: Caller): StreamableHTTPServerTransport | undefined {
+  get(sessionId: string, caller: Caller, pages: string | undefined): StreamableHTTPServerTransport | undefined {
     const session = this.#sessions.peek(sessionId);
     if (session === undefined || session.caller.current.id !== caller.id) return undefined;
-    session.caller.current = caller;
+    Object.assign(session.caller, { current: caller, pages });
     return this.#sessions.get(sessionId)!.transport;
   }
 
   /** A transport for an initialize request: the session is kept once the SDK has answered it. */
-  async open(current: Caller): Promise<StreamableHTTPServerTransport> {
-    const caller: SessionCaller = { current };
+  async open(current: Caller, pages: string | undefined): Promise<StreamableHTTPServerTransport> {
+    const caller: SessionCaller = { current, pages };
     const server = this.#createServer(caller);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

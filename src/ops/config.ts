@@ -83,6 +83,10 @@ const envSchema = z.object({
     .enum(['true', 'false', '1', '0', ''], { error: 'DEBUG_PAGE must be true or false' })
     .optional()
     .transform((value) => value === 'true' || value === '1'),
+  RUNS_PAGE: z
+    .enum(['true', 'false', '1', '0', ''], { error: 'RUNS_PAGE must be true or false' })
+    .optional()
+    .transform((value) => value !== 'false' && value !== '0'),
   // The source revision the image was built from (a build argument); only shown in build_info.
   GIT_REVISION: z.string().trim().optional(),
   MCP_AUTHORIZATION_SERVERS: urlList('MCP_AUTHORIZATION_SERVERS'),
@@ -142,6 +146,8 @@ export interface Config {
   /** How often an MCP client is told to poll a run's task (`pollInterval`). */
   mcpTaskPollMs: number;
   debugPage: boolean;
+  /** The runs page (`/runs`) is served: the CLI and MCP answers give a run's page URL. */
+  runsPage: boolean;
   revision: string;
   /** The OAuth authorization servers MCP clients are pointed to (default: the platform). */
   mcpAuthorizationServers: string[];
@@ -245,6 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpRunWaitMs: e.MCP_RUN_WAIT_MS,
     mcpTaskPollMs: e.MCP_TASK_POLL_MS,
     debugPage: e.DEBUG_PAGE,
+    runsPage: e.RUNS_PAGE,
     revision: e.GIT_REVISION || 'unknown',
     mcpAuthorizationServers: e.MCP_AUTHORIZATION_SERVERS ?? [e.PROMETHIST_PLATFORM_URL],
     mcpSessionIdleMs: e.MCP_SESSION_IDLE_MS,

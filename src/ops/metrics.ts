@@ -74,6 +74,10 @@ export const MODEL_ROLES = ['simulator', 'judge'] as const;
 export const MODEL_OUTCOMES = ['ok', 'http_error', 'timeout', 'unreachable', 'invalid_answer'] as const;
 const DEFAULT_MODEL_TIMEOUT_MS = 60_000;
 
+/** Why a pod stopped starting attempts of a run it held (src/runs/fence.ts). */
+export const FENCE_REASONS = ['lease_lapsed', 'stale', 'newer_epoch'] as const;
+export type FenceReason = (typeof FENCE_REASONS)[number];
+
 export function createMetrics(config: MetricsConfig) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -235,6 +239,15 @@ export function createMetrics(config: MetricsConfig) {
       labelNames: ['cause', 'direction'] as const,
       registers,
     }),
+    runsFenced: new Counter({
+      name: `${p}runs_fenced_total`,
+      help:
+        'Runs this pod stopped starting attempts of, because it no longer knew it held them, by reason (lease_lapsed: no ' +
+        'acknowledgement from a sibling that could take over within half RUN_TAKEOVER_MS; stale: a sibling refused its push as ' +
+        'older than the run it knows; newer_epoch: a sibling that took the run over pushed it here).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     suiteRuns: new Counter({
       name: `${p}suite_runs_total`,
       help: 'Test suite runs and comparisons, by kind (run, comparison) and result (passed, failed, cancelled, error).',
@@ -261,6 +274,7 @@ export function createMetrics(config: MetricsConfig) {
   for (const kind of RUN_KINDS) for (const result of RUN_RESULTS) metrics.suiteRuns.inc({ kind, result }, 0);
   metrics.runsMoved.inc({ cause: 'drain', direction: 'out' }, 0);
   for (const cause of ['drain', 'takeover']) metrics.runsMoved.inc({ cause, direction: 'in' }, 0);
+  for (const reason of FENCE_REASONS) metrics.runsFenced.inc({ reason }, 0);
   for (const role of MODEL_ROLES) {
     for (const outcome of MODEL_OUTCOMES) metrics.modelRequests.inc({ role, outcome }, 0);
     for (const kind of ['prompt', 'completion']) metrics.modelTokens.inc({ role, kind }, 0);

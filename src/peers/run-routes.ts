@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { NDJSON } from '../http/ndjson.js';
-import { applyCheckpoint, checkpointFromWire } from '../runs/checkpoint.js';
+import { checkpointFromWire } from '../runs/checkpoint.js';
 import { runLines } from '../runs/follow.js';
 import { runsMatching } from '../runs/locate.js';
 import type { RunRegistry } from '../runs/registry.js';
@@ -26,16 +26,14 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
   return async (app: FastifyInstance): Promise<void> => {
     app.post('/internal/peer/runs/:run_id/checkpoint', async (request, reply) => {
       const { run_id: id } = parse(idParams, request.params, 'path');
-      if (deps.runs.draining) throw new GatewayError('shutting_down', 'This pod is shutting down: it keeps no run.');
       const push = checkpointFromWire(request.body);
       if (push === undefined || (push.spec !== undefined && push.spec.id !== id)) {
         throw new GatewayError('invalid_request', 'A run checkpoint needs the fields of a checkpoint, for the run of its path.');
       }
       const holder = deps.peers.peerAt({ ip: request.ip, port: push.holder_port });
       if (holder === undefined) throw new GatewayError('forbidden', 'A run checkpoint is taken only from a pod of the peer list.');
-      const applied = applyCheckpoint(deps.runs.get(id), push, holder.address);
-      if (typeof applied === 'string') return reply.code(409).send({ refused: applied });
-      deps.runs.received(applied, push.adopt);
+      const refused = deps.runs.receive(id, push, holder.address);
+      if (refused !== undefined) return reply.code(409).send({ refused });
       return reply.code(204).send();
     });
 
@@ -43,7 +41,7 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       const { run_id: id } = parse(idParams, request.params, 'path');
       const run = deps.runs.get(id);
       if (run === undefined) return reply.code(404).send({ held: false });
-      return { held: run.holder === null, run: { ...runView(run, deps.runs.podName), caller_id: run.spec.callerId } };
+      return { held: run.holder === null, epoch: run.epoch, run: { ...runView(run, deps.runs.podName), caller_id: run.spec.callerId } };
     });
 
     app.get('/internal/peer/runs', async (request) => {
@@ -74,9 +72,9 @@ export function runPeerRoutes(deps: { runs: RunRegistry; peers: Peers }) {
       const { run_id: id } = parse(idParams, request.params, 'path');
       const { why } = parse(z.object({ why: z.string().max(512) }), request.query, 'query');
       const run = deps.runs.get(id);
-      if (run === undefined || run.holder !== null) return reply.code(421).send();
-      await deps.runs.cancel(run, why);
-      return { run: runView(run, deps.runs.podName) };
+      if (run === undefined) return reply.code(421).send();
+      await deps.runs.cancelHere(run, why);
+      return { run: runView(deps.runs.get(id) ?? run, deps.runs.podName) };
     });
   };
 }

@@ -3,7 +3,8 @@ import { ndjsonLines } from '../http/ndjson.js';
 import { checkpointOf } from '../runs/checkpoint.js';
 import type { RunRegistry } from '../runs/registry.js';
 import type { Run } from '../runs/run.js';
-import type { RunFilter, RunSiblings, SiblingRun } from '../runs/siblings.js';
+import type { RunFilter, RunSiblings, SiblingAnswer, SiblingRun } from '../runs/siblings.js';
+import { sleep } from '../suites/run/cancellation.js';
 import type { RunView } from '../runs/views.js';
 import type { Peer } from './peer-list.js';
 import type { Peers } from './peers.js';
@@ -32,6 +33,12 @@ interface Acked {
 
 /** A checkpoint on its way is cheap to build but not free: a hanging sibling gets this long. */
 const PUSH_TIMEOUT_MS = 10_000;
+
+/** How often a cancel waiting for its push to be acknowledged looks again. */
+const FLUSH_POLL_MS = 20;
+
+/** The call found nothing listening at the sibling's address: no process there, so no replica either. */
+const isRefused = (err: unknown): boolean => (err as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
 
 /**
  * Runs across the pods of the release, over the internal peer routes: every change of a run held
@@ -67,6 +74,10 @@ export class PeerRunSiblings implements RunSiblings {
     return this.#peers.list.length > 0;
   }
 
+  get addresses(): string[] {
+    return this.#peers.list.map((peer) => peer.address);
+  }
+
   close(): void {
     clearInterval(this.#heartbeat);
   }
@@ -78,7 +89,9 @@ export class PeerRunSiblings implements RunSiblings {
       acks = new Map();
       this.#acked.set(run.id, acks);
     }
+    const outcomes = this.#registry.pushes;
     this.#peers.list.forEach((peer, i) => {
+      if (!outcomes.pushesTo(run, peer.address)) return;
       let acked = acks.get(peer.address);
       if (acked === undefined) {
         acked = { lines: 0, rounds: 0, at: 0, pushing: false, again: false };
@@ -102,42 +115,62 @@ export class PeerRunSiblings implements RunSiblings {
     const from = { lines: acked.lines, rounds: acked.rounds };
     const body = checkpointOf(run, from, { holderPort: this.#ownPort, pod: this.#registry.podName, rank, adopt: false });
     const sent = { lines: run.lines.length, rounds: run.rounds.length };
+    const outcomes = this.#registry.pushes;
+    const sentAt = outcomes.sending(run, peer.address);
     try {
       const { status, body: answer } = await this.#peers.client.internal(peer, 'POST', RUN_PATHS.checkpoint(run.id), body, PUSH_TIMEOUT_MS);
+      const refused = (answer as { refused?: unknown } | undefined)?.refused;
       if (status === 204) {
         const gained = sent.lines > acked.lines;
         Object.assign(acked, sent, { at: Date.now() });
+        outcomes.acknowledged(run, peer.address, sentAt, sent.lines);
         if (gained) run.changed();
-      } else if (status === 409 && (answer as { refused?: unknown } | undefined)?.refused === 'gap') {
+      } else if (status === 409 && refused === 'gap') {
         Object.assign(acked, { lines: 0, rounds: 0 });
         acked.again = true;
-      }
-    } catch {
-      // The sibling did not answer: the next change or heartbeat tries again.
+      } else if (status === 409 && refused === 'stale') outcomes.refusedAsStale(run, peer.address);
+      else outcomes.unanswered(run, peer.address, status === 503);
+    } catch (err) {
+      // Nothing listens there (it keeps no replica), or it did not answer: the next change or heartbeat tries again.
+      outcomes.unanswered(run, peer.address, isRefused(err));
     } finally {
       acked.pushing = false;
     }
     if (acked.again && run.holder === null) this.replicate(run);
   }
 
-  visibleLines(run: Run): number {
-    const acks = this.#acked.get(run.id);
-    const fresh = Date.now() - this.#registry.takeoverMs;
-    let most = -1;
-    for (const acked of acks?.values() ?? []) if (acked.at >= fresh) most = Math.max(most, acked.lines);
-    return most < 0 ? run.lines.length : most;
+  async flush(run: Run): Promise<void> {
+    this.replicate(run);
+    const until = Date.now() + PUSH_TIMEOUT_MS;
+    const outcomes = this.#registry.pushes;
+    // Each sibling's push is under way or answered: wait for the answers, a short poll, never a spin.
+    const behind = () =>
+      this.#peers.list.some((peer) => {
+        const acked = this.#acked.get(run.id)?.get(peer.address);
+        return outcomes.pushesTo(run, peer.address) && acked !== undefined && (acked.pushing || acked.again);
+      });
+    while (behind() && Date.now() < until) await sleep(FLUSH_POLL_MS, AbortSignal.timeout(until - Date.now()));
   }
 
-  async handOver(run: Run): Promise<string | undefined> {
+  async handOver(run: Run, deadline: number): Promise<string | undefined> {
     for (const [i, peer] of this.#peers.list.entries()) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
       const body = checkpointOf(
         run,
         { lines: 0, rounds: 0 },
         { holderPort: this.#ownPort, pod: this.#registry.podName, rank: i + 1, adopt: true },
       );
       try {
-        const { status } = await this.#peers.client.internal(peer, 'POST', RUN_PATHS.checkpoint(run.id), body, PUSH_TIMEOUT_MS);
-        if (status === 204) {
+        const { status, body: answer } = await this.#peers.client.internal(
+          peer,
+          'POST',
+          RUN_PATHS.checkpoint(run.id),
+          body,
+          Math.min(PUSH_TIMEOUT_MS, left),
+        );
+        // `stale`: it took the run already (a hand-over retried after a timeout) or knows who did.
+        if (status === 204 || (status === 409 && (answer as { refused?: unknown } | undefined)?.refused === 'stale')) {
           this.#acked.delete(run.id);
           return peer.address;
         }
@@ -149,15 +182,21 @@ export class PeerRunSiblings implements RunSiblings {
     return undefined;
   }
 
-  async holds(address: string, id: string): Promise<boolean> {
-    const peer = this.#peerAt(address);
-    if (peer === undefined) return false;
-    try {
-      const { status, body } = await this.#peers.client.internal(peer, 'GET', RUN_PATHS.run(id));
-      return status === 200 && (body as { held?: unknown }).held === true;
-    } catch {
-      return false;
-    }
+  async survey(id: string): Promise<SiblingAnswer[]> {
+    const answers = await Promise.all(
+      this.#peers.list.map(async (peer): Promise<SiblingAnswer | undefined> => {
+        try {
+          const { status, body } = await this.#peers.client.internal(peer, 'GET', RUN_PATHS.run(id));
+          const answer = body as { held?: unknown; epoch?: { n?: unknown; by?: unknown }; run?: { status?: unknown } } | undefined;
+          if (status !== 200 || typeof answer?.epoch?.n !== 'number' || typeof answer.epoch.by !== 'string') return undefined;
+          const epoch = { n: answer.epoch.n, by: answer.epoch.by };
+          return { address: peer.address, held: answer.held === true, epoch, ended: answer.run?.status !== 'running' };
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    return answers.filter((a) => a !== undefined);
   }
 
   async find(id: string): Promise<SiblingRun | undefined> {

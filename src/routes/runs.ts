@@ -14,6 +14,7 @@ import type { AgentRef } from '../domain/vocabulary.js';
 import { GatewayError, invalidRequest, shuttingDown, type ErrorCode } from '../errors.js';
 import { NDJSON } from '../http/ndjson.js';
 import { RESTORE_CLEARS } from '../memory/snapshots.js';
+import { capturedRunOf } from '../runs/capture.js';
 import { runLines } from '../runs/follow.js';
 import { CANCELLED_BY_DELETE, isFinalLine } from '../runs/registry.js';
 import { cancelLocated, listRuns, locateOwnRun, locateRun, readerOf, type Reader } from '../runs/locate.js';
@@ -121,6 +122,20 @@ async function answerStarted(
 
 const idParams = z.object({ run_id: runIdSchema });
 const listQuery = z.object({ agent: agentSchema.optional() });
+const captureQuery = z.object({
+  conversation: z
+    .string({ error: 'conversation is required: the name of the conversation whose attempt to capture' })
+    .min(1, { error: 'conversation must not be empty' })
+    .max(200, { error: 'conversation must be at most 200 characters' }),
+  attempt: z.coerce
+    .number({ error: 'attempt is required: the number of the attempt to capture, from 1' })
+    .int({ error: 'attempt must be a whole number, from 1' })
+    .min(1, { error: 'attempt must be a whole number, from 1' }),
+  side: z.enum(['baseline', 'candidate'], { error: 'side must be baseline or candidate' }).optional(),
+});
+
+/** Capture loads with its first use, as the suite format does. */
+const loadCapture = () => import('../suites/capture/capture.js');
 
 /** The caller as a reader of runs (the team reads a run; its caller alone cancels it). */
 const readerFor = async (app: FastifyInstance, request: FastifyRequest): Promise<Reader> =>
@@ -176,6 +191,18 @@ export async function runRoutes(app: FastifyInstance): Promise<void> {
     const { after } = parse(afterQuery, request.query, 'query');
     await locateRun(app.runs, id, await readerFor(app, request));
     return streamLines(app, reply, id, after, 200);
+  });
+
+  app.get('/v1/runs/:run_id/capture', async (request, reply) => {
+    const { run_id: id } = parse(idParams, request.params, 'path');
+    const ask = parse(captureQuery, request.query, 'query');
+    const located = await locateRun(app.runs, id, await readerFor(app, request));
+    const yaml = (await loadCapture()).captureSuite(capturedRunOf(located, app.runs.get(id)), ask);
+    return reply
+      .type('application/yaml; charset=utf-8')
+      .header('content-disposition', 'attachment; filename="regression.yaml"')
+      .header('cache-control', 'no-store')
+      .send(yaml);
   });
 
   app.delete('/v1/runs/:run_id', async (request) => {

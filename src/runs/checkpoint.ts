@@ -3,6 +3,7 @@ import { agentSchema, runIdSchema } from '../schemas/requests.js';
 import type { AttemptReport } from '../suites/report/run-report.js';
 import type { RunState } from '../suites/run/run-state.js';
 import type { Resumed, RunStates } from '../suites/run/start.js';
+import { verdictOnPush, type Epoch } from './holding.js';
 import { Run, type RunSpec } from './run.js';
 
 /**
@@ -77,6 +78,10 @@ export const checkpointSchema = z.object({
   /** Present when the push starts from nothing (`lines_from` and `rounds_from` 0). */
   spec: specSchema.optional(),
   epoch: z.number().int().min(0),
+  /** The pod that raised the epoch last: at the same number, epochs are ordered by it. */
+  epoch_by: z.string().max(64).default(''),
+  /** Why the run was cancelled: a sibling that continues it starts nothing more. */
+  cancelled: z.string().max(512).nullable().default(null),
   lines_from: z.number().int().min(0),
   lines: z.array(z.string()),
   rounds_from: z.number().int().min(0),
@@ -106,7 +111,7 @@ export const checkpointSchema = z.object({
 });
 
 export type CheckpointWire = z.input<typeof checkpointSchema>;
-type Checkpoint = z.output<typeof checkpointSchema>;
+export type Checkpoint = z.output<typeof checkpointSchema>;
 
 /** What the runner prepared, as a move carries it: identities and gathered, per state. */
 export function resumedOf(states: RunStates): Resumed {
@@ -151,7 +156,9 @@ export function checkpointOf(
   const resumed = run.states === undefined ? (run.resumed ?? null) : resumedOf(run.states);
   return {
     ...(whole ? { spec: specToWire(run.spec) } : {}),
-    epoch: run.epoch,
+    epoch: run.epoch.n,
+    epoch_by: run.epoch.by,
+    cancelled: run.cancelledBecause,
     lines_from: from.lines,
     lines: run.lines.slice(from.lines),
     rounds_from: from.rounds,
@@ -185,7 +192,16 @@ export function checkpointFromWire(body: unknown): Checkpoint | undefined {
  * it was refused.
  */
 export function applyCheckpoint(held: Run | undefined, push: Checkpoint, holder: string): Run | Refusal {
-  if (held !== undefined && push.epoch < held.epoch) return 'stale';
+  const epoch = epochOf(push);
+  // A run held here is fenced (./held.ts) before a newer holder's push is applied to it.
+  if (
+    verdictOnPush(held && { epoch: held.epoch, heldHere: held.holder === null, ended: held.ended }, {
+      epoch,
+      ended: push.status !== 'running',
+    }) !== 'apply'
+  ) {
+    return 'stale';
+  }
   let run = held;
   // A push with the spec starts from nothing: the record is built anew from it.
   if (push.spec !== undefined) {
@@ -210,7 +226,7 @@ export function applyCheckpoint(held: Run | undefined, push: Checkpoint, holder:
     );
   }
   if (run === undefined || push.lines_from !== run.lines.length || push.rounds_from !== run.rounds.length) return 'gap';
-  run.epoch = push.epoch;
+  run.epoch = epoch;
   run.rank = push.rank;
   run.holder = holder;
   run.pod = push.pod;
@@ -224,8 +240,14 @@ export function applyCheckpoint(held: Run | undefined, push: Checkpoint, holder:
   run.stops.clear();
   for (const { conversation, stop, rounds } of push.stops) run.stops.set(conversation, { stop, rounds });
   run.resumed = (push.resumed ?? undefined) as Resumed | undefined;
+  // A cancel known here (sent to this pod while its holder did not answer) sticks, whatever the push says.
+  const cancelled = push.cancelled ?? held?.cancelledBecause ?? null;
+  if (cancelled !== null) run.cancel(cancelled);
   run.inFlight.clear();
   for (const [key, n] of push.in_flight) run.inFlight.set(key, n);
   run.changed();
   return run;
 }
+
+/** The epoch a push carries. */
+export const epochOf = (push: Checkpoint): Epoch => ({ n: push.epoch, by: push.epoch_by });

@@ -22,7 +22,7 @@ async function* servedHere(registry: RunRegistry, run: Run, from: number, signal
   const release = run.holder === null && !run.ended ? registry.follow(run) : undefined;
   try {
     while (!signal.aborted) {
-      const visible = run.holder === null && !run.ended ? registry.siblings.visibleLines(run) : run.lines.length;
+      const visible = run.holder === null && !run.ended ? registry.visibleLines(run) : run.lines.length;
       while (i < visible) yield run.lines[i++]!;
       if (run.ended ? i >= run.lines.length : run.holder !== null) return;
       await nextChange(run, signal);

@@ -101,16 +101,34 @@ export async function locateOwnRun(runs: RunRegistry, id: string, reader: Reader
   return located;
 }
 
-/** Cancels a located run where it is held; answers its view after (as it was, when nobody holds it now). */
+/**
+ * Cancels a located run where it is held: on the holder, or, when the holder does not take it (it
+ * is gone, a takeover is pending), on a pod keeping a replica, which ends it there. Answers its
+ * view after (as it was, when no pod could take the cancel).
+ */
 export async function cancelLocated(runs: RunRegistry, located: Located, why: string): Promise<RunView> {
   const { id } = located.view;
-  const here = runs.get(id);
-  if (located.holder === null && here !== undefined) {
-    await runs.cancel(here, why);
-    return runView(here, runs.podName);
+  if (typeof located.holder === 'string') {
+    const view = await runs.siblings.cancel(located.holder, id, why);
+    if (view !== undefined) return view;
   }
-  if (typeof located.holder === 'string') return (await runs.siblings.cancel(located.holder, id, why)) ?? located.view;
+  const here = runs.get(id);
+  if (here !== undefined) {
+    await runs.cancelHere(here, why);
+    return runView(runs.get(id) ?? here, runs.podName);
+  }
+  for (const address of runs.siblings.addresses) {
+    if (address === located.holder) continue;
+    const view = await runs.siblings.cancel(address, id, why);
+    if (view !== undefined) return view;
+  }
   return located.view;
+}
+
+/** Cancels a caller's run by its id, wherever it is now (a run may have moved since it was started here). */
+export async function cancelRun(runs: RunRegistry, id: string, callerId: string, why: string): Promise<RunView> {
+  // Its own caller reads it, whatever the platform says of its agents.
+  return cancelLocated(runs, await locateRun(runs, id, { id: callerId, views: () => Promise.resolve(false) }), why);
 }
 
 /** Whether a run's agents (either side of a comparison) are the agent asked for: any revision of a plain ref, or that revision. */

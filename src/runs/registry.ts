@@ -5,10 +5,12 @@ import { GatewayError } from '../errors.js';
 import type { Metrics } from '../ops/metrics.js';
 import { sleep } from '../suites/run/cancellation.js';
 import type { Admitted } from '../suites/run/start.js';
+import { applyCheckpoint, epochOf, type Checkpoint, type Refusal } from './checkpoint.js';
 import { HeldRuns } from './held.js';
+import { nextEpoch, verdictOnPush } from './holding.js';
 import { Replicas } from './replicas.js';
 import { Run, type RunKind, type RunMove, type RunSpec } from './run.js';
-import { noSiblings, type RunSiblings } from './siblings.js';
+import { noSiblings, type PushOutcomes, type RunSiblings } from './siblings.js';
 
 /** How long a run is kept, how long it waits for a follower, how fast a sibling takes it over. */
 export interface RunTimings {
@@ -21,6 +23,9 @@ export interface RunTimings {
 }
 
 const STREAM_POLL_MS = 100;
+
+/** A drain's hand-over gets at least this long, however short the grace (a push to a live sibling takes milliseconds). */
+const HAND_OVER_MIN_MS = 1_000;
 
 /** Why DELETE /v1/runs/{id} cancelled a run, as its report says it. */
 export const CANCELLED_BY_DELETE = 'DELETE /v1/runs/{id} cancelled it';
@@ -54,6 +59,8 @@ export class RunRegistry {
   readonly #closing = new AbortController();
   /** This pod's name, as runs' views show where they are. */
   readonly podName: string;
+  /** This process's id: the epochs of the runs it takes over carry it, so that no two pods raise a run to the same epoch. */
+  readonly #podId = randomUUID();
 
   constructor(deps: { app: FastifyInstance; timings: RunTimings; metrics: Metrics; log: FastifyBaseLogger; port: number }) {
     this.#timings = deps.timings;
@@ -61,13 +68,31 @@ export class RunRegistry {
     this.#log = deps.log;
     this.podName = `${hostname()}:${deps.port}`;
     const siblings = () => this.#siblings;
-    this.#held = new HeldRuns({ app: deps.app, metrics: deps.metrics, log: deps.log, siblings, ended: (run) => this.#clearGrace(run.id) });
+    this.#held = new HeldRuns({
+      app: deps.app,
+      metrics: deps.metrics,
+      log: deps.log,
+      siblings,
+      ended: (run) => this.#clearGrace(run.id),
+      takeoverMs: deps.timings.takeoverMs,
+      draining: () => this.#draining,
+    });
     this.#replicas = new Replicas({
       takeoverMs: deps.timings.takeoverMs,
       siblings,
-      adopt: (run) => this.#adopt(run, 'takeover'),
+      adopt: (run, from) => this.#adopt(run, 'takeover', from),
       watching: () => !this.#draining,
     });
+  }
+
+  /** What the siblings' answers to the pushes of runs held here tell the fence (the peers report them). */
+  get pushes(): PushOutcomes {
+    return this.#held;
+  }
+
+  /** How many of a run's lines its followers may read here (./fence.ts). */
+  visibleLines(run: Run): number {
+    return this.#held.leases.visibleLines(run.id, run.lines.length);
   }
 
   /** The siblings, once the peers are installed. */
@@ -143,6 +168,7 @@ export class RunRegistry {
     };
     const run = new Run(spec, null, this.podName);
     this.#runs.set(spec.id, run);
+    this.#held.hold(run);
     const sides = kind === 'comparison' ? 2 : 1;
     const sessionsBudget = spec.outline.names.length * spec.outline.budget * sides;
     run.emit({ run: { id: spec.id, status: 'running', kind, conversations: spec.outline.names.length, sessions_budget: sessionsBudget } });
@@ -169,16 +195,59 @@ export class RunRegistry {
   }
 
   /**
-   * A sibling's checkpoint arrived and was applied (`run`): a replica keeps watching its holder;
-   * with `adopt`, the sibling handed it over and it continues here now.
+   * Cancels a run this pod knows, held here or not, and resolves once its end (its cancelled flag
+   * at least) reached the siblings. A replica whose holder does not take the cancel (it is gone,
+   * or a takeover is pending) is taken over now and ended here: a cancelled run starts nothing
+   * more, so no sibling resumes it and no engine session is opened for it.
    */
-  received(run: Run, adopt: boolean): void {
+  async cancelHere(run: Run, why: string): Promise<void> {
+    if (run.ended) return;
+    if (run.holder === null) {
+      await this.#held.cancel(run, why);
+      await this.#siblings.flush(run);
+      return;
+    }
+    run.cancel(why);
+    const holder = (await this.#siblings.survey(run.id)).find((answer) => answer.held && !answer.ended);
+    if (holder !== undefined && (await this.#siblings.cancel(holder.address, run.id, why)) !== undefined) return;
+    const now = this.#runs.get(run.id) ?? run;
+    if (now.ended || now.holder === null) return this.cancelHere(now, why);
+    now.cancel(why);
+    this.#adopt(now, 'takeover', now.holder);
+    await this.#held.settled(now.id);
+    await this.#siblings.flush(now);
+  }
+
+  /**
+   * A sibling's push of a run (`holder`: where it is listed): refused when it is older than what
+   * this pod knows (`stale`) or does not follow what it holds (`gap`: send everything); a run held
+   * here that the push shows taken over is fenced first. A replica keeps watching its holder; with
+   * `adopt`, the sibling hands the run over and it continues here now.
+   */
+  receive(id: string, push: Checkpoint, holder: string): Refusal | undefined {
+    if (this.#draining) throw new GatewayError('shutting_down', 'This pod is shutting down: it keeps no run.');
+    const held = this.get(id);
+    const known = held && { epoch: held.epoch, heldHere: held.holder === null, ended: held.ended };
+    const verdict = verdictOnPush(known, { epoch: epochOf(push), ended: push.status !== 'running' });
+    if (verdict === 'stale') {
+      // A pod this one took the run over from calls: it is alive, and is sent the run from now on.
+      if (held?.holder === null) this.#held.leases.called(id, holder);
+      return 'stale';
+    }
+    if (verdict === 'fence') this.#held.fence(held!, holder, 'newer_epoch');
+    const applied = applyCheckpoint(this.get(id), push, holder);
+    if (typeof applied === 'string') return applied;
+    this.#received(applied, push.adopt);
+    return undefined;
+  }
+
+  #received(run: Run, adopt: boolean): void {
     this.#runs.set(run.id, run);
     if (run.ended) {
       this.#replicas.forget(run.id);
       return;
     }
-    if (adopt) this.#adopt(run, 'drain');
+    if (adopt) this.#adopt(run, 'drain', run.holder ?? undefined);
     else this.#replicas.watch(run);
   }
 
@@ -186,33 +255,43 @@ export class RunRegistry {
    * SIGTERM: no run starts here any more; each running run stops starting attempts and is handed
    * to a sibling, which continues it from its last completed round. With no sibling to take it,
    * it ends here, cancelled, with a report of what it completed. Followers on this pod follow it
-   * on, through the sibling, until the pod closes.
+   * on, through the sibling, until the pod closes. With a `deadline` (the shutdown grace), the
+   * drain ends by then whatever it waits for (a runner's turn, a sibling); without, followers get
+   * no grace but runs are still handed over or ended.
    */
-  async drain(deadline = Date.now()): Promise<void> {
+  async drain(deadline?: number): Promise<void> {
     this.#draining = true;
     this.#replicas.close();
     const running = this.running;
     for (const run of running) run.halt();
-    await Promise.all(running.map((run) => this.#held.settled(run.id)));
-    await Promise.all(
-      running.map(async (run) => {
-        const to = await this.#siblings.handOver(run);
-        if (to !== undefined) {
-          this.#metrics.runsMoved.inc({ cause: 'drain', direction: 'out' });
-          this.#log.info({ event: 'run_handed_over', run_id: run.id, to }, 'run handed over to a sibling');
-          run.holder = to;
-          run.changed();
-          return;
-        }
-        run.reopen();
-        run.cancel(REASONS.drainedAlone);
-        this.#held.resume(run, this.#held.resumedOf(run));
-        await this.#held.settled(run.id);
-      }),
+    const graceOver =
+      deadline === undefined ? undefined : sleep(Math.max(HAND_OVER_MIN_MS * 2, deadline - Date.now()), this.#closing.signal);
+    const bounded = (work: Promise<unknown>) => (graceOver === undefined ? work : Promise.race([work, graceOver]));
+    // Half the grace (at least a second) to hand a run over; the rest to end it here, cancelled, if no sibling takes it.
+    const handOverBy = deadline === undefined ? Infinity : Date.now() + Math.max(HAND_OVER_MIN_MS, (deadline - Date.now()) / 2);
+    await bounded(Promise.all(running.map((run) => this.#held.settled(run.id))));
+    await bounded(
+      Promise.all(
+        running.map(async (run) => {
+          const to = await this.#siblings.handOver(run, handOverBy);
+          if (to !== undefined) {
+            this.#metrics.runsMoved.inc({ cause: 'drain', direction: 'out' });
+            this.#log.info({ event: 'run_handed_over', run_id: run.id, to }, 'run handed over to a sibling');
+            run.holder = to;
+            run.changed();
+            return;
+          }
+          run.reopen();
+          run.cancel(REASONS.drainedAlone);
+          this.#held.resume(run, this.#held.resumedOf(run));
+          await this.#held.settled(run.id);
+        }),
+      ),
     );
     // Followers here read on (through the sibling now holding their run) until the grace ends,
     // then are told to stop, and answer their callers before the pod closes.
-    while (this.#streams > 0 && Date.now() < deadline) await sleep(STREAM_POLL_MS, AbortSignal.timeout(deadline - Date.now()));
+    const until = deadline ?? Date.now();
+    while (this.#streams > 0 && Date.now() < until) await sleep(STREAM_POLL_MS, AbortSignal.timeout(until - Date.now()));
     this.#closing.abort();
     const answered = Date.now() + STREAM_POLL_MS * 10;
     while (this.#streams > 0 && Date.now() < answered) await sleep(STREAM_POLL_MS, AbortSignal.timeout(answered - Date.now()));
@@ -236,10 +315,11 @@ export class RunRegistry {
     for (const timer of this.#graceTimers.values()) clearTimeout(timer);
     this.#graceTimers.clear();
     this.#replicas.close();
+    this.#held.close();
   }
 
-  /** The run continues here: after a drain handed it over, or its holder stopped answering. */
-  #adopt(run: Run, cause: RunMove['cause']): void {
+  /** The run continues here: after a drain handed it over, or its holder (at `from`) stopped answering. */
+  #adopt(run: Run, cause: RunMove['cause'], from?: string): void {
     this.#replicas.forget(run.id);
     const move: RunMove = {
       from: run.pod,
@@ -249,7 +329,8 @@ export class RunRegistry {
       rounds_completed: run.rounds.length,
       attempts_rerun: run.attemptsInFlight,
     };
-    run.epoch += 1;
+    run.epoch = nextEpoch(run.epoch, this.#podId);
+    this.#held.hold(run, cause === 'drain' ? null : from);
     run.holder = null;
     run.pod = this.podName;
     run.inFlight.clear();

@@ -1,21 +1,23 @@
+import { compareEpochs, mayAdopt } from './holding.js';
 import type { Run } from './run.js';
 import type { RunSiblings } from './siblings.js';
 
 /**
  * The replicas this pod keeps of its siblings' runs, each watching its holder: a replica whose
- * holder was silent for `takeoverMs` × its rank asks it, and takes the run over when it does not
- * answer that it holds it (./holding.ts decides).
+ * holder was silent for `takeoverMs` × its rank asks every sibling before it takes the run over,
+ * and does only when the holder does not answer that it holds it, no sibling knows a newer holder,
+ * and none knows that it ended (./holding.ts decides).
  */
 export class Replicas {
   readonly #timers = new Map<string, NodeJS.Timeout>();
   readonly #takeoverMs: number;
   readonly #siblings: () => RunSiblings;
   /** The replica continues here now. */
-  readonly #adopt: (run: Run) => void;
+  readonly #adopt: (run: Run, from: string) => void;
   /** Whether this pod still watches (a draining pod takes nothing over). */
   readonly #watching: () => boolean;
 
-  constructor(deps: { takeoverMs: number; siblings: () => RunSiblings; adopt: (run: Run) => void; watching: () => boolean }) {
+  constructor(deps: { takeoverMs: number; siblings: () => RunSiblings; adopt: (run: Run, from: string) => void; watching: () => boolean }) {
     this.#takeoverMs = deps.takeoverMs;
     this.#siblings = deps.siblings;
     this.#adopt = deps.adopt;
@@ -31,12 +33,18 @@ export class Replicas {
       const holder = run.holder;
       if (holder === null || run.ended || !this.#watching()) return;
       void this.#siblings()
-        .holds(holder, run.id)
-        .then((holds) => {
+        .survey(run.id)
+        .then((answers) => {
           // A checkpoint may have arrived meanwhile (a new holder, or the run's end).
           if (run.holder !== holder || run.ended || !this.#watching()) return;
-          if (holds) this.watch(run);
-          else this.#adopt(run);
+          const adopt = mayAdopt({
+            ended: answers.some((a) => a.ended),
+            silent: true,
+            holderAnswers: answers.some((a) => a.address === holder && a.held),
+            newerElsewhere: answers.some((a) => compareEpochs(a.epoch, run.epoch) > 0),
+          });
+          if (adopt) this.#adopt(run, holder);
+          else this.watch(run);
         });
     }, this.#takeoverMs * run.rank);
     timer.unref();

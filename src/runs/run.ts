@@ -2,6 +2,7 @@ import type { AgentAccess, AgentRef } from '../domain/vocabulary.js';
 import type { ComparisonStop } from '../stats/index.js';
 import type { CompletedRound, RunJournal } from '../suites/run/journal.js';
 import type { Resumed, RunStates } from '../suites/run/start.js';
+import { FIRST_EPOCH, type Epoch } from './holding.js';
 
 export type RunKind = 'run' | 'comparison';
 export type RunStatus = 'running' | 'passed' | 'failed' | 'error' | 'cancelled';
@@ -81,8 +82,8 @@ export class Run implements RunJournal {
   resumed: Resumed | undefined;
   /** The prepared states of the runner here: read when the run is checkpointed. */
   states: RunStates | undefined;
-  /** Raised on every move: a checkpoint from an older holder is refused. */
-  epoch = 0;
+  /** Raised on every move: a checkpoint from an older holder is refused (./holding.ts orders them). */
+  epoch: Epoch = FIRST_EPOCH;
   /** The sibling that holds it (its address), or null when this pod does. */
   holder: string | null;
   /** The name of the pod that holds it, as far as this pod knows. */
@@ -96,6 +97,8 @@ export class Run implements RunJournal {
   /** Aborted when the run is cancelled or halted: its turns end, the rest is skipped. */
   signal: AbortSignal = AbortSignal.any([this.#cancel.signal, this.#halt.signal]);
   readonly #listeners = new Set<() => void>();
+  /** Whether this pod's lease on the run holds (./holding.ts): when it lapses, the run halts here. */
+  leaseHolds: () => boolean = () => true;
 
   constructor(spec: RunSpec, holder: string | null, pod: string) {
     this.spec = spec;
@@ -107,7 +110,9 @@ export class Run implements RunJournal {
     return this.spec.id;
   }
 
+  /** No attempt starts: the run moves on, or this pod no longer knows that it holds it (its lease lapsed, it was fenced). */
   get halted(): boolean {
+    if (!this.#halt.signal.aborted && !this.leaseHolds()) this.halt();
     return this.#halt.signal.aborted;
   }
 
@@ -119,9 +124,13 @@ export class Run implements RunJournal {
     return this.#roundsByKey.get(`${unit}:${round}`);
   }
 
-  /** A round about to run: counted in flight until it completes. */
+  /**
+   * A round about to run: counted in flight until it completes, and pushed at once, so that a
+   * sibling taking over after a crash counts its attempts as run again (`attempts_rerun`).
+   */
   starting(unit: number, round: number, attempts: number): void {
     this.inFlight.set(`${unit}:${round}`, attempts);
+    this.changed();
   }
 
   complete(round: CompletedRound): void {
@@ -161,11 +170,18 @@ export class Run implements RunJournal {
   }
 
   cancel(why: string): void {
+    if (this.cancelled) return;
     this.#cancel.abort(why);
+    this.changed();
   }
 
   get cancelled(): boolean {
     return this.#cancel.signal.aborted;
+  }
+
+  /** Why it was cancelled (carried in its checkpoints, so that no sibling resumes it), or null. */
+  get cancelledBecause(): string | null {
+    return this.cancelled ? String(this.#cancel.signal.reason) : null;
   }
 
   /** The pod hands the run over: nothing more starts here, what is in flight is abandoned. */

@@ -1,4 +1,5 @@
 import type { AgentRef } from '../domain/vocabulary.js';
+import type { Epoch } from './holding.js';
 import type { Run } from './run.js';
 import type { RunView } from './views.js';
 
@@ -12,6 +13,27 @@ export interface SiblingRun {
 
 /** Which runs a list asks for: a caller's own, or an agent's (either side of a comparison; a plain ref: any revision). */
 export type RunFilter = { callerId: string } | { agent: AgentRef };
+/** What a sibling answered about a run, as a replica asks before taking it over. */
+export interface SiblingAnswer {
+  address: string;
+  /** It holds the run (executes it, or ended it). */
+  held: boolean;
+  epoch: Epoch;
+  ended: boolean;
+}
+
+/** What the siblings answered to the pushes of a run held here, as the peers report it to the fence. */
+export interface PushOutcomes {
+  /** Whether a push of the run goes to this sibling now. */
+  pushesTo(run: Run, address: string): boolean;
+  /** A push leaves for the sibling now: answers when it was sent (this pod's monotonic clock). */
+  sending(run: Run, address: string): number;
+  acknowledged(run: Run, address: string, sentAt: number, lines: number): void;
+  /** No acknowledgement: `absent` when the sibling cannot take the run over (nothing listens there, or it drains). */
+  unanswered(run: Run, address: string, absent: boolean): void;
+  /** The sibling refused the push as stale: it knows a newer holder, followed from now on. */
+  refusedAsStale(run: Run, address: string): void;
+}
 
 /**
  * How runs reach the other pods of the release (the peers implement it over HTTP): checkpoints
@@ -21,18 +43,16 @@ export type RunFilter = { callerId: string } | { agent: AgentRef };
 export interface RunSiblings {
   /** Whether there is any sibling to hand a run to. */
   readonly any: boolean;
+  /** The siblings' addresses now (the peer list): those a holder's lease counts. */
+  readonly addresses: string[];
   /** Pushes what changed in a run held here to every sibling (coalesced; never awaited). */
   replicate(run: Run): void;
-  /**
-   * How many of a run's lines its followers may read: those at least one sibling holds, so a
-   * follower never reads a line that a sibling continuing the run after a crash would not have.
-   * All of them when no sibling has answered lately (none could continue it).
-   */
-  visibleLines(run: Run): number;
-  /** Hands a halted run to the first sibling that takes it over; its address, or undefined when none did. */
-  handOver(run: Run): Promise<string | undefined>;
-  /** Whether the sibling at `address` still holds the run (a replica asks before it takes over). */
-  holds(address: string, id: string): Promise<boolean>;
+  /** Pushes a run held here to every sibling now; resolves once each answered or timed out (a cancel is replicated before its answer). */
+  flush(run: Run): Promise<void>;
+  /** Hands a halted run to the first sibling that takes it over, by the deadline; its address, or undefined when none did. */
+  handOver(run: Run, deadline: number): Promise<string | undefined>;
+  /** What every sibling that answers knows of the run (a replica asks before it takes over). */
+  survey(id: string): Promise<SiblingAnswer[]>;
   /** The run as the siblings know it: the holder's answer first, else a replica's; undefined when none knows it. */
   find(id: string): Promise<SiblingRun | undefined>;
   /** The runs a filter keeps on every sibling (held and replicas; a sibling that does not answer lists none). */
@@ -48,10 +68,11 @@ const NONE: Array<{ view: RunView; held: boolean }> = [];
 /** A single pod's: no sibling, so every run stays here and ends here. */
 export const noSiblings: RunSiblings = {
   any: false,
+  addresses: [],
   replicate: () => undefined,
-  visibleLines: (run) => run.lines.length,
+  flush: () => Promise.resolve(),
   handOver: () => Promise.resolve(undefined),
-  holds: () => Promise.resolve(false),
+  survey: () => Promise.resolve([]),
   find: () => Promise.resolve(undefined),
   listOf: () => Promise.resolve(NONE),
   // eslint-disable-next-line require-yield -- a single pod follows nothing elsewhere

@@ -25,7 +25,8 @@ export interface ConversationProgress {
   candidate: SideProgress | null;
   /**
    * Where it stands: `running`; a run's conversation once its attempts are done, by its status;
-   * a comparison's once the gate stopped it, by why (`decided`, `futile`, `budget`).
+   * a comparison's once the gate stopped it, by why (`decided`, `futile`, `budget`); `cancelled`
+   * when the run was cancelled before it got there.
    */
   state: string;
 }
@@ -57,7 +58,9 @@ export interface RunView {
   error: RunError | null;
 }
 
+/** An attempt into its side's count; one the run's cancel cut short is no attempt of the conversation's. */
 const tally = (side: SideProgress, attempt: AttemptReport): void => {
+  if (attempt.status === 'cancelled') return;
   side.attempts += 1;
   if (attempt.status === 'passed') side.passed += 1;
   if (attempt.status === 'error') side.errors += 1;
@@ -76,11 +79,17 @@ function progressOf(run: Run): ConversationProgress[] {
     baseline: blank(),
     candidate: blank(),
     attempts: [] as AttemptReport[],
+    /** every attempt's session, one the cancel cut short included */
+    sessions: 0,
+    /** a comparison's rounds it took part in (an invalid attempt run again within a round is still one round) */
+    rounds: new Set<string>(),
   }));
   for (const round of run.rounds) {
     round.attempts.forEach((attempt, j) => {
       const entry = byConversation[round.conversations[j]!];
       if (entry === undefined) return;
+      entry.sessions += 1;
+      if (attempt.status !== 'cancelled') entry.rounds.add(`${round.unit}:${round.round}`);
       const side = round.sides[j];
       if (side === undefined) {
         tally(entry.run, attempt);
@@ -89,7 +98,7 @@ function progressOf(run: Run): ConversationProgress[] {
     });
   }
   return byConversation.map((entry) => {
-    const rounds = comparison ? entry.baseline.attempts : entry.run.attempts;
+    const rounds = comparison ? entry.rounds.size : entry.run.attempts;
     const stopped = run.stops.get(entry.i);
     const done = !comparison && rounds >= outline.budget;
     return {
@@ -97,7 +106,7 @@ function progressOf(run: Run): ConversationProgress[] {
       conversation_index: entry.i,
       rounds,
       budget: outline.budget,
-      sessions: comparison ? entry.baseline.attempts + entry.candidate.attempts : entry.run.attempts,
+      sessions: entry.sessions,
       attempts: comparison ? null : entry.run,
       baseline: comparison ? entry.baseline : null,
       candidate: comparison ? entry.candidate : null,
@@ -106,7 +115,9 @@ function progressOf(run: Run): ConversationProgress[] {
           ? stopped.stop
           : done
             ? conversationReportOf({ name: entry.name, index: entry.i }, entry.attempts, 1).status
-            : 'running',
+            : run.status === 'cancelled'
+              ? 'cancelled'
+              : 'running',
     };
   });
 }
@@ -134,7 +145,7 @@ export function runView(run: Run, pod: string): RunView {
       conversations,
       sessions: conversations.reduce((n, c) => n + c.sessions, 0),
       sessions_budget: outline.names.length * outline.budget * sides,
-      decided: conversations.filter((c) => c.state !== 'running').length,
+      decided: conversations.filter((c) => c.state !== 'running' && c.state !== 'cancelled').length,
       attempts_in_flight: run.attemptsInFlight,
     },
     report: run.report,

@@ -102,7 +102,7 @@ export class ConversationGate {
 
   /**
    * Why its own rule stops it, null while that rule goes on. `futile` is the one a conversation
-   * may be kept going past, while the suite's test needs its attempts (`Gate.goesOn`).
+   * may be kept going past, while the suite's test may yet find a regression (`Gate.goesOn`).
    */
   get stop(): ComparisonStop | null {
     return this.#stop;

@@ -33,8 +33,9 @@ import { boundaryShape, criticalSearch, crossingTable, finish, finishYielding, p
  *     (the boundary does not count on it); being a function of the counts alone, it is part of every
  *     power the gate computes. The boundary's shape and the threshold are the exact trade-off in
  *     docs/decisions.md (power for 0.9 → 0.6 at R = 60, K = 10: 0.859 alone, 0.823 beside the
- *     suite's test). A futile conversation still plays while the suite's test needs it
- *     (`Gate.goesOn`): its own looks go on, which the boundary's calibration already covers.
+ *     suite's test). A futile conversation still plays while the suite's test may yet find a
+ *     regression (`Gate.goesOn`, `suiteFutile`): its own looks go on, which the boundary's
+ *     calibration already covers.
  *   No conversation is looked at before r0 pairs (fewer looks only lower the crossing probability).
  * - **Verdicts** (`finalize`): Holm's step-down at α, weighted, over the regression p-values of
  *   the conversations that can be compared (weight (1 − s)/K each) and of the suite's test
@@ -71,6 +72,13 @@ const DEFAULT_FUTILITY = 0.04;
 const DEFAULT_SUITE_SHARE = 0.4;
 
 /**
+ * The suite's futility threshold, on the predictive power of a regression (`suiteFutile`): above
+ * the conversations' own, so that identical revisions spend at most half the budget
+ * (docs/decisions.md has the trade-off, measured by `npm run bench:gate`).
+ */
+const SUITE_FUTILITY = 0.05;
+
+/**
  * The numbers fixed once per comparison, before any round: what every conversation's state and
  * the verdicts read. Built by `designGate`, shared by `Gate` and its `ConversationGate`s.
  */
@@ -91,6 +99,8 @@ export interface Design {
   /** C as a table of the smallest x − y that crosses, by pairs n and passes s (`crossingTable`). */
   readonly table: readonly Int32Array[];
   readonly futility: number;
+  /** Where the suite no longer keeps a futile conversation playing (`suiteFutile`); 0 with futility off. */
+  readonly suiteFutility: number;
 }
 
 /**
@@ -137,6 +147,7 @@ function* designSteps(options: GateOptions): Generator<void, Design> {
     critical,
     table: crossingTable(critical, min, max),
     futility: mode.kind === 'repeat' ? 0 : futility,
+    suiteFutility: mode.kind === 'repeat' || futility === 0 ? 0 : SUITE_FUTILITY,
   };
 }
 

@@ -143,8 +143,8 @@ export class Gate {
 
   /**
    * Whether conversation `index` plays another round: while its own rule goes on; past its own
-   * futility stop, while the suite's test is still open at its round (it needs the attempts);
-   * never once it is decided or out of budget.
+   * futility stop, while the suite's test is still open at its round, a regression of the suite
+   * within reach (it needs the attempts); never once it is decided or out of budget.
    */
   goesOn(index: number): boolean {
     const conversation = this.#conversations[index]!;
@@ -153,26 +153,35 @@ export class Gate {
   }
 
   /**
-   * Whether the suite's test is open (neither crossed nor out of reach) at the end of `round`,
-   * on the pairs of rounds ≤ `round` recorded so far — a conversation running behind adds what it
-   * has. A conversation's next round is thus decided on rounds before it only (what the fair-coin
-   * argument needs), without waiting for the slowest conversation.
+   * Whether the suite's test is open at the end of `round` (neither crossed nor a regression out
+   * of reach: `suiteFutile`), on the look a conversation at that round reads (`suiteLook`).
    */
   #suiteOpen(round: number): boolean {
     const design = this.#design;
     const suite = design.suite;
     if (suite === null || design.kind === 'repeat') return false;
+    const { look, roundsLeft } = this.suiteLook(round);
+    if (suiteCrossing(suite, look) !== null) return false;
+    return round < design.minRounds || !suiteFutile(suite, look, roundsLeft, design.suiteFutility);
+  }
+
+  /**
+   * The suite's walk at the end of `round` on the pairs of rounds ≤ `round` recorded so far — a
+   * conversation running behind adds what it has — and the rounds the conversations not finished
+   * have left (each adds at most one pair). A conversation's next round is thus decided on rounds
+   * before it only (what the fair-coin argument needs), without waiting for the slowest one.
+   */
+  suiteLook(round: number): { look: SuiteLook; roundsLeft: number } {
     const look: SuiteLook = { round, pairs: 0, baselineOnly: 0, candidateOnly: 0 };
-    let toCome = 0;
+    let roundsLeft = 0;
     for (const conversation of this.#conversations) {
       const at = conversation.after(round);
       look.pairs += at.pairs;
       look.baselineOnly += at.baselineOnly;
       look.candidateOnly += at.candidateOnly;
-      if (!conversation.finished) toCome += design.maxRounds - Math.min(round, conversation.rounds);
+      if (!conversation.finished) roundsLeft += this.#design.maxRounds - Math.min(round, conversation.rounds);
     }
-    if (suiteCrossing(suite, look) !== null) return false;
-    return round < design.minRounds || !suiteFutile(suite, look, toCome, design.futility);
+    return { look, roundsLeft };
   }
 
   /** The chance of a regressed verdict at stopping level for given pass rates over `rounds` rounds (see `regressionPower`). */

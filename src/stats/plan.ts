@@ -24,7 +24,17 @@ export interface PlanRequest {
   concurrency: number;
   /** How long one engine session takes, in seconds. */
   sessionSeconds: number;
+  /** Where `sessionSeconds` comes from, said in the line: given (default), measured in a report, or assumed. */
+  sessionTime?: SessionTime;
+  /**
+   * Each conversation's own session length (seconds, one per baseline rate) where a report
+   * measured it: its rounds take that long. `sessionSeconds` (their mean) for the others.
+   */
+  sessionSecondsEach?: readonly number[];
 }
+
+/** Where a plan's session length comes from: the caller's, a report's mean session, or the default. */
+export type SessionTime = 'given' | 'measured' | 'assumed';
 
 /** What a budget spends: engine sessions (both sides) and wall time in seconds. */
 export interface Spending {
@@ -61,15 +71,16 @@ function checkCommon(rates: readonly number[], concurrency: number, sessionSecon
 /**
  * The sessions and wall time of a design over these rates. Each round is two sessions one after
  * the other (baseline, then candidate); conversations run side by side up to the concurrency, both
- * sides' sessions counting, so the time is the longer of the slowest conversation's rounds and
- * all the sessions spread over the concurrency.
+ * sides' sessions counting, so the time is the longer of the slowest conversation's rounds (each
+ * at its own session length, where one was measured) and all the sessions' time spread over the
+ * concurrency.
  */
 async function spending(
   design: Design,
   rates: readonly number[],
   drop: number,
   concurrency: number,
-  sessionSeconds: number,
+  lengths: { sessionSeconds: number; sessionSecondsEach?: readonly number[] | undefined },
 ): Promise<Spending> {
   const rounds = new Map<number, { same: number; dropped: number }>();
   for (const rate of new Set(rates)) {
@@ -79,23 +90,27 @@ async function spending(
     rounds.set(rate, { same, dropped: operatingCharacteristics(design, rate, droppedFrom(rate, drop)).expectedRounds });
   }
   const sessions = (which: 'same' | 'dropped') => rates.reduce((sum, rate) => sum + 2 * rounds.get(rate)![which], 0);
-  const unchanged = sessions('same');
-  const longest = Math.max(...rates.map((rate) => rounds.get(rate)!.same));
   const K = rates.length;
   const max = design.maxRounds;
+  const length = (i: number) => lengths.sessionSecondsEach?.[i] ?? lengths.sessionSeconds;
+  /** The wall time when conversation i plays `played(i)` rounds. */
+  const wall = (played: (i: number) => number): number => {
+    const times = rates.map((_, i) => 2 * played(i) * length(i));
+    return Math.max(...times, times.reduce((sum, time) => sum + time, 0) / concurrency);
+  };
   return {
-    sessions: { unchanged, dropped: sessions('dropped'), at_most: 2 * K * max },
-    seconds: {
-      unchanged: Math.max(2 * longest, unchanged / concurrency) * sessionSeconds,
-      at_most: Math.max(2 * max, (2 * K * max) / concurrency) * sessionSeconds,
-    },
+    sessions: { unchanged: sessions('same'), dropped: sessions('dropped'), at_most: 2 * K * max },
+    seconds: { unchanged: wall((i) => rounds.get(rates[i]!)!.same), at_most: wall(() => max) },
   };
 }
 
 /**
  * The plan for a request; throws a RangeError on a request out of range (rates in [0, 1], one
  * above 0; a drop in (0, the largest rate]; K ≥ 1, concurrency ≥ 1, a session length > 0).
- * Searching the budget designs a gate per step (a bisection over 5…200: about eight). A
+ * Searching the budget designs a gate per step: doubling up from `minAttempts` until a budget
+ * catches the drop (or 200 does not), then a bisection below it. Designing a budget of 200 takes
+ * seconds of CPU and one of 20 milliseconds, and most drops need tens: starting low spares the
+ * large designs a plan does not need. A
  * conversation whose baseline never passes (rate 0) cannot drop: it spends sessions but is left
  * out of the power.
  */
@@ -126,22 +141,24 @@ export async function planComparison(request: PlanRequest): Promise<ComparisonPl
     return weakest;
   };
   const smallest = Math.min(request.minAttempts ?? 5, LARGEST);
-  let chosen: number | null = null;
-  if ((await power(LARGEST)) >= TARGET) {
-    let low = smallest - 1; // power below the target (or below the range)
-    let high = LARGEST; // power at or above it
-    while (high - low > 1) {
-      const middle = (low + high) >> 1;
-      if ((await power(middle)) >= TARGET) high = middle;
-      else low = middle;
-    }
-    chosen = high;
+  let low = smallest - 1; // power below the target (or below the range)
+  let high: number | null = null; // power at or above it
+  for (let budget = smallest; high === null; budget = Math.min(2 * budget, LARGEST)) {
+    if ((await power(budget)) >= TARGET) high = budget;
+    else if (budget === LARGEST) break;
+    else low = budget;
   }
+  while (high !== null && high - low > 1) {
+    const middle = (low + high) >> 1;
+    if ((await power(middle)) >= TARGET) high = middle;
+    else low = middle;
+  }
+  const chosen = high;
   const max = chosen ?? LARGEST;
   return {
     max_attempts: chosen,
     power: await power(max),
-    ...(await spending(await design(max), rates, drop, concurrency, sessionSeconds)),
+    ...(await spending(await design(max), rates, drop, concurrency, request)),
   };
 }
 
@@ -153,6 +170,7 @@ export interface BudgetRequest {
   confidence?: number;
   concurrency: number;
   sessionSeconds: number;
+  sessionTime?: SessionTime;
 }
 
 export interface BudgetPlan extends Spending {
@@ -166,11 +184,12 @@ export async function planBudget(request: BudgetRequest): Promise<BudgetPlan> {
   checkCommon(rates, request.concurrency, request.sessionSeconds);
   const design = await designGateYielding({ confidence: request.confidence, conversations: request.conversations, mode: request.mode });
   const drop = await detectableDrop(design, request.baselineRate, design.maxRounds);
-  return { drop, ...(await spending(design, rates, drop ?? 0, request.concurrency, request.sessionSeconds)) };
+  return { drop, ...(await spending(design, rates, drop ?? 0, request.concurrency, request)) };
 }
 
-/** Minutes (or hours and minutes) for a person: "48 min", "1 h 47 min". */
+/** Seconds, minutes or hours and minutes for a person: "20 s", "48 min", "1 h 47 min". */
 function duration(seconds: number): string {
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
   const minutes = Math.max(1, Math.round(seconds / 60));
   return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
@@ -187,10 +206,16 @@ function target(rates: readonly number[], drop: number): string {
 
 const among = (conversations: number) => `among ${conversations} conversation${conversations === 1 ? '' : 's'}`;
 
-function spent(plan: Spending, concurrency: number, sessionSeconds: number): string {
+/** A session's length as the line says it: to a tenth of a second below 10 s, and where it comes from. */
+function sessionLength(seconds: number, from: SessionTime): string {
+  const length = `${seconds < 10 ? Number(seconds.toFixed(1)) || 0.1 : Math.round(seconds)} s a session`;
+  return from === 'measured' ? `${length} on average (measured in the report)` : from === 'assumed' ? `${length} (assumed)` : length;
+}
+
+function spent(plan: Spending, request: { concurrency: number; sessionSeconds: number; sessionTime?: SessionTime }): string {
   const sessions = `sessions: about ${Math.round(plan.sessions.unchanged)} if nothing changed, at most ${plan.sessions.at_most}`;
   const time =
-    `wall time at concurrency ${concurrency} and ${sessionSeconds} s a session: ` +
+    `wall time at concurrency ${request.concurrency} and ${sessionLength(request.sessionSeconds, request.sessionTime ?? 'given')}: ` +
     `about ${duration(plan.seconds.unchanged)}, at most ${duration(plan.seconds.at_most)}`;
   return `${sessions} · ${time}`;
 }
@@ -199,7 +224,7 @@ function spent(plan: Spending, concurrency: number, sessionSeconds: number): str
 export function planLine(request: PlanRequest, plan: ComparisonPlan): string {
   const what = `${target(request.baselineRates, request.drop)} 80 % of the time ${among(request.baselineRates.length)}`;
   if (plan.max_attempts === null) return `plan: no max_attempts up to ${LARGEST} catches ${what}`;
-  return `plan: max_attempts: ${plan.max_attempts} catches ${what} · ${spent(plan, request.concurrency, request.sessionSeconds)}`;
+  return `plan: max_attempts: ${plan.max_attempts} catches ${what} · ${spent(plan, request)}`;
 }
 
 /** What a budget catches and spends in one line, as `compare` prints it before it starts. */
@@ -210,5 +235,5 @@ export function budgetLine(request: BudgetRequest, plan: BudgetPlan): string {
     plan.drop === null
       ? `catches no drop from ${baselineRate} 80 % of the time`
       : `catches ${baselineRate} → ${rounded(baselineRate - plan.drop)} 80 % of the time`;
-  return `plan: ${budget} ${caught} ${among(request.conversations)} · ${spent(plan, request.concurrency, request.sessionSeconds)}`;
+  return `plan: ${budget} ${caught} ${among(request.conversations)} · ${spent(plan, request)}`;
 }

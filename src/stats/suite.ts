@@ -201,25 +201,43 @@ export function pooledDifference(strata: ReadonlyArray<{ pairs: number; baseline
 }
 
 /**
- * Whether the suite, at this look, can no longer hope to decide. The discordant pairs still to
- * come are projected at the rate seen (with one discordant pair in two pairs added, so that none
- * so far is not "none ever"), capped at the window's end; it is out of reach when even all of
- * them won by one side could not cross, or when the predictive power Φ((±z − c√t)/√(1 − t)),
- * t the share of the projected pairs seen, is below `threshold` both ways. Only ever stops
- * without a rejection, so it cannot raise a false alarm.
+ * Whether some path of the pairs still to come takes the suite's walk to its boundary the
+ * regression way, exactly: the walk moves one step per discordant pair, at most `pairsToCome`
+ * more pairs can come (a round adds at most one pair), so it can cross only at some d′ of the
+ * window, d < d′ ≤ d + pairsToCome, with S + (d′ − d) ≥ c·√d′.
+ */
+export function suiteReachable(design: SuiteDesign, look: SuiteLook, pairsToCome: number): boolean {
+  const d = look.baselineOnly + look.candidateOnly;
+  const lead = look.baselineOnly - look.candidateOnly;
+  const end = Math.min(design.last, d + pairsToCome);
+  for (let next = Math.max(d + 1, design.first); next <= end; next++) {
+    if (lead + (next - d) >= design.critical * Math.sqrt(next) - SLACK) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the suite, at this look, can no longer hope to find the candidate worse: what a futile
+ * conversation plays on for (a regression is what a gate is for; the suite may still find the
+ * candidate better on the rounds played, but no session is bought for it). Exactly out of reach
+ * when no path of the pairs still to come can cross (`suiteReachable`, `pairsToCome` the most
+ * there can be); before that, on the odds: the discordant pairs still to come projected at the
+ * rate seen (with one discordant pair in two pairs added, so that none so far is not "none
+ * ever"), capped at the window's end, it stops when even all of them won by the baseline could
+ * not cross, or when the predictive power Φ((z − c√t)/√(1 − t)), t the share of the projected
+ * pairs seen, is below `threshold`. Only ever stops without a rejection, so it cannot raise a
+ * false alarm (test/stats/suite.test.ts enumerates it).
  */
 export function suiteFutile(design: SuiteDesign, look: SuiteLook, pairsToCome: number, threshold: number): boolean {
   const d = look.baselineOnly + look.candidateOnly;
   if (d > design.last || !Number.isFinite(design.critical)) return true;
+  if (!suiteReachable(design, look, pairsToCome)) return true;
   if (threshold === 0) return false;
   const projected = Math.min(design.last, d + (pairsToCome * (d + 1)) / (look.pairs + 2));
-  const walk = Math.abs(look.baselineOnly - look.candidateOnly);
-  if (walk + (projected - d) < design.critical * Math.sqrt(projected)) return true;
+  const lead = look.baselineOnly - look.candidateOnly;
+  if (lead + (projected - d) < design.critical * Math.sqrt(projected)) return true;
   if (d === 0) return false;
   const t = d / projected;
   if (t >= 1) return true;
-  const z = (look.baselineOnly - look.candidateOnly) / Math.sqrt(d);
-  const reach = design.critical * Math.sqrt(t);
-  const spread = Math.sqrt(1 - t);
-  return normalCdf((z - reach) / spread) < threshold && normalCdf((-z - reach) / spread) < threshold;
+  return normalCdf((lead / Math.sqrt(d) - design.critical * Math.sqrt(t)) / Math.sqrt(1 - t)) < threshold;
 }

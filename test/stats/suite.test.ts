@@ -1,6 +1,17 @@
 import t from 'tap';
 import { createGate, type Gate } from '../../src/stats/index.js';
-import { designSuite, pooledDifference, signTail, suiteWindow, walkCritical, walkCrossing } from '../../src/stats/suite.js';
+import {
+  designSuite,
+  pooledDifference,
+  signTail,
+  suiteCrossing,
+  suiteFutile,
+  suiteReachable,
+  suiteWindow,
+  walkCritical,
+  walkCrossing,
+  type SuiteLook,
+} from '../../src/stats/suite.js';
 
 /**
  * The suite's test, proven by exact computation: its boundary keeps its level (a fair walk, DP),
@@ -202,6 +213,57 @@ t.test('conversations stop only when neither they nor the suite need more rounds
   t.ok(decided.goesOn(1));
 });
 
+t.test('the suite is out of reach exactly when no path of the pairs to come crosses its boundary the regression way', async (t) => {
+  // Every path of up to `toCome` more discordant pairs (fewer: the rest concordant), by brute force.
+  const crossesSomeWay = (design: NonNullable<ReturnType<typeof designSuite>>, d: number, walk: number, toCome: number): boolean => {
+    if (toCome === 0 || d >= design.last) return false;
+    return [1, -1].some((step) => {
+      const look: SuiteLook = { round: 0, pairs: d + 1, baselineOnly: (d + 1 + walk + step) / 2, candidateOnly: (d + 1 - walk - step) / 2 };
+      return suiteCrossing(design, look) === 'regressed' || crossesSomeWay(design, d + 1, walk + step, toCome - 1);
+    });
+  };
+  let checked = 0;
+  let unreachable = 0;
+  for (const [conversations, rounds, level] of [
+    [3, 4, 0.2],
+    [2, 6, 0.1],
+    [4, 5, 0.05],
+  ] as const) {
+    const design = designSuite('sequential', level, conversations, rounds)!;
+    t.ok(Number.isFinite(design.critical), `K ${conversations}, R ${rounds}: a boundary to reach`);
+    for (let d = 0; d <= design.last; d++) {
+      for (let walk = -d; walk <= d; walk += 2) {
+        const look: SuiteLook = { round: 0, pairs: d, baselineOnly: (d + walk) / 2, candidateOnly: (d - walk) / 2 };
+        // A look that crossed has stopped the suite already.
+        if (suiteCrossing(design, look) !== null) continue;
+        for (let toCome = 0; toCome <= conversations * rounds - d; toCome++) {
+          const reachable = suiteReachable(design, look, toCome);
+          t.equal(reachable, crossesSomeWay(design, d, walk, toCome), `d ${d}, S ${walk}, ${toCome} to come`);
+          checked++;
+          if (!reachable) {
+            unreachable++;
+            // Out of reach is futile at any threshold, futility on the odds off included.
+            t.ok(suiteFutile(design, look, toCome, 0) && suiteFutile(design, look, toCome, 0.05), 'futile');
+          }
+        }
+      }
+    }
+  }
+  t.ok(unreachable > 0 && unreachable < checked, `${unreachable} of ${checked} looks out of reach`);
+});
+
+t.test('a futile conversation plays on for a regression of the suite, not for a fix', async (t) => {
+  // Ten conversations, 60 rounds: a look a third of the way, 36 pairs of 180 discordant.
+  const design = designSuite('sequential', 0.02, 10, 60)!;
+  const look = (baselineOnly: number, candidateOnly: number): SuiteLook => ({ round: 20, pairs: 200, baselineOnly, candidateOnly });
+  const toCome = 10 * 40;
+  t.notOk(suiteFutile(design, look(24, 12), toCome, 0.05), 'the baseline ahead: a regression within reach, it plays on');
+  t.ok(suiteFutile(design, look(12, 24), toCome, 0.05), 'the candidate ahead as much: a fix within reach, it stops');
+  t.ok(suiteReachable(design, look(12, 24), toCome), 'though a regression is not out of every path');
+  const early: SuiteLook = { round: 10, pairs: 100, baselineOnly: 10, candidateOnly: 10 };
+  t.notOk(suiteFutile(design, early, 10 * 50, 0.05), 'level, early: a regression still likely enough');
+});
+
 type Outcome = [boolean, boolean];
 const OUTCOMES: Outcome[] = [
   [true, true],
@@ -216,11 +278,12 @@ const OUTCOMES: Outcome[] = [
  * a polynomial in each conversation's rate, kept as path counts by each conversation's passes and
  * attempts.
  */
-function flaggedPaths(gate: Gate, conversations: number): Map<string, number> {
+function flaggedPaths(gate: Gate, conversations: number, stops = { forAFix: 0 }): Map<string, number> {
   const flagged = new Map<string, number>();
   const counts = (passes: number[], attempts: number[]) => passes.map((p, i) => `${p}/${attempts[i]}`).join(' ');
   const go = (state: Gate, passes: number[], attempts: number[]): void => {
     const open = Array.from({ length: conversations }, (_, i) => i).filter((i) => state.goesOn(i));
+    for (let i = 0; i < conversations; i++) if (!open.includes(i) && stoppedWithAFixInReach(state, conversations, i)) stops.forAFix++;
     if (open.length === 0) {
       const { conversations: verdicts, suite } = state.decide();
       if (suite === 'regressed' || verdicts.includes('regressed')) {
@@ -249,6 +312,19 @@ function flaggedPaths(gate: Gate, conversations: number): Map<string, number> {
   return flagged;
 }
 
+/**
+ * Whether conversation i stopped as futile where the suite's test could still have found a fix on
+ * some path (the look `Gate.goesOn` reads, mirrored): where the rule before issue 43 played on.
+ */
+function stoppedWithAFixInReach(gate: Gate, conversations: number, index: number): boolean {
+  const conversation = gate.state(index);
+  if (conversation.stop !== 'futile' || gate.mode === 'repeat' || gate.suiteLevel === null) return false;
+  const design = designSuite('sequential', gate.suiteLevel, conversations, gate.maxRounds)!;
+  const { look, roundsLeft } = gate.suiteLook(conversation.rounds);
+  const mirrored: SuiteLook = { ...look, baselineOnly: look.candidateOnly, candidateOnly: look.baselineOnly };
+  return suiteCrossing(design, mirrored) === null && suiteReachable(design, mirrored, roundsLeft);
+}
+
 /** The chance of the flagged paths when conversation i passes with rate rates[i] on both sides. */
 function chance(flagged: Map<string, number>, rates: number[]): number {
   let sum = 0;
@@ -264,6 +340,9 @@ function chance(flagged: Map<string, number>, rates: number[]): number {
 }
 
 t.test('the whole gate, exactly: any false regressed ≤ 1 − confidence, 1 to 3 conversations', async (t) => {
+  // The suite keeps a futile conversation playing for a regression only: the enumeration holds
+  // paths where one stopped though the suite could still have found a fix.
+  const stops = { forAFix: 0 };
   const grid = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99];
   const cases = [
     { conversations: 1, mode: { kind: 'sequential', min: 2, max: 6 } as const },
@@ -276,7 +355,7 @@ t.test('the whole gate, exactly: any false regressed ≤ 1 − confidence, 1 to 
     for (const { conversations, mode } of cases) {
       const gate = createGate({ confidence, conversations, mode });
       for (let i = 0; i < conversations; i++) gate.conversation();
-      const flagged = flaggedPaths(gate, conversations);
+      const flagged = flaggedPaths(gate, conversations, stops);
       let worst = { rate: 0, rates: [] as number[] };
       const each = (prefix: number[]): void => {
         if (prefix.length === conversations) {
@@ -295,4 +374,5 @@ t.test('the whole gate, exactly: any false regressed ≤ 1 − confidence, 1 to 
       );
     }
   }
+  t.ok(stops.forAFix > 0, `${stops.forAFix} stops with a fix of the suite still in reach`);
 });

@@ -84,6 +84,7 @@ function runOf(agent: string, revision: number, conversations: ConversationRepor
     revision: { ref: agent.replace('agent:', ''), revision, state: revision === 2 ? 'Published' : 'Preview' },
     name: 'coach 3 release check',
     passed: conversations.every((c) => c.passed),
+    cancelled: null,
     started_at: '2026-12-02T04:46:20.000Z',
     finished_at: '2026-12-02T04:46:31.000Z',
     duration_ms: 11_000,
@@ -154,7 +155,7 @@ export async function comparisonFixture(
   return comparisonReportOf(
     'cmp-0c0ffee',
     { baseline: side('baseline', 'agent:coach', 2), candidate: side('candidate', 'agent:coach.3', 3) },
-    { gate, confidence, verdicts, suite },
+    { gate, confidence, verdicts, suite, cancelled: null },
     { startedAt: Date.parse('2026-12-02T04:46:20.000Z'), finishedAt: Date.parse('2026-12-02T04:46:31.000Z') },
     [],
   );

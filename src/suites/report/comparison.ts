@@ -57,6 +57,7 @@ const sideOf = (conv: ConversationReport, summary: SideSummary): SideResult => (
   // The gate leaves both out; each is counted apart.
   attempts_error: conv.attempts.filter((a) => a.status === 'error').length,
   attempts_invalid: conv.attempts_invalid,
+  attempts_cancelled: conv.attempts_cancelled,
   responsibility: conv.responsibility,
   pass_rate_interval: { estimate: summary.rate, low: summary.low, high: summary.high },
   pass_hat_k: summary.pass_hat_k,
@@ -207,10 +208,26 @@ export interface Decision {
   confidence: number;
   verdicts: ConversationVerdict[];
   suite: SuiteVerdict | null;
+  /** Why the comparison was cancelled before it ended; null when it ran to its end. */
+  cancelled: string | null;
 }
 
-/** The attempts a comparison reads: an invalid one (the simulated user spoiled it) says nothing of the agent. */
-const counted = (conv: ConversationReport): AttemptReport[] => conv.attempts.filter((a) => a.status !== 'invalid');
+/**
+ * The attempts a comparison reads: an invalid one (the simulated user spoiled it) or a cancelled one
+ * (cut short) says nothing of the agent.
+ */
+const counted = (conv: ConversationReport): AttemptReport[] =>
+  conv.attempts.filter((a) => a.status !== 'invalid' && a.status !== 'cancelled');
+
+/** A conversation the cancel left undecided, in words: how far it got, and that nothing follows from it. */
+function undecidedSummary(decided: ConversationVerdict): string {
+  const { rounds, baseline, candidate } = decided;
+  return (
+    `not decided: the comparison was cancelled after ${rounds} round${rounds === 1 ? '' : 's'} of this conversation, ` +
+    `before the gate could tell; so far the candidate passed ${candidate.passed} of ${candidate.attempts} against ` +
+    `${baseline.passed} of ${baseline.attempts}`
+  );
+}
 
 function compareConversation(
   baseline: ConversationReport,
@@ -219,14 +236,17 @@ function compareConversation(
   decision: Decision,
 ): ConversationComparison {
   const conversations = decision.verdicts.length;
+  // Cancelled before its gate stopped it: whatever its attempts so far would say, it was not decided.
+  const undecided = decision.cancelled !== null && decided.stop === null;
+  const verdict = undecided ? 'undecided' : decided.verdict;
   return {
     name: baseline.name,
     index: baseline.index,
-    verdict: decided.verdict,
+    verdict,
     // Neither side met its pass rate: the gate lets it pass (not a regression), and the report says it fails on both.
-    fails_on_both_sides: (decided.verdict === 'unchanged' || decided.verdict === 'fixed') && !baseline.passed && !candidate.passed,
+    fails_on_both_sides: (verdict === 'unchanged' || verdict === 'fixed') && !baseline.passed && !candidate.passed,
     statistics: {
-      summary: describeVerdict(decided, conversations),
+      summary: undecided ? undecidedSummary(decided) : describeVerdict(decided, conversations),
       difference: decided.difference,
       p_regressed: decided.p_regressed,
       p_fixed: decided.p_fixed,
@@ -251,6 +271,7 @@ function totalsOfComparison(conversations: ConversationComparison[]): Comparison
     fixed: 0,
     unchanged: 0,
     error: 0,
+    undecided: 0,
     fails_on_both_sides: 0,
   };
   for (const c of conversations) {
@@ -274,19 +295,35 @@ export function comparisonReportOf(
   const { gate } = decision;
   const totals = totalsOfComparison(conversations);
   const attemptsOf = (run: RunReport) => run.conversations.flatMap((c) => c.attempts);
+  const sessions = {
+    spent: conversations.reduce((sum, c) => sum + c.statistics.sessions, 0),
+    budget: conversations.reduce((sum, c) => sum + c.statistics.sessions_budget, 0),
+  };
+  const cancelled =
+    decision.cancelled === null ? null : { reason: decision.cancelled, sessions: sessions.spent, sessions_budget: sessions.budget };
+  // The suite's test not stopped when the comparison was cancelled: not decided either.
+  const suite =
+    decision.suite === null
+      ? null
+      : cancelled !== null && decision.suite.stop === null
+        ? {
+            ...decision.suite,
+            verdict: 'undecided' as const,
+            summary: 'not decided: the comparison was cancelled before the suite as a whole was',
+          }
+        : { ...decision.suite, summary: describeSuite(decision.suite, totals.regressed) };
   return {
     comparison_id: id,
     run_id: id,
     name: runs.candidate.name,
     baseline: { agent: runs.baseline.agent, revision: runs.baseline.revision },
     candidate: { agent: runs.candidate.agent, revision: runs.candidate.revision },
-    regressed: totals.regressed > 0 || decision.suite?.verdict === 'regressed',
+    // A cancelled comparison decided nothing as a whole, whatever it found before: the gate neither passes nor fails on it.
+    regressed: cancelled === null ? totals.regressed > 0 || suite?.verdict === 'regressed' : null,
+    cancelled,
     confidence: decision.confidence,
     attempts: { mode: gate.mode, min_attempts: gate.minRounds, max_attempts: gate.maxRounds },
-    sessions: {
-      spent: conversations.reduce((sum, c) => sum + c.statistics.sessions, 0),
-      budget: conversations.reduce((sum, c) => sum + c.statistics.sessions_budget, 0),
-    },
+    sessions,
     started_at: new Date(timing.startedAt).toISOString(),
     finished_at: new Date(timing.finishedAt).toISOString(),
     duration_ms: timing.finishedAt - timing.startedAt,
@@ -295,7 +332,7 @@ export function comparisonReportOf(
     repeat: runs.candidate.repeat,
     pass_rate: runs.candidate.pass_rate,
     totals,
-    suite: decision.suite === null ? null : { ...decision.suite, summary: describeSuite(decision.suite, totals.regressed) },
+    suite,
     latency: { baseline: latencyOf(attemptsOf(runs.baseline)), candidate: latencyOf(attemptsOf(runs.candidate)) },
     model_usage: {
       baseline: runs.baseline.model_usage,

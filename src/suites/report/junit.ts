@@ -15,7 +15,10 @@ import { comparisonAnswer, describeExpectation, lineOf, reviewLine, runAnswer } 
  * not be compared, passing otherwise — a conversation failing on both sides too, said first in its
  * <system-out> with what fails alike. The verdict's sentence and each side's pass rate with its
  * interval are in the detail; the transcripts are in the HTML and JSON reports. Each suite's
- * <system-out> gives its answer in words, as the text report's first line does.
+ * <system-out> gives its answer in words, as the text report's first line does. A cancelled run
+ * or comparison has an <error> (type `cancelled`) for every conversation it left undecided, and
+ * a case cut short by the cancel is <skipped>: a CI that publishes it never shows it green.
+ * Times: a turn's, an attempt's; a compared conversation's is its attempts' on both sides.
  */
 export interface JUnitSuite {
   name: string;
@@ -129,10 +132,14 @@ function memoryCases(classname: string, title: string, memory: AttemptMemoryRepo
  */
 function attemptCases(classname: string, conv: string, attempt: AttemptReport, repeat: number): Case[] {
   const title = repeat > 1 ? `${conv} / attempt ${attempt.attempt}` : conv;
-  if (attempt.status === 'invalid') {
-    const message = `invalid: ${reviewLine(attempt.review!)}`;
+  if (attempt.status === 'invalid' || attempt.status === 'cancelled') {
+    const message =
+      attempt.status === 'invalid' ? `invalid: ${reviewLine(attempt.review!)}` : 'cancelled: the run was cancelled during this attempt';
     return [
-      { xml: testcase(classname, `${title} / invalid`, attempt.duration_ms, [`      <skipped${attrs({ message })}/>`]), kind: 'skipped' },
+      {
+        xml: testcase(classname, `${title} / ${attempt.status}`, attempt.duration_ms, [`      <skipped${attrs({ message })}/>`]),
+        kind: 'skipped',
+      },
     ];
   }
   const judged = attempt.status !== 'error';
@@ -180,6 +187,19 @@ function attackCase(classname: string, title: string, attack: NonNullable<Attemp
   };
 }
 
+/** The <error> of a conversation (or the suite as a whole) a cancel left undecided: a cancelled gate never reads as a pass. */
+const undecidedCase = (classname: string, name: string, ms: number | null, summary: string, reason: string): Case => ({
+  xml: testcase(classname, name, ms, [errorTag({ error: 'cancelled', message: `not decided: cancelled (${reason})` }, summary)]),
+  kind: 'error',
+});
+
+/** A conversation's wall time in a comparison: its attempts on both sides. */
+const comparedMs = (report: ComparisonReport, index: number): number =>
+  (['baseline', 'candidate'] as const).reduce(
+    (ms, side) => ms + (report.runs[side].conversations[index]?.attempts.reduce((sum, a) => sum + a.duration_ms, 0) ?? 0),
+    0,
+  );
+
 /**
  * A conversation's comparison: <failure> when it regressed, with what differs; <error> when the sides
  * could not be compared. The verdict's sentence (how sure, at what p-value) leads the detail; a
@@ -187,6 +207,8 @@ function attackCase(classname: string, title: string, attack: NonNullable<Attemp
  */
 function comparisonCase(classname: string, report: ComparisonReport, c: ConversationComparison): Case {
   const name = `${c.name} / compared with ${report.baseline.agent}`;
+  const ms = comparedMs(report, c.index);
+  if (c.verdict === 'undecided') return undecidedCase(classname, name, ms, c.statistics.summary, report.cancelled?.reason ?? 'cancelled');
   const alike = c.fails_on_both_sides ? failingAlike(report, c) : [];
   const detail = [
     ...(c.fails_on_both_sides ? [bothSidesLine(c)] : []),
@@ -200,17 +222,17 @@ function comparisonCase(classname: string, report: ComparisonReport, c: Conversa
     const differs = c.differences.map((d) => d.description).join('; ');
     const message = `regressed: ${differs === '' ? c.statistics.summary : `${differs} — ${c.statistics.summary}`}`;
     return {
-      xml: testcase(classname, name, null, [`      <failure${attrs({ message, type: 'regression' })}>${xmlText(detail)}</failure>`]),
+      xml: testcase(classname, name, ms, [`      <failure${attrs({ message, type: 'regression' })}>${xmlText(detail)}</failure>`]),
       kind: 'failure',
     };
   }
   if (c.verdict === 'error') {
     return {
-      xml: testcase(classname, name, null, [errorTag({ error: 'not_compared', message: 'A side could not run any attempt.' }, detail)]),
+      xml: testcase(classname, name, ms, [errorTag({ error: 'not_compared', message: 'A side could not run any attempt.' }, detail)]),
       kind: 'error',
     };
   }
-  return { xml: testcase(classname, name, null, [`      <system-out>${xmlText(detail)}</system-out>`]), kind: 'ok' };
+  return { xml: testcase(classname, name, ms, [`      <system-out>${xmlText(detail)}</system-out>`]), kind: 'ok' };
 }
 
 /**
@@ -221,6 +243,9 @@ function suiteCase(classname: string, report: ComparisonReport): Case[] {
   const { suite } = report;
   if (suite === null) return [];
   const name = `the suite as a whole / compared with ${report.baseline.agent}`;
+  // The suite's test reads every conversation's attempts: its time is the comparison's.
+  const ms = report.duration_ms;
+  if (suite.verdict === 'undecided') return [undecidedCase(classname, name, ms, suite.summary, report.cancelled?.reason ?? 'cancelled')];
   const { baseline_only: baselineOnly, candidate_only: candidateOnly } = suite.discordant;
   const detail = [
     `${suite.verdict}: ${suite.summary}`,
@@ -231,7 +256,7 @@ function suiteCase(classname: string, report: ComparisonReport): Case[] {
     const message = `regressed: ${suite.summary}`;
     return [
       {
-        xml: testcase(classname, name, null, [`      <failure${attrs({ message, type: 'regression' })}>${xmlText(detail)}</failure>`]),
+        xml: testcase(classname, name, ms, [`      <failure${attrs({ message, type: 'regression' })}>${xmlText(detail)}</failure>`]),
         kind: 'failure',
       },
     ];
@@ -239,15 +264,16 @@ function suiteCase(classname: string, report: ComparisonReport): Case[] {
   if (suite.verdict === 'error') {
     return [
       {
-        xml: testcase(classname, name, null, [
-          errorTag({ error: 'not_compared', message: 'No pair of attempts could be judged.' }, detail),
-        ]),
+        xml: testcase(classname, name, ms, [errorTag({ error: 'not_compared', message: 'No pair of attempts could be judged.' }, detail)]),
         kind: 'error',
       },
     ];
   }
-  return [{ xml: testcase(classname, name, null, [`      <system-out>${xmlText(detail)}</system-out>`]), kind: 'ok' }];
+  return [{ xml: testcase(classname, name, ms, [`      <system-out>${xmlText(detail)}</system-out>`]), kind: 'ok' }];
 }
+
+/** Why the suite's run or comparison was cancelled, if it was. */
+const cancelledOf = (suite: JUnitSuite): RunReport['cancelled'] => (suite.comparison ?? suite.report)?.cancelled ?? null;
 
 function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
   const { comparison } = suite;
@@ -260,8 +286,14 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
   } else if (comparison !== undefined) {
     cases = [...comparison.conversations.map((c) => comparisonCase(classname, comparison, c)), ...suiteCase(classname, comparison)];
   } else {
-    const { repeat } = suite.report;
-    cases = suite.report.conversations.flatMap((conv) => conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat)));
+    const { repeat, cancelled } = suite.report;
+    cases = suite.report.conversations.flatMap((conv) => {
+      const attempts = conv.attempts.flatMap((a) => attemptCases(classname, conv.name, a, repeat));
+      if (conv.status !== 'cancelled') return attempts;
+      const ms = conv.attempts.reduce((sum, a) => sum + a.duration_ms, 0);
+      const made = `${conv.attempts_total - conv.attempts_cancelled} of ${repeat} attempts ran to their end`;
+      return [...attempts, undecidedCase(classname, `${conv.name} / not decided`, ms, made, cancelled?.reason ?? 'cancelled')];
+    });
   }
   counts.tests = cases.length;
   counts.failures = cases.filter((c) => c.kind === 'failure').length;
@@ -285,6 +317,7 @@ function renderSuite(suite: JUnitSuite): { xml: string; counts: Counts } {
                 sessions_budget: String(suite.comparison.sessions.budget),
               }
             : {}),
+          ...(cancelledOf(suite) === null ? {} : { cancelled: cancelledOf(suite)!.reason }),
           seed: String(report.seed),
           run_label: report.run_label,
           run_id: report.run_id,

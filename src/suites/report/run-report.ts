@@ -125,21 +125,31 @@ function splitsOf(attempts: AttemptReport[]): CriterionSplits[] {
 }
 
 /**
- * A conversation's attempts, summed up over those not invalid (the simulated user spoiled them:
- * left out, counted apart): `passed` all passed, `flaky` some did, `failed` none did, `error` none
- * could run or be judged.
+ * A conversation's attempts, summed up over those neither invalid (the simulated user spoiled them)
+ * nor cancelled (the run's cancel cut them short): both left out, counted apart. `passed` all
+ * passed, `flaky` some did, `failed` none did, `error` none could run or be judged; `cancelled`
+ * when the run was cancelled before it was decided (`undecided`), whatever its attempts so far say.
  */
 export function conversationReportOf(
   spec: { name: string; index: number },
   attempts: AttemptReport[],
   requiredPassRate: number,
+  undecided = false,
 ): ConversationReport {
-  const counted = attempts.filter((a) => a.status !== 'invalid');
+  const counted = attempts.filter((a) => a.status !== 'invalid' && a.status !== 'cancelled');
   const passed = attempts.filter((a) => a.status === 'passed').length;
   const failed = attempts.filter((a) => a.status === 'failed').length;
+  const cancelled = attempts.filter((a) => a.status === 'cancelled').length;
   const rate = counted.length === 0 ? 0 : passed / counted.length;
-  const status: ConversationStatus =
-    counted.length > 0 && passed === counted.length ? 'passed' : passed > 0 ? 'flaky' : failed > 0 ? 'failed' : 'error';
+  const status: ConversationStatus = undecided
+    ? 'cancelled'
+    : counted.length > 0 && passed === counted.length
+      ? 'passed'
+      : passed > 0
+        ? 'flaky'
+        : failed > 0
+          ? 'failed'
+          : 'error';
   const judged = passed + failed;
   return {
     name: spec.name,
@@ -152,7 +162,8 @@ export function conversationReportOf(
     pass_rate_check: passRateCheck(passed, judged, requiredPassRate),
     attempts_passed: passed,
     attempts_total: attempts.length,
-    attempts_invalid: attempts.length - counted.length,
+    attempts_invalid: attempts.length - counted.length - cancelled,
+    attempts_cancelled: cancelled,
     responsibility: responsibilityOf(attempts),
     criteria_splits: splitsOf(attempts),
     model_usage: attempts.reduce((sum, a) => addUsage(sum, a.model_usage), noUsage()),
@@ -179,8 +190,8 @@ function attackRateOf(attempts: AttemptReport[]): Pick<ConversationReport, 'atta
 export function totalsOf(conversations: ConversationReport[]): RunTotals {
   const count = (): Count => ({ total: 0, passed: 0, failed: 0, skipped: 0 });
   const totals: RunTotals = {
-    conversations: { total: 0, passed: 0, flaky: 0, failed: 0, error: 0 },
-    attempts: { total: 0, passed: 0, failed: 0, error: 0, invalid: 0 },
+    conversations: { total: 0, passed: 0, flaky: 0, failed: 0, error: 0, cancelled: 0 },
+    attempts: { total: 0, passed: 0, failed: 0, error: 0, invalid: 0, cancelled: 0 },
     turns: count(),
     expectations: count(),
     criteria: count(),
@@ -195,7 +206,7 @@ export function totalsOf(conversations: ConversationReport[]): RunTotals {
     for (const attempt of conv.attempts) {
       totals.attempts.total += 1;
       totals.attempts[attempt.status] += 1;
-      const judged = attempt.status !== 'error';
+      const judged = attempt.status !== 'error' && attempt.status !== 'cancelled';
       for (const turn of attempt.turns) {
         totals.turns.total += 1;
         totals.turns[turn.status] += 1;

@@ -98,11 +98,13 @@ function summaryLine(report: RunReport): string {
     conversations.flaky > 0 ? `${conversations.flaky} flaky` : '',
     conversations.failed > 0 ? `${conversations.failed} failed` : '',
     conversations.error > 0 ? `${conversations.error} could not run` : '',
+    conversations.cancelled > 0 ? `${conversations.cancelled} not decided` : '',
   ].filter(Boolean);
   const parts = [
     `${conversations.total} conversation${conversations.total === 1 ? '' : 's'}${bad.length > 0 ? ` (${bad.join(', ')})` : ''}`,
     ...(report.repeat > 1 ? [`${attempts.passed} of ${attempts.total} attempts passed`] : []),
     ...(attempts.invalid > 0 ? [`${attempts.invalid} invalid (the simulated user spoiled them)`] : []),
+    ...(attempts.cancelled > 0 ? [`${attempts.cancelled} cut short by the cancel`] : []),
     `${turns.total} turn${turns.total === 1 ? '' : 's'}${
       turns.failed + turns.skipped > 0
         ? ` (${[turns.failed > 0 ? `${turns.failed} failed` : '', turns.skipped > 0 ? `${turns.skipped} skipped` : '']
@@ -118,7 +120,8 @@ function summaryLine(report: RunReport): string {
     ...(report.model_usage.calls > 0 ? [usageText(report.model_usage)] : []),
   ];
   const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
-  return `${report.passed ? `${PASS} passed` : `${FAIL} FAILED`} · ${parts.join(' · ')} · ${took}`;
+  const verdict = report.passed === null ? `${FAIL} NOT DECIDED (cancelled)` : report.passed ? `${PASS} passed` : `${FAIL} FAILED`;
+  return `${verdict} · ${parts.join(' · ')} · ${took}`;
 }
 
 function renderAttempt(attempt: AttemptReport, repeat: number): string[] {
@@ -150,6 +153,7 @@ function reviewsText(conv: ConversationReport): string {
   const found = Object.entries(conv.responsibility).filter(([, n]) => n > 0);
   return (
     (conv.attempts_invalid > 0 ? ` · ${conv.attempts_invalid} invalid` : '') +
+    (conv.attempts_cancelled > 0 ? ` · ${conv.attempts_cancelled} cut short by the cancel` : '') +
     (found.length > 0 ? ` · responsible: ${found.map(([who, n]) => `${who} ${n}`).join(', ')}` : '')
   );
 }
@@ -174,7 +178,8 @@ function conversationHead(conv: ConversationReport): string {
   // One attempt tells nothing about a rate: its interval would only be noise on every line of a plain run.
   const rate = conv.attempts_total > 1 ? ` · ${passRateText(conv)}` : '';
   const attack = conv.attack === undefined ? '' : ` · attack ${attackRateText(conv.attack)}`;
-  return `  ${conv.passed ? PASS : FAIL} ${conv.name} · ${conv.status}${attack}${rate}${reviewsText(conv)}`;
+  const status = conv.status === 'cancelled' ? 'not decided (cancelled)' : conv.status;
+  return `  ${conv.status === 'cancelled' ? SKIP : conv.passed ? PASS : FAIL} ${conv.name} · ${status}${attack}${rate}${reviewsText(conv)}`;
 }
 
 /** `broke in 1 of 4 attempts (95 % 0.05–0.70)`: an attack's success rate. */
@@ -281,6 +286,15 @@ function roundsText(c: ConversationComparison): string {
   return `${rounds} round${rounds === 1 ? '' : 's'}${stopped} · ${sessions} of ${sessions_budget} sessions`;
 }
 
+/** A verdict as a conversation's or the suite's line shows it. */
+const VERDICT_SHOWN: Record<ConversationComparison['verdict'], string> = {
+  regressed: 'REGRESSED',
+  fixed: 'fixed',
+  unchanged: 'unchanged',
+  error: 'could not compare',
+  undecided: 'NOT DECIDED (cancelled)',
+};
+
 /** The mark of a conversation that fails on both sides: not the gate's ✗ (it does not block), not a ✓. */
 const BOTH_FAIL = '!';
 
@@ -290,8 +304,9 @@ export const bothSidesLine = (c: ConversationComparison): string =>
   `baseline ${sideText(c.baseline)}, candidate ${sideText(c.candidate)}`;
 
 function renderConversationComparison(report: ComparisonReport, c: ConversationComparison): string[] {
-  const mark = c.verdict === 'regressed' || c.verdict === 'error' ? FAIL : c.fails_on_both_sides ? BOTH_FAIL : PASS;
-  const verdict = c.verdict === 'regressed' ? 'REGRESSED' : c.verdict === 'error' ? 'could not compare' : c.verdict;
+  const mark =
+    c.verdict === 'undecided' ? SKIP : c.verdict === 'regressed' || c.verdict === 'error' ? FAIL : c.fails_on_both_sides ? BOTH_FAIL : PASS;
+  const verdict = VERDICT_SHOWN[c.verdict];
   const out = [
     `  ${mark} ${c.name} · ${verdict}${c.fails_on_both_sides ? ' · fails on both sides' : ''} · ` +
       `baseline ${sideText(c.baseline)} · candidate ${sideText(c.candidate)}` +
@@ -315,8 +330,8 @@ function renderConversationComparison(report: ComparisonReport, c: ConversationC
 function renderSuiteComparison(report: ComparisonReport): string[] {
   const { suite } = report;
   if (suite === null) return [];
-  const mark = suite.verdict === 'regressed' ? FAIL : PASS;
-  const verdict = suite.verdict === 'regressed' ? 'REGRESSED' : suite.verdict === 'error' ? 'could not compare' : suite.verdict;
+  const mark = suite.verdict === 'undecided' ? SKIP : suite.verdict === 'regressed' ? FAIL : PASS;
+  const verdict = VERDICT_SHOWN[suite.verdict];
   const { baseline_only: baselineOnly, candidate_only: candidateOnly } = suite.discordant;
   return [
     `  ${mark} the suite as a whole · ${verdict} · ${suite.pairs} pairs: ` +
@@ -337,12 +352,14 @@ export function renderComparison(report: ComparisonReport, title: string): strin
   ];
   for (const c of report.conversations) out.push(...renderConversationComparison(report, c));
   out.push(...renderSuiteComparison(report));
-  const { regressed, fixed, unchanged, error, fails_on_both_sides: bothFail } = report.totals;
+  const { regressed, fixed, unchanged, error, undecided, fails_on_both_sides: bothFail } = report.totals;
   const usage = report.model_usage.total.calls > 0 ? ` · ${usageText(report.model_usage.total)}` : '';
   const took = report.duration_ms < 1000 ? `${report.duration_ms} ms` : `${(report.duration_ms / 1000).toFixed(1)} s`;
+  const verdict =
+    report.regressed === null ? `${FAIL} NOT DECIDED (cancelled)` : report.regressed ? `${FAIL} REGRESSED` : `${PASS} no regression`;
   out.push(
-    `  ${report.regressed ? `${FAIL} REGRESSED` : `${PASS} no regression`} · ${regressed} regressed, ${fixed} fixed, ` +
-      `${unchanged} unchanged${error > 0 ? `, ${error} could not compare` : ''} · ` +
+    `  ${verdict} · ${regressed} regressed, ${fixed} fixed, ` +
+      `${unchanged} unchanged${error > 0 ? `, ${error} could not compare` : ''}${undecided > 0 ? `, ${undecided} not decided` : ''} · ` +
       `${bothFail > 0 ? `${bothFail} ${bothFail === 1 ? 'fails' : 'fail'} on both sides · ` : ''}` +
       `${report.sessions.spent} of ${report.sessions.budget} sessions spent${usage} · ${took}`,
   );

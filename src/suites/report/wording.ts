@@ -129,7 +129,24 @@ function namesText(names: readonly string[], most = 3): string {
 const fails = (n: number): string => (n === 1 ? 'fails' : 'fail');
 
 /** Whether a comparison's candidate may replace its baseline, as the report's first words say it. */
-export type Answer = { tone: 'passed' | 'failed' | 'error'; text: string };
+export type Answer = { tone: 'passed' | 'failed' | 'error' | 'cancelled'; text: string };
+
+type Cancellation = NonNullable<RunReport['cancelled']>;
+
+/**
+ * A cancelled run's or comparison's answer: that it decided nothing, how far it got and why, then
+ * what was decided before the cancel (`decided`: each such conversation with its outcome) and what was not.
+ */
+function cancelledAnswer(what: string, cancelled: Cancellation, decided: string[], undecided: string[], after: string): Answer {
+  const before = decided.length === 0 ? '' : `; decided before the cancel: ${namesText(decided, 5)}`;
+  const open = undecided.length === 0 ? '' : `; ${namesText(undecided)} not decided`;
+  return {
+    tone: 'cancelled',
+    text:
+      `not decided: the ${what} was cancelled after ${cancelled.sessions} of ${cancelled.sessions_budget} sessions ` +
+      `(${cancelled.reason})${before}${open}${after}`,
+  };
+}
 
 /**
  * A comparison's answer, before any figure: `do not promote coach.3: order status regressed`,
@@ -137,11 +154,26 @@ export type Answer = { tone: 'passed' | 'failed' | 'error'; text: string };
  * `could not compare coach.3 with coach: size help had no attempt that could be judged on a side`.
  */
 export function comparisonAnswer(
-  report: Pick<ComparisonReport, 'baseline' | 'candidate' | 'conversations'> & { suite?: ComparisonReport['suite'] },
+  report: Pick<ComparisonReport, 'baseline' | 'candidate' | 'conversations'> & {
+    suite?: ComparisonReport['suite'];
+    cancelled?: ComparisonReport['cancelled'];
+  },
 ): Answer {
   const [candidate, baseline] = [agentName(report.candidate.agent), agentName(report.baseline.agent)];
-  const named = (verdict: ConversationVerdict['verdict']) => report.conversations.filter((c) => c.verdict === verdict).map((c) => c.name);
+  const named = (verdict: ComparisonReport['conversations'][number]['verdict']) =>
+    report.conversations.filter((c) => c.verdict === verdict).map((c) => c.name);
   const [regressed, fixed, notCompared] = [named('regressed'), named('fixed'), named('error')];
+  if (report.cancelled !== undefined && report.cancelled !== null) {
+    const decided = report.conversations.filter((c) => c.verdict !== 'undecided').map((c) => `${c.name} ${c.verdict}`);
+    const found = regressed.length > 0 || report.suite?.verdict === 'regressed';
+    return cancelledAnswer(
+      `comparison of ${candidate} with ${baseline}`,
+      report.cancelled,
+      decided,
+      named('undecided'),
+      found ? `: do not promote ${candidate} on what was found` : `: run it again before promoting ${candidate}`,
+    );
+  }
   const bothFail = report.conversations.filter((c) => c.fails_on_both_sides).map((c) => c.name);
   const uncompared = notCompared.length === 0 ? '' : `; ${namesText(notCompared)} could not be compared`;
   if (regressed.length > 0) {
@@ -188,9 +220,14 @@ export const brokeText = (rate: { broke: number; attempts: number } | undefined)
  * A run's answer, before any figure: `coach passes: all 3 conversations passed`, `coach.3 fails:
  * order status failed, size help passed too rarely`, `could not test coach: order status could not run`.
  */
-export function runAnswer(report: Pick<RunReport, 'agent' | 'conversations'>): Answer {
+export function runAnswer(report: Pick<RunReport, 'agent' | 'conversations'> & { cancelled?: RunReport['cancelled'] }): Answer {
   const agent = agentName(report.agent);
   const convs = report.conversations;
+  if (report.cancelled !== undefined && report.cancelled !== null) {
+    const decided = convs.filter((c) => c.status !== 'cancelled').map((c) => `${c.name} ${c.passed ? 'passed' : c.status}`);
+    const undecided = convs.filter((c) => c.status === 'cancelled').map((c) => c.name);
+    return cancelledAnswer(`run of ${agent}`, report.cancelled, decided, undecided, '');
+  }
   const notRun = convs.filter((c) => c.status === 'error').map((c) => c.name);
   const failed = convs
     .filter((c) => !c.passed && c.status !== 'error')

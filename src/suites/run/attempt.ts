@@ -112,6 +112,11 @@ class AttemptRun {
           ? await startConversation(ctx, { ...this.spec.connect, run_label: this.state.runLabel }, line, this.report.notes)
           : await nextTurn(ctx, this.last.session_id, line);
     } catch (err) {
+      // The cancel ended the call: the turn was never answered, like one the cancel came before.
+      if (ctx.signal.aborted) {
+        this.skip = CANCELLED;
+        return this.skipped(line, source, expect, criterion);
+      }
       const error = errorOf(err, 'running this turn');
       if (!isGatewayError(err)) ctx.log?.error({ err, session_id: this.report.session_id }, 'a suite turn failed');
       this.skip = `turn ${head.index} did not run (${error.error})`;
@@ -220,6 +225,16 @@ class AttemptRun {
     }
   }
 
+  /** The run's cancel cut the attempt short (it had not ended otherwise first). */
+  get cut(): boolean {
+    return this.skip === CANCELLED;
+  }
+
+  /** The cancel came before anything was sent: no session, every turn skipped. Not an attempt at all. */
+  get neverStarted(): boolean {
+    return this.cut && this.report.session_id === null && this.report.turns.every((t) => t.status === 'skipped');
+  }
+
   /** The attempt could not go on: an error, not a failure; nothing more is sent. */
   fail(error: AttemptError, stop: StopReason = 'error'): void {
     if (this.report.error === null) this.report.error = error;
@@ -236,10 +251,16 @@ class AttemptRun {
     const { report } = this;
     if (this.last !== undefined) report.notes.push(...(await closeConversation(this.ctx, this.last)));
     report.expectations = [...evaluateConversation(this.spec.expect, report.turns), ...this.checks];
-    if (this.spec.criteria.length > 0) report.criteria = await this.#judge(report.turns, this.spec.criteria);
+    if (this.spec.criteria.length > 0) {
+      report.criteria = this.cut
+        ? this.spec.criteria.map((c) => unjudged(c, CANCELLED))
+        : await this.#judge(report.turns, this.spec.criteria);
+    }
     if (this.spec.memory !== undefined) report.memory = await this.#checkMemory(this.spec.memory, before);
-    report.stop_reason = this.stop ?? 'script_end';
-    report.status = attemptStatus(report);
+    // The cancel cut it short, or came before its memory could be checked: it says nothing of the agent.
+    const cut = this.cut || (this.ctx.signal.aborted && report.memory?.status === 'not_checked' && report.error === null);
+    report.stop_reason = cut ? 'cancelled' : (this.stop ?? 'script_end');
+    report.status = cut ? 'cancelled' : attemptStatus(report);
     settleAttack(report);
     if (report.status === 'failed' && this.state.suite.review && reviewable(this.spec) && !this.ctx.signal.aborted) {
       report.review = await reviewFailure(this.asker, this.spec, report);
@@ -256,8 +277,11 @@ class AttemptRun {
  */
 const startsJourney = (state: RunState, index: number): boolean => state.groups.some((group) => group[0] === index);
 
-/** Runs attempt `attempt` (1-based) of conversation `index` of the prepared run. */
-export async function runAttempt(ctx: RunContext, state: RunState, index: number, attempt: number): Promise<AttemptReport> {
+/**
+ * Runs attempt `attempt` (1-based) of conversation `index` of the prepared run; null when the
+ * run's cancel came before it sent anything (not an attempt: no session, nothing to count).
+ */
+export async function runAttempt(ctx: RunContext, state: RunState, index: number, attempt: number): Promise<AttemptReport | null> {
   const spec = state.suite.conversations[index]!;
   const run = new AttemptRun(ctx, state, spec, index, attempt);
   await sleep(spec.waitMs, ctx.signal);
@@ -283,5 +307,6 @@ export async function runAttempt(ctx: RunContext, state: RunState, index: number
   const last = spec.turns.length - 1;
   for (const [j, turn] of spec.turns.entries()) await run.say(turn.line, 'script', turn.expect, last - j, turn.judge);
   if (spec.simulatedUser !== undefined) await run.simulate(spec.simulatedUser);
+  if (run.neverStarted) return null;
   return run.finish(started, before);
 }

@@ -4,7 +4,7 @@ import type { AttemptReport } from '../report/run-report.js';
 import type { HttpMemory, Suite } from '../spec/format.js';
 import { cancelledBecause } from './cancellation.js';
 import type { RunContext } from './context.js';
-import { RunHalted, type RunJournal } from './journal.js';
+import { RunHalted, type CompletedRound, type RunJournal } from './journal.js';
 import type { RunState } from './run-state.js';
 import { runAttempt } from './attempt.js';
 import { restoreUnusedFixture, runReportOf, runUnits, saveAfterRun } from './runner.js';
@@ -18,9 +18,18 @@ const COMPARISON_NOTES = {
   usage: 'A comparison holds real engine sessions on both sides: they count towards usage like any other conversation.',
 };
 
-/** An attempt as the gate reads it: passed, failed, or left out (an error could not be judged, an invalid one was spoiled). */
+/**
+ * An attempt as the gate reads it: passed, failed, or left out (an error could not be judged, an
+ * invalid one was spoiled, a cancelled one was cut short).
+ */
 const judged = (attempt: AttemptReport | undefined): boolean | null =>
-  attempt === undefined || attempt.status === 'error' || attempt.status === 'invalid' ? null : attempt.status === 'passed';
+  attempt === undefined || attempt.status === 'error' || attempt.status === 'invalid' || attempt.status === 'cancelled'
+    ? null
+    : attempt.status === 'passed';
+
+/** A round's last attempt of conversation `i` on `side`, if one ran (the cancel may have come before it). */
+const ranIn = (round: CompletedRound, side: Side, i: number): AttemptReport | undefined =>
+  round.attempts.filter((_, j) => round.sides[j] === side && round.conversations[j] === i).at(-1);
 
 /** The decision rule the suite asks for: exactly `repeat` rounds, or sequential rounds until each conversation is decided. */
 function gateOf(suite: Suite<HttpMemory>): Gate {
@@ -77,9 +86,11 @@ export async function compareSuite(
         for (const side of SIDES) {
           for (const i of group) {
             let spent = attempts[side][i]!.length;
-            if (spent >= gate.maxRounds) continue;
+            // A pod that no longer knows it holds the run starts no attempt, even within a round.
+            if (spent >= gate.maxRounds || journal.halted) continue;
             const runOne = async () => {
               const attempt = await runAttempt(sides[side], states[side], i, ++spent);
+              if (attempt === null) return null;
               done!.attempts.push(attempt);
               done!.conversations.push(i);
               done!.sides.push(side);
@@ -87,14 +98,20 @@ export async function compareSuite(
             };
             let last = await runOne();
             // Sequential: an invalid attempt (the simulated user spoiled it) is run again at once, within the side's budget.
-            while (gate.mode === 'sequential' && last.status === 'invalid' && spent < gate.maxRounds) last = await runOne();
+            while (gate.mode === 'sequential' && last?.status === 'invalid' && spent < gate.maxRounds && !journal.halted)
+              last = await runOne();
           }
         }
         if (journal.halted) return;
         journal.complete(done);
       }
       done.attempts.forEach((attempt, j) => attempts[done.sides[j]!][done.conversations[j]!]!.push(attempt));
-      for (const i of open) tests[i]!.record(judged(attempts.baseline[i]!.at(-1)), judged(attempts.candidate[i]!.at(-1)));
+      for (const i of open) {
+        const [baseline, candidate] = [ranIn(done, 'baseline', i), ranIn(done, 'candidate', i)];
+        // A round the cancel came before, or cut short, on both sides is no round: the gate does not see it.
+        const cut = (attempt: AttemptReport | undefined) => attempt === undefined || attempt.status === 'cancelled';
+        if (!cut(baseline) || !cut(candidate)) tests[i]!.record(judged(baseline), judged(candidate));
+      }
       announce(open);
     }
   };
@@ -105,12 +122,15 @@ export async function compareSuite(
   );
   if (journal.halted) throw new RunHalted();
   await saveAfterRun(sides.candidate, states.candidate);
+  // A conversation the gate had not stopped when the comparison was cancelled is undecided, on both sides.
+  const undecided = (i: number) => tests[i]!.stop === null;
   const runs = {
-    baseline: runReportOf(sides.baseline, states.baseline, attempts.baseline, peak),
-    candidate: runReportOf(sides.candidate, states.candidate, attempts.candidate, peak),
+    baseline: runReportOf(sides.baseline, states.baseline, attempts.baseline, peak, undecided),
+    candidate: runReportOf(sides.candidate, states.candidate, attempts.candidate, peak, undecided),
   };
   const { signal } = sides.candidate;
-  const notes = signal.aborted ? [`The comparison was cancelled: ${cancelledBecause(signal)}.`] : [];
+  const cancelled = signal.aborted ? cancelledBecause(signal) : null;
+  const notes = cancelled === null ? [] : [`The comparison was cancelled: ${cancelled}.`];
   const waited = sides.candidate.room.note();
   if (waited !== undefined) notes.push(waited);
   notes.push(COMPARISON_NOTES.fair, COMPARISON_NOTES.usage);
@@ -118,7 +138,7 @@ export async function compareSuite(
   return comparisonReportOf(
     id,
     runs,
-    { gate, confidence: suite.confidence, verdicts, suite: suiteVerdict },
+    { gate, confidence: suite.confidence, verdicts, suite: suiteVerdict, cancelled },
     { startedAt: states.candidate.startedAt, finishedAt: Date.now() },
     notes,
   );

@@ -89,10 +89,24 @@ export async function saveAfterRun(ctx: RunContext, state: RunState): Promise<vo
   await takeSnapshotAfterRun(ctx, memory, state.memory, state.runId);
 }
 
-/** A round's attempts, run one after the other. */
-async function runRound(ctx: RunContext, state: RunState, round: AttemptRef[]): Promise<AttemptReport[]> {
-  const ran: AttemptReport[] = [];
-  for (const [i, k] of round) ran.push(await runAttempt(ctx, state, i, k));
+/**
+ * A round's attempts, run one after the other, with the conversation of each: one the cancel came
+ * before is left out, and a halted journal starts no further one (the round runs again elsewhere).
+ */
+async function runRound(
+  ctx: RunContext,
+  state: RunState,
+  round: AttemptRef[],
+  journal: RunJournal,
+): Promise<{ attempts: AttemptReport[]; conversations: number[] }> {
+  const ran = { attempts: [] as AttemptReport[], conversations: [] as number[] };
+  for (const [i, k] of round) {
+    if (journal.halted) break;
+    const attempt = await runAttempt(ctx, state, i, k);
+    if (attempt === null) continue;
+    ran.attempts.push(attempt);
+    ran.conversations.push(i);
+  }
   return ran;
 }
 
@@ -109,16 +123,17 @@ export async function runSuite(ctx: RunContext, state: RunState, journal: RunJou
   const units = unitsOf(state).map((unit, u) =>
     unit.map((round, r) => async () => {
       if (journal.halted) return;
-      let ran = journal.completed(u, r + 1)?.attempts;
+      let ran = journal.completed(u, r + 1);
       if (ran === undefined) {
         // A cancelled run starts nothing more: its report holds the attempts that were made.
         if (ctx.signal.aborted) return;
         journal.starting(u, r + 1, round.length);
-        ran = await runRound(ctx, state, round);
+        const made = await runRound(ctx, state, round, journal);
         if (journal.halted) return;
-        journal.complete({ unit: u, round: r + 1, attempts: ran, conversations: round.map(([i]) => i), sides: [] });
+        ran = { unit: u, round: r + 1, ...made, sides: [] };
+        journal.complete(ran);
       }
-      round.forEach(([i, k], j) => (attempts[i]![k - 1] = ran[j]!));
+      ran.attempts.forEach((attempt, j) => (attempts[ran.conversations[j]!]![attempt.attempt - 1] = attempt));
     }),
   );
   const peak = await runUnits(ctx, journal, units);
@@ -133,19 +148,37 @@ export async function runSuite(ctx: RunContext, state: RunState, journal: RunJou
   );
 }
 
-/** The run's report from its conversations' attempts. */
-export function runReportOf(ctx: RunContext, state: RunState, attempts: AttemptReport[][], parallelism: number): RunReport {
+/** A run's conversation the cancel left undecided: not all of its `repeat` attempts ran to their end. */
+const cutShort = (suite: RunState['suite'], made: AttemptReport[]): boolean =>
+  made.filter((a) => a.status !== 'cancelled').length < suite.repeat;
+
+/**
+ * The run's report from its conversations' attempts. A cancelled run decides nothing (`passed`
+ * null, `cancelled` first); `undecided` says which conversations it left undecided (a run's: those
+ * whose attempts did not all run; a comparison's side: those the gate had not decided).
+ */
+export function runReportOf(
+  ctx: RunContext,
+  state: RunState,
+  attempts: AttemptReport[][],
+  parallelism: number,
+  undecided: (index: number) => boolean = (i) => cutShort(state.suite, attempts[i]!),
+): RunReport {
   const { access, signal } = ctx;
   const { suite } = state;
   const conversations: ConversationReport[] = suite.conversations.map((spec, i) =>
-    conversationReportOf({ name: spec.name, index: i }, attempts[i]!, suite.passRate),
+    conversationReportOf({ name: spec.name, index: i }, attempts[i]!, suite.passRate, signal.aborted && undecided(i)),
   );
   const waited = ctx.room.note();
   const notes = [...state.notes, ...(waited === undefined ? [] : [waited]), RUN_NOTES.plainClose, RUN_NOTES.usage];
   if (suite.agent !== undefined && suite.agent.key !== ctx.agent.key) {
     notes.unshift(`The suite names ${suite.agent.key}; it ran against ${ctx.agent.key}, as the call asked.`);
   }
-  if (signal.aborted) notes.unshift(`The run was cancelled: ${cancelledBecause(signal)}.`);
+  const sessions = conversations.reduce((n, c) => n + c.attempts_total, 0);
+  const cancelled = signal.aborted
+    ? { reason: cancelledBecause(signal), sessions, sessions_budget: suite.conversations.length * suite.repeat }
+    : null;
+  if (cancelled !== null) notes.unshift(`The run was cancelled: ${cancelled.reason}.`);
   const finishedAt = Date.now();
   const report: RunReport = {
     run_id: state.runId,
@@ -153,7 +186,8 @@ export function runReportOf(ctx: RunContext, state: RunState, attempts: AttemptR
     agent: `agent:${access.agentKey}`,
     revision: { ref: ctx.agent.ref, revision: access.revision, state: access.revisionState },
     name: suite.name ?? null,
-    passed: !signal.aborted && conversations.every((c) => c.passed),
+    passed: cancelled === null ? conversations.every((c) => c.passed) : null,
+    cancelled,
     started_at: new Date(state.startedAt).toISOString(),
     finished_at: new Date(finishedAt).toISOString(),
     duration_ms: finishedAt - state.startedAt,

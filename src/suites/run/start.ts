@@ -169,7 +169,7 @@ export function launchRun(app: FastifyInstance, admitted: Admitted, id: string, 
     app,
     'run',
     running.signal,
-    (r: RunReport) => r.passed,
+    (r: RunReport) => r.passed === true,
     () => monitored(app, admitted, () => runSuite(ctx, state, running.journal)),
   );
   return { states: { run: state }, report };
@@ -182,8 +182,11 @@ async function monitored(app: FastifyInstance, admitted: Admitted, run: () => Pr
   const conversations = suite.conversations.map((c) => ({ name: c.name, reviewed: suite.review && reviewable(c) }));
   const series = app.metrics.monitorSeries.start(monitor, agent.key, String(access.revision), conversations);
   const report = await run();
+  // An attempt the run's cancel cut short says nothing of the agent: not recorded.
   const attempts = report.conversations.flatMap((c) =>
-    c.attempts.map((a) => ({ conversation: c.name, outcome: a.status, responsible: a.review?.responsible })),
+    c.attempts.flatMap((a) =>
+      a.status === 'cancelled' ? [] : [{ conversation: c.name, outcome: a.status, responsible: a.review?.responsible }],
+    ),
   );
   const dropped = series.finish(attempts, Date.parse(report.finished_at));
   report.monitor = { name: monitor, recorded: attempts.length - dropped, dropped };
@@ -226,7 +229,7 @@ export function launchComparison(
     app,
     'comparison',
     running.signal,
-    (r: ComparisonReport) => !r.regressed,
+    (r: ComparisonReport) => r.regressed === false,
     () => compareSuite(id, sides, states, running.journal),
   );
   return { states, report };

@@ -52,7 +52,7 @@ export const planBody = z
       .gt(0, { error: 'session_seconds must be more than 0' })
       .max(MAX_SESSION_SECONDS, { error: `session_seconds must be at most ${MAX_SESSION_SECONDS}` })
       .optional()
-      .describe('How long one engine session takes, in seconds (default 30).'),
+      .describe('How long one engine session takes, in seconds (default: the mean session of report, when given; else 30).'),
   })
   .superRefine((body, ctx) => {
     const sources = (['baseline_rate', 'baseline_rates', 'report'] as const).filter((field) => body[field] !== undefined);
@@ -84,30 +84,81 @@ const reportShape = z.object({ conversations: z.array(reportConversation) });
 /**
  * Each conversation's baseline pass rate in an earlier report: a comparison report's baseline side
  * (`conversations[].baseline.pass_rate`), or a run report's (`conversations[].pass_rate`), in suite
- * order. A conversation in `error` (no attempt judged) has no rate and is left out. Throws
- * invalid_request naming `field` when the report is neither or has no rate.
+ * order, with the conversation's index. A conversation in `error` (no attempt judged) has no rate
+ * and is left out. Throws invalid_request naming `field` when the report is neither or has no rate.
  */
-function baselineRatesOfReport(report: unknown, field = 'report'): number[] {
+function baselineRatesOfReport(report: unknown, field = 'report'): Array<{ rate: number; index: number }> {
   const parsed = reportShape.safeParse(report);
   const wrong = (rule: string) => invalidRequest([{ field, rule: `${field} ${rule}` }]);
   if (!parsed.success) throw wrong('must be a run or comparison report: conversations[] with their pass_rate');
-  const rates: number[] = [];
-  for (const conversation of parsed.data.conversations) {
+  const rates: Array<{ rate: number; index: number }> = [];
+  for (const [index, conversation] of parsed.data.conversations.entries()) {
     const side = conversation.baseline ?? conversation;
     if (side.status === 'error') continue;
     if (side.pass_rate === undefined) throw wrong('must be a run or comparison report: a conversation without pass_rate');
-    rates.push(side.pass_rate);
+    rates.push({ rate: side.pass_rate, index });
   }
   if (rates.length === 0) throw wrong('has no conversation with a judged attempt: no pass rate to plan from');
   return rates;
 }
 
+/** A run report's attempts, or each side's of a comparison report (`runs`): their session and how long each took. */
+const timedRun = z.object({
+  conversations: z.array(
+    z.object({
+      attempts: z.array(z.object({ session_id: z.string().nullable().optional(), duration_ms: z.number().optional() })).optional(),
+    }),
+  ),
+});
+const timedComparison = z.object({ runs: z.object({ baseline: timedRun, candidate: timedRun }) });
+
+/**
+ * How long each conversation's engine sessions took in a report, in seconds, by the conversation's
+ * index (suite order): the attempts that had a session, both sides of a comparison.
+ */
+function sessionSecondsOfReport(report: unknown): Array<number[]> {
+  const comparison = timedComparison.safeParse(report).data;
+  const runs = comparison ? [comparison.runs.baseline, comparison.runs.candidate] : [timedRun.safeParse(report).data];
+  const each: Array<number[]> = [];
+  for (const run of runs) {
+    for (const [index, conversation] of (run?.conversations ?? []).entries()) {
+      for (const attempt of conversation.attempts ?? []) {
+        if (typeof attempt.session_id !== 'string' || !(attempt.duration_ms! > 0)) continue;
+        (each[index] ??= []).push(attempt.duration_ms! / 1000);
+      }
+    }
+  }
+  return each;
+}
+
+const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+/**
+ * The baseline rates a body gives, and the session length of the plan: the body's; else what the
+ * report's sessions took (each conversation its own, their mean where one has none), said as
+ * measured; else the default, said as assumed.
+ */
+function ratesAndLengthsOf(body: PlanBody): Pick<PlanRequest, 'baselineRates' | 'sessionSeconds' | 'sessionTime' | 'sessionSecondsEach'> {
+  const given = body.session_seconds !== undefined ? { sessionSeconds: body.session_seconds, sessionTime: 'given' as const } : undefined;
+  const assumed = { sessionSeconds: DEFAULT_SESSION_SECONDS, sessionTime: 'assumed' as const };
+  if (body.report === undefined) {
+    const baselineRates = body.baseline_rates ?? Array.from({ length: body.conversations ?? 1 }, () => body.baseline_rate!);
+    return { baselineRates, ...(given ?? assumed) };
+  }
+  const rates = baselineRatesOfReport(body.report);
+  const baselineRates = rates.map(({ rate }) => rate);
+  if (given !== undefined) return { baselineRates, ...given };
+  const timed = sessionSecondsOfReport(body.report);
+  const measured = rates.flatMap(({ index }) => timed[index] ?? []);
+  if (measured.length === 0) return { baselineRates, ...assumed };
+  const sessionSeconds = mean(measured);
+  const sessionSecondsEach = rates.map(({ index }) => (timed[index] === undefined ? sessionSeconds : mean(timed[index])));
+  return { baselineRates, sessionSeconds, sessionTime: 'measured', sessionSecondsEach };
+}
+
 /** The stats' request from a checked body (the report read), with the defaults said. */
 export function planRequestOf(body: PlanBody): PlanRequest {
-  const baselineRates =
-    body.report !== undefined
-      ? baselineRatesOfReport(body.report)
-      : (body.baseline_rates ?? Array.from({ length: body.conversations ?? 1 }, () => body.baseline_rate!));
+  const { baselineRates, ...lengths } = ratesAndLengthsOf(body);
   const highest = Math.max(...baselineRates);
   if (body.drop > highest) {
     const rule = `drop must be at most the highest baseline rate (${highest}): no conversation can drop by more`;
@@ -119,7 +170,7 @@ export function planRequestOf(body: PlanBody): PlanRequest {
     confidence: body.confidence ?? DEFAULT_CONFIDENCE,
     minAttempts: body.min_attempts ?? DEFAULT_MIN_ATTEMPTS,
     concurrency: body.concurrency ?? DEFAULT_CONCURRENCY,
-    sessionSeconds: body.session_seconds ?? DEFAULT_SESSION_SECONDS,
+    ...lengths,
   };
 }
 

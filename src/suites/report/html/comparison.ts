@@ -49,6 +49,7 @@ function comparisonSummary(report: ComparisonReport): Html {
       [c.flaky, 'flaky', 'flaky'],
       [c.failed, 'failed', 'failed'],
       [c.error, 'error', 'could not run'],
+      [c.cancelled, 'cancelled', 'not decided'],
     ];
     return join(
       parts.filter(([n]) => n > 0).map(([n, tone, label]) => badge(tone, `${n} ${label}`)),
@@ -61,6 +62,8 @@ function comparisonSummary(report: ComparisonReport): Html {
       ['fixed', t.fixed, 'fixed'],
       ['unchanged', t.unchanged, 'unchanged'],
       ['error', t.error, 'could not compare'],
+      // Only a cancelled comparison has undecided conversations: no tile for them otherwise.
+      ...(t.undecided > 0 ? [['undecided', t.undecided, 'not decided'] as [string, number, string]] : []),
     ])}
     <table class="sides">
       <thead>
@@ -135,7 +138,7 @@ const differsLine = (d: Difference): Html => html`<div>${d.description}</div>`;
 
 /** The verdict's badge, and beside it whether the conversation fails on both sides (which the gate lets pass). */
 const verdictBadges = (c: ConversationComparison): Html =>
-  html`${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict)}${
+  html`${badge(c.verdict, c.verdict === 'error' ? 'could not compare' : c.verdict === 'undecided' ? 'not decided' : c.verdict)}${
     c.fails_on_both_sides ? html` ${badge('both-fail', 'fails on both sides')}` : ''
   }`;
 

@@ -61,7 +61,8 @@ export function page(title: string, body: Html, wide = false): string {
 export const badge = (status: string, label: string = status, big = false): Html =>
   html`<span class="${big ? `badge big ${status}` : `badge ${status}`}">${label}</span>`;
 
-export const conversationLabel = (status: ConversationReport['status']): string => (status === 'error' ? 'could not run' : status);
+export const conversationLabel = (status: ConversationReport['status']): string =>
+  status === 'error' ? 'could not run' : status === 'cancelled' ? 'not decided' : status;
 
 export const revisionText = (r: RevisionReport): string => `revision ${r.revision} (${r.state})`;
 

@@ -31,6 +31,7 @@ const VERDICT_WORD: Record<ConversationComparison['verdict'], string> = {
   fixed: 'fixed',
   unchanged: 'unchanged',
   error: 'could not compare',
+  undecided: 'not decided',
 };
 
 /** A side's mark: a circle for the baseline, a diamond for the candidate, so that they differ without colour too. */

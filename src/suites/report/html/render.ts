@@ -40,6 +40,14 @@ const NONE: DifferingKeys = new Set();
 
 // ——— The run report ———
 
+/** `5/10 passed · 1 could not run · 2 cut short by the cancel` */
+const attemptCounts = (a: RunReport['totals']['attempts']): string =>
+  [
+    `${a.passed}/${a.total} passed`,
+    ...(a.error > 0 ? [`${a.error} could not run`] : []),
+    ...(a.cancelled > 0 ? [`${a.cancelled} cut short by the cancel`] : []),
+  ].join(' · ');
+
 function runSummary(report: RunReport): Html {
   const { conversations: c, attempts, turns, expectations, criteria } = report.totals;
   return html`<section class="card summary">
@@ -48,13 +56,13 @@ function runSummary(report: RunReport): Html {
       ['flaky', c.flaky, 'flaky'],
       ['failed', c.failed, 'failed'],
       ['error', c.error, 'could not run'],
+      ...(c.cancelled > 0 ? [['cancelled', c.cancelled, 'not decided'] as [string, number, string]] : []),
     ])}
     <dl class="facts">
       ${fact('Revision that ran', html`<code>${report.agent}</code> · ${revisionText(report.revision)}`)}
       ${fact(
         'Attempts',
-        html`${attempts.passed}/${attempts.total} passed${attempts.error > 0 ? html` · ${attempts.error} could not run` : ''}
-          <span class="sep">·</span> repeat ×${report.repeat}, needs ${percent(report.pass_rate)}`,
+        html`${attemptCounts(attempts)} <span class="sep">·</span> repeat ×${report.repeat}, needs ${percent(report.pass_rate)}`,
       )}
       ${fact('Turns', countText(turns))} ${fact('Expectations', countText(expectations, 'failed', 'not evaluated'))}
       ${fact('Criteria', criteria.total === 0 ? html`<span class="muted">none</span>` : countText(criteria, 'failed', 'not judged'))}
@@ -132,12 +140,13 @@ function runConversation(conv: ConversationReport, key: string): Html {
 const keyOf = (n: number): string => (n === 0 ? '' : `s${n + 1}-`);
 
 function runReportSection(report: RunReport, n: number): Html {
-  const status = report.passed ? 'passed' : 'failed';
+  const [status, label] =
+    report.passed === null ? ['cancelled', '✗ not decided: cancelled'] : report.passed ? ['passed', '✓ passed'] : ['failed', '✗ failed'];
   const key = keyOf(n);
   return html`${header(
     'Suite run report',
     status,
-    report.passed ? '✓ passed' : '✗ failed',
+    label,
     report.name ?? 'Suite run',
     [
       html`<b>${report.agent}</b> · ${revisionText(report.revision)}`,
@@ -193,24 +202,29 @@ function notRunTitle(entries: object[], notRun: NotRunSuite[], failedVerdict: st
 export function runReportHtml(...entries: Array<RunReport | NotRunSuite>): string {
   const reports = entries.filter((e): e is RunReport => !isNotRun(e));
   const notRun = entries.filter(isNotRun);
-  const failed = reports.filter((r) => !r.passed).length;
-  const verdict = failed === 0 ? '✓ passed' : '✗ FAILED';
+  const failed = reports.filter((r) => r.passed === false).length;
+  const cancelled = reports.filter((r) => r.passed === null).length;
+  // A cancelled run decided nothing: its page never reads as passed.
+  const verdict = failed > 0 ? '✗ FAILED' : cancelled > 0 ? '✗ NOT DECIDED: cancelled' : '✓ passed';
   const title =
     notRun.length > 0
-      ? notRunTitle(entries, notRun, failed === 0 ? undefined : verdict)
+      ? notRunTitle(entries, notRun, failed + cancelled === 0 ? undefined : verdict)
       : reports.length === 1
         ? `${verdict} · ${reports[0]!.name ?? 'Suite run'} · ${reports[0]!.agent}`
-        : `${verdict} · ${reports.length - failed} of ${plural(reports.length, 'suite')} passed`;
+        : `${verdict} · ${reports.length - failed - cancelled} of ${plural(reports.length, 'suite')} passed`;
   return page(title, html`${entries.map((e, n) => (isNotRun(e) ? notRunSection('Suite run report', e) : runReportSection(e, n)))}`);
 }
 
 function comparisonSection(report: ComparisonReport, n: number): Html {
   const t = report.totals;
-  const [status, label] = report.regressed
-    ? ['failed', '✗ regressed']
-    : t.error > 0
-      ? ['error', '! incomplete']
-      : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
+  const [status, label] =
+    report.regressed === null
+      ? ['cancelled', '✗ not decided: cancelled']
+      : report.regressed
+        ? ['failed', '✗ regressed']
+        : t.error > 0
+          ? ['error', '! incomplete']
+          : ['passed', t.fixed > 0 ? '✓ no regressions, fixes' : '✓ no regressions'];
   return html`${header(
     'Comparison report',
     status,
@@ -235,11 +249,18 @@ export function comparisonReportHtml(...entries: Array<ComparisonReport | NotRun
   const reports = entries.filter((e): e is ComparisonReport => !isNotRun(e));
   const notRun = entries.filter(isNotRun);
   const regressions = reports.reduce((n, r) => n + r.totals.regressed, 0);
-  const headline = regressions > 0 ? `✗ ${plural(regressions, 'regression')}` : '✓ no regressions';
+  const cancelled = reports.filter((r) => r.cancelled !== null).length;
+  // A cancelled comparison decided nothing: its page never reads as a pass, whatever it found before the cancel.
+  const headline =
+    cancelled > 0
+      ? `✗ NOT DECIDED: cancelled${regressions > 0 ? `, ${plural(regressions, 'regression')} found before` : ''}`
+      : regressions > 0
+        ? `✗ ${plural(regressions, 'regression')}`
+        : '✓ no regressions';
   const [first] = reports;
   const title =
     notRun.length > 0
-      ? notRunTitle(entries, notRun, regressions > 0 ? headline : undefined)
+      ? notRunTitle(entries, notRun, regressions > 0 || cancelled > 0 ? headline : undefined)
       : reports.length === 1
         ? `${headline} · ${first!.name ?? 'Baseline versus candidate'} · ${first!.candidate.agent} vs ${first!.baseline.agent}`
         : `${headline} · ${plural(reports.length, 'suite')}`;
