@@ -53,6 +53,7 @@ const COMPARISONS = '/v1/agents/{agent}/comparisons';
 const RUN_LIST = '/v1/runs';
 const RUN = '/v1/runs/{run_id}';
 const RUN_EVENTS = '/v1/runs/{run_id}/events';
+const RUN_CAPTURE = '/v1/runs/{run_id}/capture';
 const JUDGE_CHECKS = '/v1/judge-checks';
 const PLAN = '/v1/comparisons/plan';
 
@@ -461,6 +462,22 @@ t.test('every route through a validating proxy (prism)', async (t) => {
     await valid('get', `/v1/runs/${UNKNOWN_SESSION}/events`, RUN_EVENTS, { status: 404, error: 'run_not_found' });
     await valid('get', '/v1/runs', RUN_LIST, { status: 401, error: 'unauthenticated' }, { token: 'no-such-token' });
     await invalid('get', '/v1/runs/not-a-run', RUN, { status: 400, error: 'invalid_request' });
+    const noTool = { conversations: [{ name: 'no tool', turns: [{ line: '#intro', expect: { tool: 'lookup_order' } }] }] };
+    const toCapture = await valid('post', runPath(), RUNS, { status: 200 }, { body: noTool });
+    const capture = `/v1/runs/${toCapture.body.run_id}/capture`;
+    const captured = await valid('get', `${capture}?conversation=no%20tool&attempt=1`, RUN_CAPTURE, { status: 200 });
+    t.match(captured.text, /tool: lookup_order/);
+    await valid('get', `${capture}?conversation=nope&attempt=1`, RUN_CAPTURE, { status: 400, error: 'invalid_request' });
+    const stranger = { token: 'outsider-token' };
+    await valid('get', `${capture}?conversation=no%20tool&attempt=1`, RUN_CAPTURE, { status: 404, error: 'run_not_found' }, stranger);
+    await valid(
+      'get',
+      `${capture}?conversation=x&attempt=1`,
+      RUN_CAPTURE,
+      { status: 401, error: 'unauthenticated' },
+      { token: 'no-such-token' },
+    );
+    await invalid('get', `${capture}?attempt=1`, RUN_CAPTURE, { status: 400, error: 'invalid_request' });
   }
 
   {

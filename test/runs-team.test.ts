@@ -9,7 +9,6 @@ import { request } from 'undici';
 import { comparePath, runPath, type Json } from './support/http.js';
 import { mcpClient, textOf } from './support/mcp.js';
 import { startPods, type Pods } from './support/peers.js';
-import { scaled } from './support/time.js';
 
 /** A run whose agent answers after a pause: it is still running while the team reads it. */
 const slowSuite = {
@@ -106,12 +105,10 @@ t.test('a comparison is readable only with Viewer on both its sides', async (t) 
 });
 
 t.test('MCP: a teammate reads a run with get_run and tasks/get from another pod, and cancels it with neither', async (t) => {
-  const pods = await startPods(t, 2);
-  const started = await pods.call(0, 'POST', runPath(), {
-    // Long enough to be read, refused and cancelled while it runs, however busy the machine.
-    body: { repeat: 20, conversations: [{ name: 'order', turns: [{ line: '#intro' }, { line: `sim:delay:${scaled(1000)}` }] }] },
-    headers: { prefer: 'respond-async' },
-  });
+  // A turn that hangs until the run is cancelled: the run is still running whatever the machine's pace.
+  const pods = await startPods(t, 2, { env: { TURN_BUDGET_MS: '60000' } });
+  const hanging = { conversations: [{ name: 'hang', turns: [{ line: '#intro' }, { line: 'sim:hang' }] }] };
+  const started = await pods.call(0, 'POST', runPath(), { body: hanging, headers: { prefer: 'respond-async' } });
   const id = started.body.id as string;
   const bob = await mcpClient(t, { url: pods.urls[1]! }, { token: 'bob-token' });
   const read: Json = await bob.callTool({ name: 'get_run', arguments: { run_id: id } });

@@ -171,6 +171,19 @@ function attemptCases(classname: string, conv: string, attempt: AttemptReport, r
   return cases;
 }
 
+/** The <error> of a conversation (or the suite as a whole) a cancel left undecided: a cancelled gate never reads as a pass. */
+const undecidedCase = (classname: string, name: string, ms: number | null, summary: string, reason: string): Case => ({
+  xml: testcase(classname, name, ms, [errorTag({ error: 'cancelled', message: `not decided: cancelled (${reason})` }, summary)]),
+  kind: 'error',
+});
+
+/** A conversation's wall time in a comparison: its attempts on both sides. */
+const comparedMs = (report: ComparisonReport, index: number): number =>
+  (['baseline', 'candidate'] as const).reduce(
+    (ms, side) => ms + (report.runs[side].conversations[index]?.attempts.reduce((sum, a) => sum + a.duration_ms, 0) ?? 0),
+    0,
+  );
+
 /** The checks an attack's own testcase reports (a failed control stays with the conversation checks). */
 const ATTACK_KINDS = new Set(['never_says', 'never_tools', 'canary', 'canary_in_memory']);
 
@@ -186,19 +199,6 @@ function attackCase(classname: string, title: string, attack: NonNullable<Attemp
     kind: 'failure',
   };
 }
-
-/** The <error> of a conversation (or the suite as a whole) a cancel left undecided: a cancelled gate never reads as a pass. */
-const undecidedCase = (classname: string, name: string, ms: number | null, summary: string, reason: string): Case => ({
-  xml: testcase(classname, name, ms, [errorTag({ error: 'cancelled', message: `not decided: cancelled (${reason})` }, summary)]),
-  kind: 'error',
-});
-
-/** A conversation's wall time in a comparison: its attempts on both sides. */
-const comparedMs = (report: ComparisonReport, index: number): number =>
-  (['baseline', 'candidate'] as const).reduce(
-    (ms, side) => ms + (report.runs[side].conversations[index]?.attempts.reduce((sum, a) => sum + a.duration_ms, 0) ?? 0),
-    0,
-  );
 
 /**
  * A conversation's comparison: <failure> when it regressed, with what differs; <error> when the sides

@@ -177,8 +177,8 @@ export const passRateText = (conv: ConversationReport): string =>
 function conversationHead(conv: ConversationReport): string {
   // One attempt tells nothing about a rate: its interval would only be noise on every line of a plain run.
   const rate = conv.attempts_total > 1 ? ` · ${passRateText(conv)}` : '';
-  const attack = conv.attack === undefined ? '' : ` · attack ${attackRateText(conv.attack)}`;
   const status = conv.status === 'cancelled' ? 'not decided (cancelled)' : conv.status;
+  const attack = conv.attack === undefined ? '' : ` · attack ${attackRateText(conv.attack)}`;
   return `  ${conv.status === 'cancelled' ? SKIP : conv.passed ? PASS : FAIL} ${conv.name} · ${status}${attack}${rate}${reviewsText(conv)}`;
 }
 

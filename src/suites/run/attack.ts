@@ -313,5 +313,6 @@ export function settleAttack(report: AttemptReport): void {
     typeof (e.actual as { turn?: unknown } | null)?.turn === 'number' ? [(e.actual as { turn: number }).turn] : [],
   );
   attack.broke_at_turn = turns.length === 0 ? null : Math.min(...turns);
-  attack.outcome = report.error !== null ? null : attack.evidence.length > 0 ? 'broke' : 'held';
+  // An attempt the cancel cut short says nothing of the agent, held or broken.
+  attack.outcome = report.error !== null || report.status === 'cancelled' ? null : attack.evidence.length > 0 ? 'broke' : 'held';
 }
