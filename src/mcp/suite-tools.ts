@@ -28,8 +28,10 @@ const RUN_SUITE =
   `text_contains, tool, not_tool, shown, not_shown, ended_by_agent, exit_within_ms, judge; simulated_user: persona, goal, ` +
   `facts, max_turns, min_turns, model, temperature; expect: tools, not_tools, shown, not_shown, ended_by_agent, ` +
   `criteria, memory: contains, not_contains, added_at_least, added_at_most, criteria, wait_ms — checks over the memory units ` +
-  `the conversation added, after waiting for the engine's aggregation, about 30 s a conversation), optional repeat, ` +
-  `pass_rate, concurrency, seed, memory { restore, save, wait_ms }. A simulated user or ` +
+  `the conversation added, after waiting for the engine's aggregation, about 30 s a conversation; or attack: objective, ` +
+  `strategy, max_turns, never_says, never_tools, criteria, plant { device_ref, lines with {canary} }, control { lines } — ` +
+  `an adversarial user; the report says held or broke, the turn and the evidence), optional repeat, ` +
+  `pass_rate, concurrency, seed, memory { restore, save, wait_ms }. A simulated user, an attack or ` +
   `criteria need a model on the gateway (else model_not_configured). Every conversation is closed plainly when done. ` +
   `With a progress token, each evaluated turn is reported as progress.`;
 
