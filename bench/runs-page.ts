@@ -1,37 +1,55 @@
 /**
  * How fast the runs page opens a big comparison: ten conversations at `max_attempts: 60`, every
  * round run (1,200 attempts), in Debian's headless Chromium. The gateway (with its simulators)
- * serves the page; the run's view is answered by the browser's request interception with a report
- * built by the real gate (test/support/report-fixtures.ts), so only the page is measured.
+ * serves the page; in front of it, a plain HTTP proxy on loopback answers the run's view with a
+ * report built by the real gate (test/support/report-fixtures.ts) and passes every other request
+ * through, so only the page is measured. (Not the browser's request interception: with it, every
+ * request of the page, each module included, waits for a round trip to this process.)
  *
- * `npm run bench:runs-page` prints, for each of 5 loads and their median:
- * - `usable_ms`: from navigation start to the table with all 1,200 marks in the page (the
- *   header, plot and filters are drawn before it);
- * - `transcript_ms`: from a click on a mark to its side-by-side transcript drawn;
- * - `dom_nodes`: elements in the page once it is usable (no transcript is in it until one is opened).
- * The last line of stdout is one JSON object. No assertion: the figures depend on the machine.
+ * "Usable" is: the verdict sentence, the plot, the filters and the table with all 1,200 attempt
+ * marks are in the page, and a click on a mark, made in the frame they appear, has drawn that
+ * attempt's transcript. `npm run bench:runs-page` prints, for each of the loads and their median:
+ * - `usable_ms`: navigation start → that transcript drawn;
+ * - `drawn_ms`: navigation start → the frame where the verdict, plot, filters and marks are all in the page;
+ * - `transcript_ms`: the click → its side-by-side transcript drawn;
+ * - `modules_ms`, `view_ms`, `report_ms`: navigation start → the page's script running (its modules
+ *   loaded), the run's view read and parsed, the report drawn (the page's `performance.mark`s);
+ * - `dom_nodes`: elements in the page once drawn (no transcript is in it until one is opened).
+ * Options: `--loads N` (default 7), `--turns N` (each attempt's turns, default 1). The last line of
+ * stdout is one JSON object, with the machine's load average before and after. No assertion: the
+ * figures depend on the machine.
  */
 
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { LAUNCH } from '../test/support/browser.js';
 import { comparisonFixture, type Plan } from '../test/support/report-fixtures.js';
 import { startStack } from '../test/support/stack.js';
 
-const RUNS = 5;
 const ID = '6f1c7c1e-3c55-4a8e-9a1f-0d6f1d6c2a10';
+const ATTEMPTS_PER_SIDE = 60;
+
+const { values: options } = parseArgs({ options: { loads: { type: 'string', default: '7' }, turns: { type: 'string', default: '1' } } });
+const LOADS = Number(options.loads);
+const TURNS = Number(options.turns);
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const spread = (values: number[]): [number, number] => [Math.min(...values), Math.max(...values)];
+const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 
-async function main(): Promise<void> {
-  const teardowns: Array<() => unknown> = [];
+/** The view `GET /v1/runs/{id}` answers for the ended comparison. */
+async function runView(): Promise<string> {
   const plans: Plan[] = Array.from({ length: 10 }, (_, i) => ({
     name: `conversation ${i + 1}`,
     baseline: [true, true, false, true],
     candidate: i < 2 ? [false, true, false] : [true, false, true, true],
   }));
-  const report = await comparisonFixture(plans, { mode: { kind: 'repeat', attempts: 60 } });
-  const attempts = report.conversations.length * 60 * 2;
-  const view = {
+  const report = await comparisonFixture(plans, { mode: { kind: 'repeat', attempts: ATTEMPTS_PER_SIDE }, turns: TURNS });
+  const attempts = report.conversations.length * ATTEMPTS_PER_SIDE * 2;
+  return JSON.stringify({
     id: ID,
     kind: 'comparison',
     status: report.regressed ? 'failed' : 'passed',
@@ -46,12 +64,12 @@ async function main(): Promise<void> {
       conversations: report.conversations.map((c, i) => ({
         conversation: c.name,
         conversation_index: i,
-        rounds: 60,
-        budget: 60,
-        sessions: 120,
+        rounds: ATTEMPTS_PER_SIDE,
+        budget: ATTEMPTS_PER_SIDE,
+        sessions: ATTEMPTS_PER_SIDE * 2,
         attempts: null,
-        baseline: { attempts: 60, passed: c.baseline.attempts_passed, errors: 0 },
-        candidate: { attempts: 60, passed: c.candidate.attempts_passed, errors: 0 },
+        baseline: { attempts: ATTEMPTS_PER_SIDE, passed: c.baseline.attempts_passed, errors: 0 },
+        candidate: { attempts: ATTEMPTS_PER_SIDE, passed: c.candidate.attempts_passed, errors: 0 },
         state: 'budget',
       })),
       sessions: attempts,
@@ -61,46 +79,121 @@ async function main(): Promise<void> {
     },
     report,
     error: null,
+  });
+}
+
+/** A proxy in front of the gateway that answers the run's view itself. */
+async function proxy(gateway: string, body: string): Promise<{ url: string; close(): Promise<void> }> {
+  const target = new URL(gateway);
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET' && req.url === `/v1/runs/${ID}`) {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }).end(body);
+      return;
+    }
+    const upstream = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (answer: IncomingMessage) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-  const body = JSON.stringify(view);
+}
+
+interface Sample {
+  usable_ms: number;
+  drawn_ms: number;
+  transcript_ms: number;
+  modules_ms: number;
+  view_ms: number;
+  report_ms: number;
+  dom_nodes: number;
+}
+
+async function main(): Promise<void> {
+  const loadBefore = load();
+  const teardowns: Array<() => unknown> = [];
+  const body = await runView();
+  const attempts = 10 * ATTEMPTS_PER_SIDE * 2;
 
   const s = await startStack({ teardown: (fn) => teardowns.push(fn) });
+  const front = await proxy(s.url, body);
+  teardowns.push(() => front.close());
   const browser = await chromium.launch(LAUNCH);
   try {
-    const samples: Array<{ usable_ms: number; transcript_ms: number; dom_nodes: number }> = [];
-    for (let run = 0; run < RUNS; run++) {
+    const samples: Sample[] = [];
+    for (let run = 0; run < LOADS; run++) {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       await page.addInitScript(() => sessionStorage.setItem('agent-test-gateway.token', 'demo-token'));
-      await page.route(`**/v1/runs/${ID}`, (route) => route.fulfill({ contentType: 'application/json', body }));
-      await page.goto(`${s.url}/runs/${ID}`);
-      // The moment the marks are all there, read in the page (time since navigation start).
-      const ready = await page.waitForFunction(
-        (n) => document.querySelectorAll('button.mark').length === n && performance.now(),
-        attempts,
-        {
-          polling: 'raf',
-          timeout: 60_000,
+      await page.goto(`${front.url}/runs/${ID}`, { waitUntil: 'commit' });
+      // Checked in the page every frame: once everything is drawn, click a mark in that frame; then
+      // wait for its transcript. Times are the page's own (since navigation start).
+      const result = await page.waitForFunction(
+        (n) => {
+          const w = window as unknown as { drawnAt?: number; clickedAt?: number; domNodes?: number };
+          if (w.drawnAt === undefined) {
+            const drawn =
+              document.querySelector('#head .answer') !== null &&
+              document.querySelector('#plot svg') !== null &&
+              document.querySelector('#conv-filters') !== null &&
+              document.querySelectorAll('button.mark').length === n;
+            if (!drawn) return false;
+            w.drawnAt = performance.now();
+            w.domNodes = document.getElementsByTagName('*').length;
+            w.clickedAt = performance.now();
+            document.querySelector<HTMLButtonElement>('tbody[data-conversation="conversation 1"] button.mark:nth-child(30)')!.click();
+          }
+          if (document.querySelector('#detail .pair') === null) return false;
+          // No named function in here: tsx would wrap it in a helper the page does not have.
+          const [modules, view, report] = ['modules', 'view', 'report'].map(
+            (name) => performance.getEntriesByName(`runs-page:${name}`)[0]?.startTime ?? -1,
+          );
+          return {
+            usable_ms: performance.now(),
+            drawn_ms: w.drawnAt,
+            transcript_ms: performance.now() - w.clickedAt!,
+            modules_ms: modules,
+            view_ms: view,
+            report_ms: report,
+            dom_nodes: w.domNodes!,
+          };
         },
+        attempts,
+        { polling: 'raf', timeout: 60_000 },
       );
-      const usable = (await ready.jsonValue()) as number;
-      const domNodes = await page.evaluate(() => document.getElementsByTagName('*').length);
-      const clicked = await page.evaluate(() => {
-        const start = performance.now();
-        document.querySelector<HTMLButtonElement>('tbody[data-conversation="conversation 1"] button.mark:nth-child(30)')!.click();
-        return start;
-      });
-      await page.waitForSelector('#detail .pair');
-      const drawn = await page.evaluate(() => performance.now());
-      samples.push({ usable_ms: Math.round(usable), transcript_ms: Math.round(drawn - clicked), dom_nodes: domNodes });
-      process.stderr.write(`load ${run + 1}: usable in ${Math.round(usable)} ms, a transcript in ${Math.round(drawn - clicked)} ms\n`);
+      const read = (await result.jsonValue()) as Record<keyof Sample, number>;
+      const sample = Object.fromEntries(Object.entries(read).map(([k, v]) => [k, Math.round(v)])) as Record<keyof Sample, number>;
+      samples.push(sample);
+      process.stderr.write(
+        `load ${run + 1}: usable in ${sample.usable_ms} ms (modules ${sample.modules_ms}, view ${sample.view_ms}, ` +
+          `report ${sample.report_ms}, drawn ${sample.drawn_ms}), a transcript in ${sample.transcript_ms} ms\n`,
+      );
       await page.close();
     }
+    const figure = (key: keyof Sample) => ({ median: median(samples.map((x) => x[key])), range: spread(samples.map((x) => x[key])) });
     const result = {
       attempts,
-      usable_ms: median(samples.map((x) => x.usable_ms)),
-      transcript_ms: median(samples.map((x) => x.transcript_ms)),
+      turns_per_attempt: TURNS,
+      view_bytes: Buffer.byteLength(body),
+      loads: LOADS,
+      usable_ms: figure('usable_ms'),
+      drawn_ms: figure('drawn_ms'),
+      transcript_ms: figure('transcript_ms'),
+      modules_ms: figure('modules_ms'),
+      view_ms: figure('view_ms'),
+      report_ms: figure('report_ms'),
       dom_nodes: median(samples.map((x) => x.dom_nodes)),
       target_ms: 1000,
+      load_average_before: loadBefore,
+      load_average_after: load(),
       samples,
     };
     console.log(JSON.stringify(result));

@@ -6,6 +6,10 @@ import { showList } from '/runs/page/list.js';
 import { showRun } from '/runs/page/run.js';
 import { errorBox, show, signInForm } from '/runs/page/views.js';
 
+// The page's own timings (DevTools' performance panel shows them; bench/runs-page.ts reads them):
+// `runs-page:modules` here, once every module is loaded; `runs-page:view` and `runs-page:report` in run.js.
+performance.mark('runs-page:modules');
+
 const main = document.querySelector('#main');
 const signOutButton = document.querySelector('#sign-out');
 let current = new AbortController();

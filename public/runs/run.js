@@ -267,6 +267,7 @@ export async function showRun(main, id, signal) {
   const state = { view: null, report: null, waiting: null, facts: new Map() };
   try {
     state.view = await getJson(`/v1/runs/${id}`, signal);
+    performance.mark('runs-page:view');
   } catch (err) {
     if (err.status === 401) throw err;
     show(el('head'), errorBox(err.status === 404 ? { code: 'not found', message: 'No such run, or your token may not read it.' } : err));
@@ -351,6 +352,7 @@ export async function showRun(main, id, signal) {
     state.facts = new Map(conversationsOf(report).map((conv) => [conv.name, filterFacts(conv)]));
     applyFilters();
     renderDetail();
+    performance.mark('runs-page:report');
   };
 
   const renderLive = () => {

@@ -14,6 +14,7 @@ import {
   type AttemptReport,
   type ConversationReport,
   type RunReport,
+  type TurnReport,
 } from '../../src/suites/report/run-report.js';
 
 /** An attempt's outcome: passed, failed, or in error (it could not be judged). */
@@ -28,10 +29,33 @@ export interface Plan {
 
 let sessions = 0;
 
-function attemptOf(n: number, outcome: Outcome, agent: string): AttemptReport {
+/**
+ * The turns before the planned one, when an attempt has more than one: the simulated user asking
+ * and the agent answering at some length, each turn passing (how big a real attempt's report is).
+ */
+const leadIn = (count: number, n: number): TurnReport[] =>
+  Array.from({ length: count }, (_, i) =>
+    turnReport(
+      {
+        index: i + 1,
+        line: `Hi, I ordered a pair of running shoes last week (question ${i + 1}) and nothing has arrived yet.`,
+        source: 'simulated_user',
+      },
+      {
+        status: 'passed',
+        outcome: 'exit',
+        text:
+          'I am sorry to hear that your order has not arrived yet. Orders usually ship within two working days, ' +
+          `and delivery takes three to five more. Could you tell me your order number so I can look it up? (${n}.${i + 1})`,
+        duration_ms: 300 + i,
+      },
+    ),
+  );
+
+function attemptOf(n: number, outcome: Outcome, agent: string, turns = 1): AttemptReport {
   const sessionId = `${agent}-session-${++sessions}`;
   const turn = turnReport(
-    { index: 1, line: 'My order number is 12345', source: 'script' },
+    { index: turns, line: 'My order number is 12345', source: 'script' },
     outcome === null
       ? { status: 'failed', outcome: 'error', error: { error: 'engine_unavailable', message: 'The engine did not answer.' } }
       : {
@@ -63,7 +87,7 @@ function attemptOf(n: number, outcome: Outcome, agent: string): AttemptReport {
     duration_ms: 130 + n,
     ended_by_agent: false,
     stop_reason: outcome === false ? 'turn_failed' : outcome === null ? 'error' : 'script_end',
-    turns: [turn],
+    turns: [...leadIn(turns - 1, n), turn],
     expectations: [],
     criteria: [],
     memory: null,
@@ -119,11 +143,11 @@ export function runFixture(plans: Array<{ name: string; outcomes: Outcome[] }>, 
 /**
  * A comparison of the plans, decided by the gate: sequential from 5 to 20 rounds unless told
  * otherwise; without the suite's test unless given its share (the conversations' figures the
- * report tests read are those of their own rule at α/K).
+ * report tests read are those of their own rule at α/K); each attempt one turn unless `turns` says more.
  */
 export async function comparisonFixture(
   plans: Plan[],
-  options: { confidence?: number; mode?: GateMode; suiteShare?: number } = {},
+  options: { confidence?: number; mode?: GateMode; suiteShare?: number; turns?: number } = {},
 ): Promise<ComparisonReport> {
   const confidence = options.confidence ?? 0.95;
   const gate = createGate({
@@ -139,8 +163,8 @@ export async function comparisonFixture(
     for (let round = 0; gate.goesOn(i) && round < gate.maxRounds; round++) {
       const b = plan.baseline[round % plan.baseline.length]!;
       const c = plan.candidate[round % plan.candidate.length]!;
-      attempts[i]!.baseline.push(attemptOf(round + 1, b, 'agent:coach'));
-      attempts[i]!.candidate.push(attemptOf(round + 1, c, 'agent:coach.3'));
+      attempts[i]!.baseline.push(attemptOf(round + 1, b, 'agent:coach', options.turns));
+      attempts[i]!.candidate.push(attemptOf(round + 1, c, 'agent:coach.3', options.turns));
       state.record(b, c);
     }
   });
