@@ -1,4 +1,5 @@
-import { failingAlike, type ComparisonReport, type ConversationComparison } from './comparison.js';
+import type { ComparisonReport, ConversationComparison } from './comparison.js';
+import { failingAlike } from './differences.js';
 import { diffLines, memoryHeadline } from './memory-wording.js';
 import type { AttemptMemoryReport, AttemptReport, CriterionResult, RunReport, TurnReport } from './run-report.js';
 import { bothSidesLine, differenceLine, failureLines, statisticsLines, turnTitle } from './text.js';

@@ -1,12 +1,5 @@
-import {
-  failingAlike,
-  type ComparedRevision,
-  type ComparisonReport,
-  type ConversationComparison,
-  type Difference,
-  type Latency,
-  type SideResult,
-} from './comparison.js';
+import type { ComparedRevision, ComparisonReport, ConversationComparison, Difference, Latency, SideResult } from './comparison.js';
+import { failingAlike } from './differences.js';
 import { diffLines, memoryHeadline } from './memory-wording.js';
 import type {
   AttemptMemoryReport,

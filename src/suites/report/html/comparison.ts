@@ -1,13 +1,5 @@
-import {
-  failingAlike,
-  type ComparisonReport,
-  type ConversationComparison,
-  type Difference,
-  type RateInterval,
-  type Side,
-  type SideResult,
-  type Tally,
-} from '../comparison.js';
+import type { ComparisonReport, ConversationComparison, Difference, RateInterval, Side, SideResult, Tally } from '../comparison.js';
+import { failingAlike } from '../differences.js';
 import { attemptsModeText, confidenceText, formatP, fraction, PASS_HAT_K_MEANS, signed, STOP_WORDS } from '../wording.js';
 import { duration, html, join, plural, usage, type Fragment, type Html } from './kit.js';
 import { passRatePlot } from './plot.js';
