@@ -76,6 +76,23 @@ t.test('the pages and their modules: served on every pod by default, under a CSP
     [...modules.values()].some((source) => /from\s+'node:/.test(source)),
     'none imports a Node module',
   );
+  t.notOk(
+    [...modules.keys()].some((name) => name.startsWith('stats/')),
+    'the gate’s statistics stay on the server: the page only reads what it decided',
+  );
+
+  // Every script the page imports is named up front, so the browser fetches them at once, not import by import.
+  const index = await s.call('GET', '/runs', { token: null });
+  const preloaded = [...index.text.matchAll(/<link rel="modulepreload" href="([^"]+)"/g)].map((m) => m[1]!);
+  t.same(
+    [...preloaded].sort(),
+    [
+      ...['app', 'api', 'list', 'run', 'views'].map((f) => `/runs/page/${f}.js`),
+      ...[...modules.keys()].map((name) => `/runs/page/modules/${name}.js`),
+    ].sort(),
+    'a modulepreload for each of the page’s scripts and each report module',
+  );
+  for (const path of preloaded) t.equal((await s.call('GET', path, { token: null })).status, 200, `${path} is served`);
 
   const off = await startStack(t, { env: { RUNS_PAGE: 'false' } });
   const gone = await off.call('GET', '/runs', { token: null });

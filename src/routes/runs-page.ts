@@ -14,6 +14,10 @@ import { pageHeaders } from './page-headers.js';
  * /runs/page/modules/. From dist/ they are the compiled JavaScript; from a source checkout (the
  * tests, `tsx`) their types are stripped by Node. Only those modules and what they import are
  * served, found by following their imports; one that imports a Node module is refused at once.
+ *
+ * Fast to open: the page names every script it will import in `<link rel="modulepreload">`s, so
+ * the browser fetches them all at once instead of one level of imports after another (eight
+ * levels deep: about three quarters of the time to open a big comparison went there).
  */
 
 const ROOT = new URL('../', import.meta.url);
@@ -41,6 +45,8 @@ const PAGE_FILES = [
 ] as const;
 
 const JS = 'text/javascript; charset=utf-8';
+/** Where index.html takes the page's preloads. */
+const PRELOADS = '<!-- modulepreload -->';
 
 /** A module's JavaScript: as compiled, or its TypeScript with the types stripped. */
 async function moduleSource(name: string): Promise<string> {
@@ -72,6 +78,17 @@ export async function browserModules(entries: readonly string[] = ENTRY_MODULES)
   return modules;
 }
 
+/** The page's own scripts and the report modules, each as a `modulepreload` link put where the page says (`<!-- modulepreload -->`). */
+function preloading(index: string, modules: Iterable<string>): string {
+  const scripts = [
+    ...PAGE_FILES.filter((file) => file.type === JS).map((file) => file.path),
+    ...[...modules].map((name) => `/runs/page/modules/${name}.js`),
+  ];
+  const links = scripts.map((href) => `<link rel="modulepreload" href="${href}" />`).join('\n    ');
+  if (!index.includes(PRELOADS)) throw new Error(`public/runs/index.html has no ${PRELOADS} for the page's scripts`);
+  return index.replace(PRELOADS, links);
+}
+
 export async function runsPageRoutes(app: FastifyInstance): Promise<void> {
   const files = await Promise.all(PAGE_FILES.map(async (page) => ({ ...page, body: await readFile(new URL(page.file, PAGE_DIR)) })));
   const index = await readFile(new URL('index.html', PAGE_DIR));
@@ -84,7 +101,13 @@ export async function runsPageRoutes(app: FastifyInstance): Promise<void> {
     reply.headers(pageHeaders({ styleAttributes: true }));
   });
 
-  const page = async (_request: FastifyRequest, reply: FastifyReply) => reply.type('text/html; charset=utf-8').send(index);
+  // The page with its preloads, written on the first request for it (the module graph is read then).
+  let withPreloads: Promise<string> | undefined;
+  const page = async (_request: FastifyRequest, reply: FastifyReply) => {
+    modules ??= browserModules();
+    withPreloads ??= modules.then((found) => preloading(index.toString('utf8'), found.keys()));
+    return reply.type('text/html; charset=utf-8').send(await withPreloads);
+  };
   app.get('/runs', page);
   app.get('/runs/:run_id', page);
   for (const { path, type, body } of files) app.get(path, async (_request, reply) => reply.type(type).send(body));
