@@ -32,7 +32,24 @@ export async function api(method, path, { accept = 'application/json', signal } 
   return res;
 }
 
-export const getJson = async (path, signal) => (await api('GET', path, { signal })).json();
+/** Reads started before the page's modules were all loaded (app.js: the run the URL names); the first `getJson` of the path takes one. */
+const early = new Map();
+
+export function readEarly(path) {
+  const answer = api('GET', path).then((res) => res.json());
+  // Whoever takes it sees a failure; one nobody takes (the reader moved on) is no unhandled rejection.
+  answer.catch(() => {});
+  early.set(path, answer);
+}
+
+export async function getJson(path, signal) {
+  const answer = early.get(path);
+  if (answer !== undefined) {
+    early.delete(path);
+    return answer;
+  }
+  return (await api('GET', path, { signal })).json();
+}
 
 const pause = (ms, signal) =>
   new Promise((resolve) => {

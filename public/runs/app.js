@@ -1,10 +1,22 @@
 // The runs page: /runs (the list) and /runs/{id} (one run). Asks for the reader's token once per
 // tab, then shows the page the path names; "Sign out" forgets the token.
 
-import { signIn, signOut, token } from '/runs/page/api.js';
-import { showList } from '/runs/page/list.js';
-import { showRun } from '/runs/page/run.js';
-import { errorBox, show, signInForm } from '/runs/page/views.js';
+import { readEarly, signIn, signOut, token } from '/runs/page/api.js';
+
+/** The run `/runs/{id}` names, or null on the list. */
+const runId = () => {
+  const match = /^\/runs\/([^/]+)$/.exec(location.pathname);
+  return match === null ? null : decodeURIComponent(match[1]);
+};
+
+// The run's view is asked for now, while the browser still fetches the page's other modules
+// (index.html preloads them all): for a big run it is most of the wait, and the two overlap.
+if (token() !== null && runId() !== null) readEarly(`/v1/runs/${runId()}`);
+const [{ showList }, { showRun }, { errorBox, show, signInForm }] = await Promise.all([
+  import('/runs/page/list.js'),
+  import('/runs/page/run.js'),
+  import('/runs/page/views.js'),
+]);
 
 // The page's own timings (DevTools' performance panel shows them; bench/runs-page.ts reads them):
 // `runs-page:modules` here, once every module is loaded; `runs-page:view` and `runs-page:report` in run.js.
@@ -34,9 +46,9 @@ async function route() {
   const { signal } = current;
   if (token() === null) return askToken();
   signOutButton.hidden = false;
-  const match = /^\/runs\/([^/]+)$/.exec(location.pathname);
+  const id = runId();
   try {
-    await (match === null ? showList(main, signal) : showRun(main, decodeURIComponent(match[1]), signal));
+    await (id === null ? showList(main, signal) : showRun(main, id, signal));
   } catch (err) {
     if (signal.aborted) return;
     if (err.status === 401) {
