@@ -71,7 +71,7 @@ t.test('the pages and their modules: served on every pod by default, under a CSP
   t.equal(outside.status, 404, 'nothing outside the report modules');
 
   const modules = await browserModules();
-  t.ok(modules.has('suites/report/html/comparison') && modules.has('suites/report/wording'), 'the report modules and what they import');
+  t.ok(modules.has('suites/report/html/side-by-side') && modules.has('suites/report/wording'), 'the report modules and what they import');
   t.notOk(
     [...modules.values()].some((source) => /from\s+'node:/.test(source)),
     'none imports a Node module',

@@ -9,7 +9,7 @@ import { agentsText, badge, bar, errorBox, html, show, statusBadge } from '/runs
 import { duration, plural, timestamp } from '/runs/page/modules/suites/report/html/kit.js';
 import { attemptBody, attemptMeta, convId } from '/runs/page/modules/suites/report/html/parts.js';
 import { comparisonHeader, runHeader } from '/runs/page/modules/suites/report/html/headers.js';
-import { sideBySide } from '/runs/page/modules/suites/report/html/comparison.js';
+import { sideBySide } from '/runs/page/modules/suites/report/html/side-by-side.js';
 import { passRatePlot } from '/runs/page/modules/suites/report/html/plot.js';
 
 const MARK = { passed: '✓', failed: '✗', error: '!', invalid: '?' };

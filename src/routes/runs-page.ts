@@ -31,7 +31,7 @@ const ENTRY_MODULES = [
   'suites/report/html/kit',
   'suites/report/html/parts',
   'suites/report/html/headers',
-  'suites/report/html/comparison',
+  'suites/report/html/side-by-side',
   'suites/report/html/plot',
 ];
 

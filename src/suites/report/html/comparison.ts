@@ -1,35 +1,16 @@
-import type { ComparisonReport, ConversationComparison, Difference, RateInterval, Side, SideResult, Tally } from '../comparison.js';
+import type { ComparisonReport, ConversationComparison, Difference, RateInterval, Side, SideResult } from '../comparison.js';
 import { failingAlike } from '../differences.js';
 import { attemptsModeText, confidenceText, formatP, fraction, PASS_HAT_K_MEANS, signed, STOP_WORDS } from '../wording.js';
 import { duration, html, join, plural, usage, type Fragment, type Html } from './kit.js';
 import { passRatePlot } from './plot.js';
-import {
-  attemptMeta,
-  badge,
-  conversationLabel,
-  convId,
-  countTiles,
-  overviewTable,
-  differenceKey,
-  fact,
-  memoryText,
-  rate,
-  revisionText,
-  turnHtml,
-  wholeHtml,
-  type DifferingKeys,
-} from './parts.js';
-import type { AttemptReport, ConversationReport } from '../run-report.js';
+import { badge, conversationLabel, convId, countTiles, overviewTable, fact, memoryText, rate, revisionText } from './parts.js';
+import { attemptPairs, checksTable, differencesTable, SIDES, sideName } from './side-by-side.js';
 
 /**
  * The body of the comparison's HTML page: the pass-rate plot first, then the summary (verdict counts, each side's revision,
- * pass rates, latency and model usage), the overview, then each conversation with baseline and
- * candidate side by side — the verdict's sentence and its figures, the differing expectations and criteria in a table, the attempts turn
- * by turn in two columns, the turn where the replies diverge marked, the differing checks outlined.
+ * pass rates, latency and model usage), the overview, then each conversation: the verdict's sentence and its figures, each
+ * side's pass rate, and its attempts with baseline and candidate side by side (./side-by-side.ts).
  */
-
-const SIDES: Side[] = ['baseline', 'candidate'];
-const sideName = (side: Side): string => (side === 'baseline' ? 'Baseline' : 'Candidate');
 
 function comparisonSummary(report: ComparisonReport): Html {
   const t = report.totals;
@@ -149,54 +130,6 @@ function comparisonOverview(report: ComparisonReport, key: string): Html {
   return overviewTable([['Verdict', '150px'], ['Conversation', '22%'], ['Baseline'], ['Candidate'], ['Diverged at'], ['Differs']], rows);
 }
 
-const share = (t: Tally): number | null => (t.evaluated === 0 ? null : t.passed / t.evaluated);
-
-function tallyCell(mine: Tally, theirs: Tally): Html {
-  const [a, b] = [share(mine), share(theirs)];
-  const tone = a === null || b === null || a === b ? '' : a > b ? 'better' : 'worse';
-  return html`<td class="${tone}">
-    <span class="tally">${mine.evaluated === 0 ? 'not evaluated' : `${mine.passed}/${mine.evaluated} passed`}</span
-    >${mine.evidence === null ? '' : html`<span class="ev">${mine.evidence}</span>`}
-  </td>`;
-}
-
-/** The checks that came out differently, or (`alike`) those that fail alike on both sides, in a table of both sides' tallies. */
-function checksTable(rows: Difference[], caption: string, worse: boolean): Html {
-  if (rows.length === 0) return html``;
-  const row = (d: Difference) =>
-    html`<tr>
-      <td class="num">${d.turn === null ? 'conversation' : `turn ${d.turn}`}</td>
-      <td>
-        <span class="muted">${d.kind}</span>
-        <b>${d.description}</b>${d.kind === 'criterion' ? html` <code class="muted">${d.name}</code>` : ''}
-      </td>
-      ${tallyCell(d.baseline, d.candidate)}${tallyCell(d.candidate, d.baseline)}
-    </tr>`;
-  return html`<div class="${worse ? 'diffs diff' : 'diffs diff good'}">
-    <div class="cap">${caption}</div>
-    <table>
-      <thead>
-        <tr>
-          <th style="width:110px">Where</th>
-          <th>What</th>
-          <th style="width:30%">Baseline</th>
-          <th style="width:30%">Candidate</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${rows.map(row)}
-      </tbody>
-    </table>
-  </div>`;
-}
-
-const differencesTable = (c: ConversationComparison): Html =>
-  checksTable(
-    c.differences,
-    `${plural(c.differences.length, 'expectation or criterion', 'expectations or criteria')} came out differently`,
-    c.differences.some((d) => (share(d.candidate) ?? 0) < (share(d.baseline) ?? 0)),
-  );
-
 /** A conversation failing on both sides: what fails alike, which the differences leave out. */
 function failingAlikeTable(report: ComparisonReport, c: ConversationComparison): Html {
   if (!c.fails_on_both_sides) return html``;
@@ -280,99 +213,7 @@ function sidesStats(c: ConversationComparison): Html {
   return html`<div class="pair sides">${cell('baseline')}${cell('candidate')}</div>`;
 }
 
-/** One attempt number on both sides, turn by turn in two columns; the diverging turn marked. */
-function attemptPair(
-  n: number,
-  sides: Record<Side, AttemptReport | undefined>,
-  c: ConversationComparison,
-  differs: DifferingKeys,
-  forceOpen = false,
-): Html {
-  const head = (side: Side) => {
-    const a = sides[side];
-    return html`<div class="${side === 'baseline' ? 'cell l side-head' : 'cell r side-head'}">
-      <span class="side">${sideName(side)}</span>${
-        a === undefined ? html`<span class="muted">no attempt ${n}</span>` : html`${badge(a.status)} ${attemptMeta(a)}`
-      }
-    </div>`;
-  };
-  const turns = Math.max(sides.baseline?.turns.length ?? 0, sides.candidate?.turns.length ?? 0);
-  const rows: Html[] = [];
-  for (let i = 0; i < turns; i++) {
-    const diverged = c.diverged_at_turn === i + 1;
-    if (diverged) rows.push(html`<div class="row-flag"><span class="flag">▼ the replies diverge from turn ${i + 1}</span></div>`);
-    for (const side of SIDES) {
-      const a = sides[side];
-      const turn = a?.turns[i];
-      const place = side === 'baseline' ? 'cell l line' : 'cell r line';
-      rows.push(
-        turn === undefined
-          ? html`<div class="${`${place} empty`}" data-side="${side}">no turn ${i + 1}</div>`
-          : html`<div class="${place}" data-side="${side}">
-              ${turnHtml(turn, { differs, diverged, attemptError: a!.status === 'error', review: a!.review })}
-            </div>`,
-      );
-    }
-  }
-  const whole = SIDES.map((side) => {
-    const a = sides[side];
-    return html`<div class="${side === 'baseline' ? 'cell l' : 'cell r'}" data-side="${side}">
-      ${a === undefined ? '' : wholeHtml(a, differs)}
-    </div>`;
-  });
-  const open =
-    forceOpen || SIDES.some((side) => sides[side] !== undefined && sides[side].status !== 'passed') || c.baseline.attempts_total <= 1;
-  return html`<details class="attempt" ${open ? 'open' : ''}>
-    <summary>
-      <span class="label">Attempt ${n}</span>${SIDES.map(
-        (side) => html`<span>${side} ${sides[side] === undefined ? '–' : badge(sides[side].status)}</span>`,
-      )}
-    </summary>
-    <div class="attempt-body"><div class="pair">${head('baseline')}${head('candidate')}${rows}${whole}</div></div>
-  </details>`;
-}
-
-/** The expectations and criteria that came out differently, as keys the transcripts outline. */
-const differingKeys = (c: ConversationComparison): DifferingKeys =>
-  new Set(c.differences.map((d) => differenceKey(d.turn, d.kind, d.kind === 'expectation' ? d.description : d.name)));
-
-/** One conversation's reports on each side. */
-function sidesOf(report: ComparisonReport, c: ConversationComparison): Record<Side, ConversationReport | undefined> {
-  const of = (side: Side) =>
-    report.runs[side].conversations.find((conv) => conv.index === c.index) ?? report.runs[side].conversations[c.index];
-  return { baseline: of('baseline'), candidate: of('candidate') };
-}
-
-/**
- * Attempt `n` of one conversation, baseline and candidate in two columns aligned by turn, the
- * diverging turn marked, and the checks that came out differently: what the runs page opens
- * (public/runs/run.js imports it in the browser, where knip does not look).
- *
- * @public
- */
-export function sideBySide(report: ComparisonReport, c: ConversationComparison, n: number): Html {
-  const { baseline, candidate } = sidesOf(report, c);
-  return html`${differencesTable(c)}${attemptPair(
-    n,
-    { baseline: baseline?.attempts.find((a) => a.attempt === n), candidate: candidate?.attempts.find((a) => a.attempt === n) },
-    c,
-    differingKeys(c),
-    true,
-  )}`;
-}
-
 function comparedConversation(report: ComparisonReport, c: ConversationComparison, key: string): Html {
-  const { baseline, candidate } = sidesOf(report, c);
-  const differs = differingKeys(c);
-  const numbers = [...new Set([...(baseline?.attempts ?? []), ...(candidate?.attempts ?? [])].map((a) => a.attempt))].sort((a, b) => a - b);
-  const pairs = numbers.map((n) =>
-    attemptPair(
-      n,
-      { baseline: baseline?.attempts.find((a) => a.attempt === n), candidate: candidate?.attempts.find((a) => a.attempt === n) },
-      c,
-      differs,
-    ),
-  );
   const open = c.verdict === 'regressed' || c.verdict === 'error' || !c.candidate.passed;
   const stats = [
     html`<span
@@ -388,7 +229,9 @@ function comparedConversation(report: ComparisonReport, c: ConversationCompariso
       ${verdictBadges(c)}<span class="name">${c.name}</span>
       <span class="stats">${stats}</span>
     </summary>
-    <div class="conv-body">${verdictStatistics(c)}${sidesStats(c)}${differencesTable(c)}${failingAlikeTable(report, c)}${pairs}</div>
+    <div class="conv-body">
+      ${verdictStatistics(c)}${sidesStats(c)}${differencesTable(c)}${failingAlikeTable(report, c)}${attemptPairs(report, c)}
+    </div>
   </details>`;
 }
 
