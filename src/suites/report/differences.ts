@@ -1,12 +1,18 @@
-import type { ComparisonReport, ConversationComparison, Difference, Side, Tally } from './comparison.js';
+import type { components } from '../../api/report-shapes.js';
 import type { AttemptReport, TurnReport } from './run-report.js';
 import { describeExpectation } from './wording.js';
+
+// The shapes by their schema (comparison.ts names them too, and imports this module).
+type Schemas = components['schemas'];
+type Difference = Schemas['ComparisonDifference'];
+type Tally = Schemas['ComparisonTally'];
 
 /**
  * Which expectations and criteria came out differently between a comparison's sides, and which
  * fail alike on both: each side's attempts tallied check by check. Apart from the comparison's
- * other figures because the reports read it too (a conversation failing on both sides), in the
- * runs page's browser as well, where it must not bring the gate's statistics along.
+ * other figures because the text, JUnit and HTML reports read it too (a conversation failing on
+ * both sides), and the HTML report's modules, which the runs page serves to the browser, must not
+ * bring the gate's statistics along.
  */
 
 /** One outcome as both sides' tallies are keyed: where it is, what it is, and how it came out in one attempt. */
@@ -115,8 +121,12 @@ export const differencesOf = (baseline: AttemptReport[], candidate: AttemptRepor
  * What a conversation that fails on both sides fails on alike: the expectations and criteria that fail in the same
  * share of attempts on each side (those whose share differs are its `differences`). Read from the report's runs.
  */
-export function failingAlike(report: Pick<ComparisonReport, 'runs'>, c: Pick<ConversationComparison, 'index'>): Difference[] {
-  const attemptsOf = (side: Side) => report.runs[side].conversations.find((conv) => conv.index === c.index)?.attempts ?? [];
+export function failingAlike(
+  report: Pick<Schemas['ComparisonReport'], 'runs'>,
+  c: Pick<Schemas['ComparedConversation'], 'index'>,
+): Difference[] {
+  const attemptsOf = (side: 'baseline' | 'candidate') =>
+    report.runs[side].conversations.find((conv) => conv.index === c.index)?.attempts ?? [];
   return pairedTallies(attemptsOf('baseline'), attemptsOf('candidate'), (left, right) => {
     const share = shareOf(left);
     return share !== null && share < 1 && share === shareOf(right);
