@@ -446,6 +446,7 @@ export async function showRun(main, id, signal) {
         refresh();
       },
       onCut: () => notice('The connection to the run was cut; following it again from any pod…'),
+      onResumed: () => notice('Following the run again: a pod of the gateway answered.'),
     });
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) throw err;
