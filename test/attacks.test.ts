@@ -113,6 +113,18 @@ t.test('an agent that keeps users apart holds, and its control visit gets the ca
     'the victim got it back',
   );
   t.match(report.conversations[0]!.attack, { attempts: 1, broke: 0, success_rate: 0 });
+  const { plant, control } = attempt.attack!;
+  t.same(
+    report.session_ids,
+    [plant!.session_id, attempt.session_id, control!.session_id],
+    "session_ids: every session the attempt used, the plant's and the control's around the attack's",
+  );
+  t.equal(new Set(report.session_ids).size, 3, 'three sessions');
+  t.same(
+    [...report.session_ids].sort(),
+    s.engine.record.connections.map((c) => c.sessionId).sort(),
+    'exactly the engine sessions the run opened',
+  );
 });
 
 t.test('an agent that forgets everything holds the attack but fails the control', async (t) => {
