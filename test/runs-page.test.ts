@@ -5,22 +5,18 @@
  * its verdict, side by side, hostile agent text shown as text, cancel, the list, and axe-core.
  */
 
-import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { browserModules } from '../src/routes/runs-page.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { comparisonAnswer } from '../src/suites/report/wording.js';
-import { launch, REFRESH_DOCS } from './support/browser.js';
-import { axeViolations, openSignedIn } from './support/runs-page.js';
+import { launch } from './support/browser.js';
+import { axeViolations, openSignedIn, pageShot as shot } from './support/runs-page.js';
 import { comparePath, runPath } from './support/http.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { scaled } from './support/time.js';
 import { needs } from './support/tools.js';
 
-const SHOTS = fileURLToPath(new URL(REFRESH_DOCS ? '../docs/' : './output/', import.meta.url));
-const shot = (name: string) => `${SHOTS}runs-page-${name}.png`;
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
 /** The demo agent's revision 3 answers an order's delivery date without looking it up: a regression (test/comparisons.test.ts). */
@@ -120,7 +116,6 @@ t.test('a comparison followed live to its verdict, side by side, hostile text as
   await page.waitForSelector('#sessions');
   const first = Number(await page.textContent('#sessions'));
   await page.waitForFunction((n) => Number(document.querySelector('#sessions')?.textContent) > n, first, { timeout: scaled(30_000) });
-  if (REFRESH_DOCS) mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: shot('live'), fullPage: true });
 
   // The verdict appears when it ends, the report's own sentence.
