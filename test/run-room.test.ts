@@ -16,7 +16,7 @@ t.test("a run's room refuses every engine session once the pod no longer holds t
   const room = new RunRoom(2, undefined, () => holds);
   const service = s.app.conversationService;
   const call = (line: string) => ({
-    ...callContext({ id: 'user-1', token: 'demo-token' }, { key: 'coach', revision: undefined }),
+    ...callContext({ id: 'user-1', token: 'demo-token' }, { ref: 'coach', key: 'coach', revision: null }),
     access,
     connect: {},
     line,
