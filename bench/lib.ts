@@ -455,7 +455,7 @@ export function figures(mode: RunFigures['mode'], conversations: number, parts: 
 
 // ---------------------------------------------------------------- memory
 
-function vmRssKiB(pid: number): number | undefined {
+export function vmRssKiB(pid: number): number | undefined {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) : undefined;

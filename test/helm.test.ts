@@ -157,6 +157,24 @@ t.test('termination outlasts the drain', async (t) => {
   t.match(values.strategy.rollingUpdate, { maxUnavailable: 0 }, 'rollouts never drop capacity');
 });
 
+t.test('the heap follows the memory limit: --max-old-space-size is a share of it', async (t) => {
+  t.equal(values.resources.limits.memory, '512Mi');
+  t.equal(values.heap.percentOfMemoryLimit, 50, "half the limit for V8's old space: 256 MiB");
+  const deployment = text('deployment.yaml');
+  t.match(
+    deployment,
+    /\{\{- with include "agent-test-gateway\.maxOldSpaceMiB" \. \}\}\n(\s+#.*\n)?\s+- name: NODE_OPTIONS\n\s+value: \{\{ printf "--max-old-space-size=%s" \. \| quote \}\}/,
+  );
+  t.ok(deployment.indexOf('name: NODE_OPTIONS') < deployment.indexOf('.Values.extraEnv'), "before extraEnv's entries, which come last");
+  const helper = /define "agent-test-gateway\.maxOldSpaceMiB"[^]*?\n\{\{- end \}\}\n\{\{- end \}\}/.exec(text('_helpers.tpl'))?.[0] ?? '';
+  t.match(helper, /dig "limits" "memory" "" \(\.Values\.resources \| default dict\)/, 'read from resources.limits.memory');
+  for (const [unit, bytes] of Object.entries({ Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, k: 1e3, M: 1e6, G: 1e9 })) {
+    t.match(helper, `"${unit}" ${bytes}`, `a limit in ${unit}`);
+  }
+  t.match(helper, /if and \$percent \$number \(hasKey \$bytesPer \$unit\)/, 'none without a limit, a share, or a known unit');
+  t.match(helper, 'divf (mulf $number (get $bytesPer $unit) $percent) 104857600 | floor | int', 'bytes × percent ÷ (100 × 1 MiB)');
+});
+
 t.test('PodDisruptionBudget', async (t) => {
   const pdb = skeleton('pdb.yaml');
   t.equal(pdb.kind, 'PodDisruptionBudget');

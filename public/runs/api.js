@@ -51,6 +51,9 @@ export async function getJson(path, signal) {
   return (await api('GET', path, { signal })).json();
 }
 
+/** The longest pause between two tries to follow a run again after a cut. */
+const MAX_RETRY_MS = 10_000;
+
 const pause = (ms, signal) =>
   new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -79,17 +82,21 @@ async function* ndjson(body) {
  * A stream that ends before it (the pod went away: a drain, a crash) or a connection that fails is
  * picked up again from any pod with `after=` the lines seen, so every line comes once, in order.
  * An error line is the run's last only when the run has ended; otherwise the following failed and
- * is retried. `onLine(line)` is called for each; `onCut()` when it reconnects, `onResumed()` once a
- * pod answers again after a cut.
+ * is retried, after half a second, then twice as long after each failed try up to ten seconds.
+ * `onLine(line)` is called for each; `onCut()` when it reconnects, `onResumed()` once a pod answers
+ * again after a cut.
  */
 export async function followRun(id, { onLine, onCut = () => {}, onResumed = () => {}, signal, retryMs = 500 }) {
   let seen = 0;
   let cut = false;
+  // Doubled after each failed try, up to MAX_RETRY_MS: a pod that is gone for good is not called twice a second forever.
+  let wait = retryMs;
   while (!signal?.aborted) {
     try {
       const res = await api('GET', `/v1/runs/${id}/events?after=${seen}`, { accept: 'application/x-ndjson', signal });
       if (cut) onResumed();
       cut = false;
+      wait = retryMs;
       for await (const line of ndjson(res.body)) {
         if (line.error !== undefined && line.run === undefined) {
           const run = await getJson(`/v1/runs/${id}`, signal);
@@ -106,6 +113,7 @@ export async function followRun(id, { onLine, onCut = () => {}, onResumed = () =
     }
     cut = true;
     onCut();
-    await pause(retryMs, signal);
+    await pause(wait, signal);
+    wait = Math.min(2 * wait, MAX_RETRY_MS);
   }
 }

@@ -108,6 +108,15 @@ export class Conversation {
     return this.#run;
   }
 
+  /**
+   * Out of the open set, a conversation belongs to no run (a reconnect names its run anew): it may
+   * be remembered for a day, and a run's room reaches the run's whole record, transcripts and all,
+   * which would then outlive the pod dropping the run (RUNS_KEPT_BYTES).
+   */
+  leftRun(): void {
+    this.#run = undefined;
+  }
+
   /** A closed conversation reconnects for whoever calls now: a run's, or an interactive one. */
   reconnectFor(run: RunMembership | undefined): void {
     if (this.#state !== 'closed') throw new Error(`a ${this.#state} conversation keeps its run`);

@@ -371,6 +371,7 @@ export class ConversationRegistry {
 
   #forget(conv: Conversation, closing?: Parameters<Admission['leave']>[1]): void {
     this.#admission.leave(conv, closing);
+    conv.leftRun();
     if (conv.sessionId !== undefined && this.#live.get(conv.sessionId) === conv) this.#live.delete(conv.sessionId);
   }
 

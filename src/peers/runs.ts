@@ -54,7 +54,8 @@ export class PeerRunSiblings implements RunSiblings {
   readonly #registry: RunRegistry;
   readonly #log: FastifyBaseLogger;
   readonly #ownPort: number;
-  readonly #acked = new Map<string, Map<string, Acked>>();
+  /** Keyed by the run's record, so that they go with it when the pod drops the run. */
+  readonly #acked = new WeakMap<Run, Map<string, Acked>>();
   readonly #heartbeat: NodeJS.Timeout;
 
   constructor(deps: {
@@ -95,10 +96,10 @@ export class PeerRunSiblings implements RunSiblings {
 
   replicate(run: Run, heartbeat = false): void {
     if (run.holder !== null) return;
-    let acks = this.#acked.get(run.id);
+    let acks = this.#acked.get(run);
     if (acks === undefined) {
       acks = new Map();
-      this.#acked.set(run.id, acks);
+      this.#acked.set(run, acks);
     }
     const outcomes = this.#registry.pushes;
     this.#peers.list.forEach((peer, i) => {
@@ -116,8 +117,6 @@ export class PeerRunSiblings implements RunSiblings {
       }
       void this.#push(run, peer, i + 1, acked);
     });
-    // An ended run's acknowledgements are needed no more once every sibling has it all.
-    if (run.ended && [...acks.values()].every((a) => !a.pushing && a.lines === run.lines.length)) this.#acked.delete(run.id);
   }
 
   async #push(run: Run, peer: Peer, rank: number, acked: Acked): Promise<void> {
@@ -164,7 +163,7 @@ export class PeerRunSiblings implements RunSiblings {
     // Each sibling's push is under way or answered: wait for the answers, a short poll, never a spin.
     const behind = () =>
       this.#peers.list.some((peer) => {
-        const acked = this.#acked.get(run.id)?.get(peer.address);
+        const acked = this.#acked.get(run)?.get(peer.address);
         return outcomes.pushesTo(run, peer.address) && acked !== undefined && (acked.pushing || acked.again);
       });
     while (behind() && Date.now() < until) await sleep(FLUSH_POLL_MS, AbortSignal.timeout(until - Date.now()));
@@ -173,7 +172,7 @@ export class PeerRunSiblings implements RunSiblings {
   unreplicated(run: Run): boolean {
     const fresh = Date.now() - this.#registry.takeoverMs;
     if (run.holder !== null || run.ended || (run.moves.at(-1)?.at ?? run.spec.createdAt) > fresh) return false;
-    return ![...(this.#acked.get(run.id)?.values() ?? [])].some((acked) => acked.at >= fresh);
+    return ![...(this.#acked.get(run)?.values() ?? [])].some((acked) => acked.at >= fresh);
   }
 
   async handOver(run: Run, deadline: number): Promise<string | undefined> {
@@ -184,7 +183,7 @@ export class PeerRunSiblings implements RunSiblings {
         const { status, body: answer } = await this.#pushWhole(run, peer, { rank: i + 1, adopt: true }, left);
         // `stale`: it took the run already (a hand-over retried after a timeout) or knows who did.
         if (status === 204 || (status === 409 && (answer as { refused?: unknown } | undefined)?.refused === 'stale')) {
-          this.#acked.delete(run.id);
+          this.#acked.delete(run);
           return peer.address;
         }
       } catch {

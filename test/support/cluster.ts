@@ -27,10 +27,13 @@ export interface Pod {
   output(): string;
 }
 
-/** A pod on `env.HOST` (default 127.0.0.1: another loopback address, 127.0.0.2, makes calls between pods arrive from 127.0.0.1). */
-function spawnPod(port: number, env: Record<string, string>): Pod {
+/**
+ * A pod on `env.HOST` (default 127.0.0.1: another loopback address, 127.0.0.2, makes calls between
+ * pods arrive from 127.0.0.1); `nodeArgs` go to its node before the service (flags, preloads).
+ */
+function spawnPod(port: number, env: Record<string, string>, nodeArgs: string[] = []): Pod {
   const host = env.HOST ?? '127.0.0.1';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/server.ts'], {
     env: childEnv({ PORT: String(port), HOST: host, LOG_LEVEL: 'warn', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -42,8 +45,13 @@ function spawnPod(port: number, env: Record<string, string>): Pod {
 }
 
 /** Spawns a pod and waits until it is ready; `started` learns of it at once, so a teardown can stop it. */
-export async function startPod(port: number, env: Record<string, string>, started: (pod: Pod) => void): Promise<Pod> {
-  const pod = spawnPod(port, env);
+export async function startPod(
+  port: number,
+  env: Record<string, string>,
+  started: (pod: Pod) => void,
+  nodeArgs: string[] = [],
+): Promise<Pod> {
+  const pod = spawnPod(port, env, nodeArgs);
   started(pod);
   await Promise.race([
     // A loaded machine starts tsx slowly (waitUntilReady scales this by TEST_TIME_SCALE).

@@ -241,3 +241,19 @@ them), each monitor's window and staleAfter as recorded series, which the file's
         agent: {{ $m.agent | toString | quote }}
     {{- end }}
 {{- end }}
+
+{{/*
+V8's old space in MiB: heap.percentOfMemoryLimit percent of resources.limits.memory, a Kubernetes
+quantity (512Mi, 1Gi, 1G, 536870912). Empty without either: Node then sizes the heap itself, from
+the cgroup's limit.
+*/}}
+{{- define "agent-test-gateway.maxOldSpaceMiB" -}}
+{{- $limit := toString (dig "limits" "memory" "" (.Values.resources | default dict)) }}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $limit }}
+{{- $unit := trimPrefix $number $limit }}
+{{- $bytesPer := dict "" 1 "k" 1000 "M" 1000000 "G" 1000000000 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 }}
+{{- $percent := .Values.heap.percentOfMemoryLimit }}
+{{- if and $percent $number (hasKey $bytesPer $unit) }}
+{{- divf (mulf $number (get $bytesPer $unit) $percent) 104857600 | floor | int }}
+{{- end }}
+{{- end }}
