@@ -181,13 +181,15 @@ t.test('the list, cancel with a confirmation, sign out', NO_CHROMIUM, async (t) 
   const browser = await launch(t);
   const done = await s.call('POST', runPath(), { body: { conversations: [steady] } });
   t.equal(done.status, 200);
-  const id = await startComparison(s, { baseline: 'coach', max_attempts: 20, conversations: [orderLookup, steady] });
+  const id = await startComparison(s, { baseline: 'coach', name: 'nightly gate', max_attempts: 20, conversations: [orderLookup, steady] });
 
   const { page, problems } = await openSignedIn(browser, `${s.url}/runs`);
   await page.waitForSelector(`tr[data-run="${id}"]`);
   const rows = await page.locator('tr[data-run]').evaluateAll((r) => r.map((e) => e.getAttribute('data-status')));
   t.same(rows, ['running', 'passed'], 'newest first');
   t.match(await page.textContent(`tr[data-run="${id}"]`), /coach → coach\.3/, 'baseline → candidate');
+  const suites = await page.locator('tr[data-run] td:nth-child(3)').allTextContents();
+  t.same(suites, ['nightly gate', '–'], 'the suite’s name; a run of a suite sent without one has none');
   t.same(await axeViolations(page), [], 'axe: no serious or critical violation on the list');
   await page.screenshot({ path: shot('list'), fullPage: true });
   await page.selectOption('#filters select[name=status]', 'passed');

@@ -28,6 +28,7 @@ async function events(s: Stack, id: string, after = 0, token = 'demo-token'): Pr
 t.test('Prefer: respond-async answers 202 with the run; it is read, followed from any line, and listed', async (t) => {
   const s = await startStack(t);
   const suite = {
+    name: 'orders',
     conversations: [{ name: 'order', turns: [intro, { line: 'Where is my order?', expect: { tool: 'lookup_order' } }] }],
     repeat: 2,
   };
@@ -36,7 +37,7 @@ t.test('Prefer: respond-async answers 202 with the run; it is read, followed fro
   const id = started.body.id;
   t.match(id, UUID);
   t.equal(started.headers.location, `/v1/runs/${id}`);
-  t.match(started.body, { kind: 'run', status: 'running', agent: 'agent:coach', baseline: null, report: null, moves: [] });
+  t.match(started.body, { kind: 'run', status: 'running', agent: 'agent:coach', baseline: null, suite: 'orders', report: null, moves: [] });
 
   const all = await events(s, id);
   t.equal(all.status, 200);
@@ -65,9 +66,9 @@ t.test('Prefer: respond-async answers 202 with the run; it is read, followed fro
   const list = await s.call('GET', '/v1/runs');
   t.equal(list.status, 200);
   t.same(
-    list.body.runs.map((r: Json) => [r.id, r.report]),
-    [[id, null]],
-    'the list has the run, without its report',
+    list.body.runs.map((r: Json) => [r.id, r.suite, r.report]),
+    [[id, 'orders', null]],
+    'the list has the run and its suite’s name, without its report',
   );
 });
 
@@ -75,6 +76,7 @@ t.test('the team reads a run, only its caller cancels it; a stranger and an unkn
   const s = await startStack(t);
   const started = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] }, headers: { prefer: 'respond-async' } });
   const id = started.body.id;
+  t.equal(started.body.suite, null, 'a suite sent without a name has none');
   for (const [method, path] of [
     ['GET', `/v1/runs/${id}`],
     ['GET', `/v1/runs/${id}/events`],

@@ -62,7 +62,8 @@ const specSchema = z.object({
   monitor: z.string().max(64).optional(),
   detached: z.boolean(),
   created_at: z.number().int().min(0),
-  outline: z.object({ names: z.array(z.string()), budget: z.number().int().min(1) }),
+  // `suite` came with this release: a pod of the previous one sends none.
+  outline: z.object({ suite: z.string().nullable().default(null), names: z.array(z.string()), budget: z.number().int().min(1) }),
 });
 
 const moveSchema = z.object({

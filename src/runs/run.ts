@@ -29,8 +29,10 @@ export interface RunSpec {
   outline: RunOutline;
 }
 
-/** The suite's shape a run's progress needs, fixed at the start: conversation names and the budget of each. */
+/** The suite's shape a run's progress needs, fixed at the start: its name, conversation names and the budget of each. */
 export interface RunOutline {
+  /** The suite's `name:` (the CLI sends its file's name where it has none); null when it came without one. */
+  suite: string | null;
   names: string[];
   /** Attempts per conversation (a run) or rounds per conversation (a comparison). */
   budget: number;

@@ -39,6 +39,8 @@ export interface RunView {
   agent: string;
   baseline: string | null;
   monitor: string | null;
+  /** The suite's name (see RunOutline.suite). */
+  suite: string | null;
   /** Who started it, as the platform's users/me answered for its caller's token. */
   started_by: { id: string; email: string | null };
   created_at: string;
@@ -136,6 +138,7 @@ export function runView(run: Run, pod: string): RunView {
     agent: `agent:${run.spec.access.agentKey}`,
     baseline: run.spec.baseline === undefined ? null : `agent:${run.spec.baseline.access.agentKey}`,
     monitor: run.spec.monitor ?? null,
+    suite: outline.suite,
     started_by: { id: run.spec.callerId, email: run.spec.callerEmail ?? null },
     created_at: iso(run.spec.createdAt)!,
     ended_at: iso(run.endedAt),
