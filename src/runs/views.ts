@@ -1,3 +1,4 @@
+import type { ConversationDecision } from '../suites/report/comparison.js';
 import { conversationReportOf, type AttemptReport } from '../suites/report/run-report.js';
 import type { Run, RunError, RunKind, RunMove, RunStatus } from './run.js';
 
@@ -29,6 +30,8 @@ export interface ConversationProgress {
    * when the run was cancelled before it got there.
    */
   state: string;
+  /** A comparison's conversation once the gate stopped it: what its test read (its `decided` line); null before, and in a run. */
+  decision: ConversationDecision | null;
 }
 
 /** openapi.yaml's Run: what `GET /v1/runs/{id}` answers. */
@@ -120,6 +123,7 @@ function progressOf(run: Run): ConversationProgress[] {
             : run.status === 'cancelled'
               ? 'cancelled'
               : 'running',
+      decision: stopped?.decision ?? null,
     };
   });
 }
