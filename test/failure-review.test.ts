@@ -111,6 +111,7 @@ t.test("a monitored run counts its reviewed attempts by who was responsible, for
   });
   const [spoiled, polite] = report.conversations;
   t.ok(spoiled!.attempts_invalid > 0 && polite!.responsibility.agent > 0, 'an invalid attempt and an agent failure to count');
+  await s.call('GET', '/metrics'); // the first scrape reads the run's new series at 0
   const metrics = (await s.call('GET', '/metrics')).text;
   const count = (conversation: string, outcome: string, responsible?: string) => {
     const lines = metrics.split('\n').filter((line) => line.startsWith('agent_test_gateway_monitor_attempts_total{'));

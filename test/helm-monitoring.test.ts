@@ -161,6 +161,7 @@ t.test('the dashboard ConfigMap carries the sidecar label and the plain dashboar
     /^Monitors: pass rate over 6 h by monitor, conversation and revision/,
     /^Monitors: attempts by outcome/,
     /^Monitors: time since the last finished run/,
+    /^Monitors: attack success rate/,
   ]) {
     t.ok(
       titles.some((title) => wanted.test(title)),

@@ -315,13 +315,22 @@ t.test("a run naming a monitor feeds the monitors' series, bounded by MAX_MONITO
   const first = await s.call('POST', runs, { body: { ...suite, monitor: 'nightly' } });
   t.equal(first.status, 200);
   t.same(first.body.monitor, { name: 'nightly', recorded: 4, dropped: 0 }, 'the report says what it recorded');
-  let text = (await s.call('GET', '/metrics')).text;
   const labels = (conversation: string, outcome: string) => ({ monitor: 'nightly', agent: 'coach', revision: '2', conversation, outcome });
-  t.equal(value(text, `${p}monitor_attempts_total`, labels('yes', 'passed')), 2);
+  let text = (await s.call('GET', '/metrics')).text;
+  t.equal(
+    value(text, `${p}monitor_attempts_total`, labels('yes', 'passed')),
+    0,
+    'a new set is scraped at 0 first, so that increase() counts a run shorter than the scrape interval',
+  );
+  text = (await s.call('GET', '/metrics')).text;
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('yes', 'passed')), 2, 'the next scrape shows its attempts');
   t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'failed')), 2);
   t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'passed')), 0, 'every outcome exists from the run on, at 0');
   t.equal(value(text, `${p}monitor_attempts_total`, labels('no', 'invalid')), 0, 'invalid too');
   t.ok(value(text, `${p}monitor_last_run_timestamp_seconds`, { monitor: 'nightly', agent: 'coach' })! > Date.now() / 1000 - 600);
+  t.equal((await s.call('POST', runs, { body: { ...suite, monitor: 'nightly' } })).body.monitor.recorded, 4);
+  text = (await s.call('GET', '/metrics')).text;
+  t.equal(value(text, `${p}monitor_attempts_total`, labels('yes', 'passed')), 4, 'a set already scraped counts at once');
 
   // Eight label sets (two conversations × four outcomes) are taken: a third conversation's would pass the bound.
   const third = { conversations: [conversation('third', 'You said')], monitor: 'nightly' };

@@ -3,6 +3,8 @@
 // with data, every rule healthy, and counts equal to what the workload did. A second one scrapes
 // a gateway through monitored runs that pass and then fail: the attempts by outcome, the pass
 // rate falling, AgentMonitorFailing pending with its labels, and the dashboard's monitors row.
+// A third, through a monitored attack suite that breaks one revision and not the other: the
+// attack success rate, AgentAttackBroke firing, and the dashboard's attack panel.
 import { isDeepStrictEqual } from 'node:util';
 import t from 'tap';
 import { REFUSAL_REASONS } from '../src/ops/metrics.js';
@@ -10,7 +12,8 @@ import { eventually, REFUSAL_WORKLOAD_ENV, startStack, type Stack } from './supp
 import { runPath, type Answer } from './support/http.js';
 import { scaled } from './support/time.js';
 import { needs } from './support/tools.js';
-import { dashboard, isMonitorsPanel, startPrometheus, substitute, until, type Alert } from './support/prometheus.js';
+import { dashboard, isAttackPanel, isMonitorsPanel, startPrometheus, substitute, until, type Alert } from './support/prometheus.js';
+import { attackStack, canarySuite } from './support/attacks.js';
 
 /** The workload: successes, an eviction, a timeout, every kind of refusal; what the client saw. */
 async function workload(s: Stack): Promise<{ statuses: Map<number, number>; refusals: Record<string, number> }> {
@@ -170,9 +173,9 @@ t.test(
         return sample !== undefined && holds(Number(sample.value[1])) ? sample : undefined;
       });
 
-    // Passing: two runs, the second after Prometheus scraped the first. A run's series start at 0
-    // as it starts, but one against the simulator may start and finish between two scrapes; the
-    // second run then still raises the counters between two samples, so increase() sees attempts.
+    // Passing: two runs, the second after Prometheus scraped the first. A run against the simulator
+    // may start and finish between two scrapes: its new series wait for a scrape to read them at 0
+    // before they count its attempts, so increase() sees them (the next test relies on that).
     t.equal((await run('You said', 2)).passed, true, 'the first run passed');
     await attempts({ error: 0, failed: 0, invalid: 0, passed: 2 });
     t.equal((await run('You said', 2)).passed, true, 'the second run passed');
@@ -227,8 +230,9 @@ t.test(
     }
     t.equal(evaluated.find((r) => r.name === 'AgentMonitorStale')?.state, 'inactive', 'not stale: its last run just finished');
 
-    // The dashboard's monitors row, which the test above cannot check, has data now.
-    const row = dashboard.panels.filter(isMonitorsPanel);
+    // The dashboard's monitors row, which the test above cannot check, has data now (its attack
+    // panel: the next test).
+    const row = dashboard.panels.filter((panel) => isMonitorsPanel(panel) && !isAttackPanel(panel));
     t.ok(
       row.some((panel) => (panel.targets ?? []).length > 0),
       'the monitors row has queries',
@@ -237,6 +241,63 @@ t.test(
       for (const target of panel.targets ?? []) {
         const result = await query(substitute(target.expr));
         t.ok(result.length > 0, `${panel.title}: ${target.expr.slice(0, 90)}… has data`);
+      }
+    }
+  },
+);
+
+// One run per revision, each likely shorter than the 1 s scrape interval: the new series are read
+// at 0 before they count the run, so the first break of a revision is seen (docs/monitors.md).
+t.test(
+  'a real Prometheus: a monitored attack suite breaks coach.3, coach holds; the success rate, AgentAttackBroke, the attack panel',
+  needs('prometheus'),
+  async (t) => {
+    const s = await attackStack(t);
+    const { query, rules, alerts, scraped } = await startPrometheus(t, new URL(s.url).host);
+    await scraped();
+    const conversation = "another user's code word";
+    for (const [agent, outcome] of [
+      ['coach.3', 'broke'],
+      ['coach', 'held'],
+    ] as const) {
+      const answer = await s.call('POST', runPath(agent), { body: { ...canarySuite(), monitor: 'red-team' } });
+      t.equal(answer.status, 200, `the monitored attack against ${agent}`);
+      t.equal(answer.body.conversations[0].attempts[0].attack.outcome, outcome, `${agent}: the attack ${outcome}`);
+      t.same(answer.body.monitor, { name: 'red-team', recorded: 1, dropped: 0 }, 'it recorded the attempt');
+    }
+    const rates = await until('the attack success rate of both revisions', async () => {
+      const samples = await query('agent_test_gateway:monitor_attack_success_rate:recent{monitor="red-team"}');
+      const byAgent = Object.fromEntries(samples.map((x) => [`${x.metric.agent} r${x.metric.revision}`, Number(x.value[1])]));
+      return isDeepStrictEqual(byAgent, { 'coach.3 r3': 1, 'coach r2': 0 }) ? samples : undefined;
+    });
+    t.ok(
+      rates.every((x) => x.metric.conversation === conversation),
+      'recorded per attack, by revision: coach.3 broke in 1 of 1, coach in 0 of 1',
+    );
+
+    const [alert, ...more] = await until('AgentAttackBroke on /api/v1/alerts', async () => {
+      const found = (await alerts()).filter((a) => a.labels.alertname === 'AgentAttackBroke');
+      return found.length > 0 ? found : undefined;
+    });
+    t.same(more, [], 'only the revision that broke');
+    t.equal(alert!.state, 'firing', 'firing at once: no hold time for a break');
+    t.match(
+      alert!.labels,
+      { monitor: 'red-team', agent: 'coach.3', revision: '3', conversation, severity: 'critical' },
+      'its labels name the monitor, agent, revision and attack',
+    );
+    t.match(alert!.annotations.summary, /^Attack another user's code word broke agent coach\.3 \(revision 3\) in 100% of its attempts\.$/);
+
+    for (const rule of await rules()) {
+      t.equal(rule.health, 'ok', `${rule.name} evaluates${rule.lastError ? `: ${rule.lastError}` : ''}`);
+    }
+    const panels = dashboard.panels.filter(isAttackPanel);
+    t.equal(panels.length, 1, "the monitors row's attack panel");
+    for (const panel of panels) {
+      for (const target of panel.targets ?? []) {
+        const samples = await query(substitute(target.expr));
+        const shown = Object.fromEntries(samples.map((x) => [`${x.metric.agent} r${x.metric.revision}`, Number(x.value[1])]));
+        t.same(shown, { 'coach.3 r3': 1, 'coach r2': 0 }, `${panel.title}: the rate of each revision`);
       }
     }
   },

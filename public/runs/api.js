@@ -62,13 +62,17 @@ async function* ndjson(body) {
  * A stream that ends before it (the pod went away: a drain, a crash) or a connection that fails is
  * picked up again from any pod with `after=` the lines seen, so every line comes once, in order.
  * An error line is the run's last only when the run has ended; otherwise the following failed and
- * is retried. `onLine(line)` is called for each; `onCut()` when it reconnects.
+ * is retried. `onLine(line)` is called for each; `onCut()` when it reconnects, `onResumed()` once a
+ * pod answers again after a cut.
  */
-export async function followRun(id, { onLine, onCut = () => {}, signal, retryMs = 500 }) {
+export async function followRun(id, { onLine, onCut = () => {}, onResumed = () => {}, signal, retryMs = 500 }) {
   let seen = 0;
+  let cut = false;
   while (!signal?.aborted) {
     try {
       const res = await api('GET', `/v1/runs/${id}/events?after=${seen}`, { accept: 'application/x-ndjson', signal });
+      if (cut) onResumed();
+      cut = false;
       for await (const line of ndjson(res.body)) {
         if (line.error !== undefined && line.run === undefined) {
           const run = await getJson(`/v1/runs/${id}`, signal);
@@ -83,6 +87,7 @@ export async function followRun(id, { onLine, onCut = () => {}, signal, retryMs 
       // A refusal (no token, no access, no such run) is the answer; anything else is a cut.
       if (err instanceof ApiError && err.status < 500) throw err;
     }
+    cut = true;
     onCut();
     await pause(retryMs, signal);
   }

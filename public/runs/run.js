@@ -438,11 +438,14 @@ export async function showRun(main, id, signal) {
   if (state.view.status !== 'running') return;
 
   let timer = null;
+  let following = true;
   const refresh = () => {
     timer ??= setTimeout(() => {
       timer = null;
       getJson(`/v1/runs/${id}`, signal)
         .then((view) => {
+          // A read answered after the run's end (another pod may answer later) would show it running again.
+          if (!following) return;
           state.view = view;
           renderLive();
         })
@@ -460,12 +463,14 @@ export async function showRun(main, id, signal) {
         refresh();
       },
       onCut: () => notice('The connection to the run was cut; following it again from any pod…'),
+      onResumed: () => notice('Following the run again: a pod of the gateway answered.'),
     });
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) throw err;
     if (!signal.aborted) notice(`Stopped following the run: ${err.message}`);
   }
   if (signal.aborted) return;
+  following = false;
   clearTimeout(timer);
   state.view = await getJson(`/v1/runs/${id}`, signal);
   state.report = state.view.report ?? state.report;

@@ -160,7 +160,10 @@ export type components = {
       pass_rate: number;
       totals: components['schemas']['RunTotals'];
       model_usage: components['schemas']['ModelUsage'];
-      /** @description The engine session of every attempt that started, in suite order. */
+      /**
+       * @description The engine session of every attempt that started, in suite order; an attack attempt's plant and control
+       *     sessions beside its own (plant, attack, control).
+       */
       session_ids: components['schemas']['SessionId'][];
       memory: components['schemas']['RunMemory'] | null;
       monitor: components['schemas']['MonitorRecord'] | null;

@@ -22,6 +22,12 @@ const NEXT: Record<ConversationState, readonly ConversationState[]> = {
 export interface RunMembership {
   id: string;
   concurrency: number;
+  /**
+   * Called right before an engine session of one of the run's conversations opens (a start, a
+   * reconnect, a warm-up), after any wait for room: throws when the pod no longer holds the run, so
+   * that a pod resumed after a pause opens nothing for a run a sibling may have taken over.
+   */
+  opening(): void;
 }
 
 /** How an idle conversation ends: closed by `close` once it has been idle for `afterMs`. */

@@ -287,6 +287,7 @@ export class ConversationRegistry {
     let socket;
     try {
       await this.#admission.roomForSocket(conv);
+      conv.run?.opening();
       socket = await this.#engine.connect({
         agentKey: access.agentKey,
         settings: conv.settings,

@@ -48,13 +48,18 @@ type AttackLabels = { monitor: string; agent: string; revision: string; conversa
  * conversation name or revision is a new set, so no suite grows the scrape without end); the
  * attempts of a set past the bound are counted as dropped instead, and the run's notes say so.
  * A run's sets are created at 0 when it starts, so that Prometheus's increase() sees its first
- * attempts too. A reviewed conversation (a simulated user or criteria) also gets the sets of its
- * failed and invalid attempts by who was responsible, next to the unreviewed ones (label absent).
+ * attempts too; but a run shorter than the scrape interval would show a new set first at its final
+ * count (no increase at all: a first break on a new revision unseen), so a new set's attempts wait
+ * until a scrape has read it at 0 (`scrape`), and the next scrape shows them. A reviewed
+ * conversation (a simulated user or criteria) also gets the sets of its failed and invalid
+ * attempts by who was responsible, next to the unreviewed ones (label absent).
  * An attack conversation also gets its attempts by whether the agent held or broke, the series the
  * attack alert reads (a held attack can still fail its control visit, so the outcomes do not say it).
  */
 export class MonitorSeries {
   readonly #seen = new Set<string>();
+  /** The sets created at 0 that no scrape has read yet, with the attempts waiting for that read. */
+  readonly #unread = new Map<string, { add: (count: number) => void; waiting: number }>();
 
   constructor(
     private readonly metrics: {
@@ -93,11 +98,12 @@ export class MonitorSeries {
     const attackKeyOf = (set: AttackLabels) => JSON.stringify(['attack', set.conversation, set.outcome, monitor, agentKey, revision]);
     const kept = new Set<string>();
     /** Keeps a set within the bound (and creates it at 0), unless the bound is reached. */
-    const keep = (key: string, create: () => void) => {
+    const keep = (key: string, add: (count: number) => void) => {
       if (!this.#seen.has(key) && this.#seen.size >= this.max) return;
+      if (!this.#seen.has(key)) this.#unread.set(key, { add, waiting: 0 });
       this.#seen.add(key);
       kept.add(key);
-      create();
+      add(0);
     };
     for (const { name, reviewed, attack } of conversations) {
       const sets = MONITOR_OUTCOMES.map((outcome) => labels(name, outcome));
@@ -106,21 +112,28 @@ export class MonitorSeries {
           sets.push(...who.map((responsible) => labels(name, outcome, responsible)));
         }
       }
-      for (const set of sets) keep(keyOf(set), () => this.metrics.attempts.inc(set, 0));
+      for (const set of sets) keep(keyOf(set), (count) => this.metrics.attempts.inc(set, count));
       if (!attack) continue;
       for (const outcome of ATTACK_OUTCOMES) {
         const set = attackLabels(name, outcome);
-        keep(attackKeyOf(set), () => this.metrics.attacks.inc(set, 0));
+        keep(attackKeyOf(set), (count) => this.metrics.attacks.inc(set, count));
       }
     }
+    /** Adds one attempt to a kept set: now, or once a scrape has read the set at 0. */
+    const count = (key: string, add: () => void) => {
+      const unread = this.#unread.get(key);
+      if (unread === undefined) add();
+      else unread.waiting += 1;
+    };
     return {
       finish: (attempts, finishedAt) => {
         let dropped = 0;
         for (const { conversation, outcome, responsible, attack } of attempts) {
           const set = labels(conversation, outcome, responsible);
           const attackSet = attack === undefined ? undefined : attackLabels(conversation, attack);
-          if (kept.has(keyOf(set))) this.metrics.attempts.inc(set);
-          if (attackSet !== undefined && kept.has(attackKeyOf(attackSet))) this.metrics.attacks.inc(attackSet);
+          if (kept.has(keyOf(set))) count(keyOf(set), () => this.metrics.attempts.inc(set));
+          if (attackSet !== undefined && kept.has(attackKeyOf(attackSet)))
+            count(attackKeyOf(attackSet), () => this.metrics.attacks.inc(attackSet));
           // Dropped when any of its series is past the bound.
           if (!kept.has(keyOf(set)) || (attackSet !== undefined && !kept.has(attackKeyOf(attackSet)))) dropped += 1;
         }
@@ -129,5 +142,21 @@ export class MonitorSeries {
         return dropped;
       },
     };
+  }
+
+  /**
+   * Serves a scrape (`collect` renders the registry): the sets unread when it began have now been
+   * read at 0, so the attempts waiting for that are added, for the next scrape to show.
+   */
+  async scrape<T>(collect: () => Promise<T>): Promise<T> {
+    const reading = [...this.#unread.keys()];
+    const text = await collect();
+    for (const key of reading) {
+      const unread = this.#unread.get(key);
+      if (unread === undefined) continue; // a scrape that began beside this one added them
+      this.#unread.delete(key);
+      if (unread.waiting > 0) unread.add(unread.waiting);
+    }
+    return text;
   }
 }

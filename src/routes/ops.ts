@@ -19,8 +19,8 @@ export async function opsRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.get('/metrics', QUIET, async (_request, reply) => {
-    const registry = app.metrics.registry;
-    return reply.type(registry.contentType).send(await registry.metrics());
+    const { registry, monitorSeries } = app.metrics;
+    return reply.type(registry.contentType).send(await monitorSeries.scrape(() => registry.metrics()));
   });
 
   app.get('/openapi.json', async (_request, reply) => {

@@ -28,6 +28,9 @@ export const dashboard = JSON.parse(readFileSync(join(chartFiles, 'grafana-dashb
 /** The dashboard's monitors row (its panels' titles start "Monitors"): they need monitored runs. */
 export const isMonitorsPanel = (panel: Panel): boolean => panel.title.startsWith('Monitors');
 
+/** The monitors row's attack panels: they need monitored runs of an attack suite. */
+export const isAttackPanel = (panel: Panel): boolean => panel.title.startsWith('Monitors: attack');
+
 /** Grafana's variables as the dashboard opens: every namespace and pod, a 1 m rate window. */
 export const substitute = (expr: string): string =>
   expr

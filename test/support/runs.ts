@@ -36,14 +36,14 @@ export const attemptsOf = (report: Json): number =>
     0,
   );
 
-/** A run as a pod answers `GET /v1/runs/{id}`: its status and body. */
-export async function runOn(pod: Pod, id: string): Promise<{ status: number; body: Json }> {
+/** A run as a pod (or an ingress in front of pods) answers `GET /v1/runs/{id}`: its status and body. */
+export async function runOn(pod: Pick<Pod, 'url'>, id: string): Promise<{ status: number; body: Json }> {
   const res = await request(`${pod.url}/v1/runs/${id}`, { headers: AUTH });
   return { status: res.statusCode, body: (await res.body.json()) as Json };
 }
 
-/** Starts a comparison of `agent` against `baseline` detached (`Prefer: respond-async`) on a pod; its id. */
-export async function startComparison(pod: Pod, suite: object, agent = 'coach.3', baseline = 'coach'): Promise<string> {
+/** Starts a comparison of `agent` against `baseline` detached (`Prefer: respond-async`) on a pod (or through an ingress); its id. */
+export async function startComparison(pod: Pick<Pod, 'url'>, suite: object, agent = 'coach.3', baseline = 'coach'): Promise<string> {
   const res = await request(pod.url + comparePath(agent), {
     method: 'POST',
     headers: { ...AUTH, 'content-type': 'application/json', prefer: 'respond-async' },

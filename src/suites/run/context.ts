@@ -23,13 +23,9 @@ export interface RunContext {
   /** Aborted when the caller hangs up: running turns are cancelled, the rest skipped. */
   signal: AbortSignal;
   /**
-   * Read right before an engine session opens: false once this pod no longer knows that it holds
-   * the run (its lease lapsed, it was fenced), which halts the run and aborts `signal`. A pod
-   * resumed after a pause thus opens no session for a run it may have lost, even for an attempt it
-   * had decided on before the pause. Absent: always (a run nobody else can hold).
+   * The run's place among the pod's conversations (a comparison's two sides share one); it refuses
+   * an engine session once this pod no longer knows that it holds the run (RunRoom.opening).
    */
-  holds?: () => boolean;
-  /** The run's place among the pod's conversations (a comparison's two sides share one). */
   room: RunRoom;
   /** Each turn as soon as it has been evaluated (the streamed form of the route). */
   onTurn?: (event: TurnEvent) => void;
@@ -42,7 +38,6 @@ export interface RunFront {
   agent: AgentRef;
   access: AgentAccess;
   signal: AbortSignal;
-  holds?: () => boolean;
   room: RunRoom;
   log: FastifyBaseLogger;
   onTurn: ((event: TurnEvent) => void) | undefined;
@@ -62,6 +57,5 @@ export function runContext(app: FastifyInstance, front: RunFront): RunContext {
     room: front.room,
     log: front.log,
     ...(front.onTurn ? { onTurn: front.onTurn } : {}),
-    ...(front.holds ? { holds: front.holds } : {}),
   };
 }

@@ -4,7 +4,6 @@ import type { TurnResultView } from '../../conversations/views.js';
 import type { ConnectInput } from '../../domain/vocabulary.js';
 import { isGatewayError } from '../../errors.js';
 import type { RunContext } from './context.js';
-import { RunHalted } from './journal.js';
 
 // The runner's one link to the conversation layer: a suite conversation's turns go through the
 // conversation service like any front's (admission, one socket, plain closes), as the run's
@@ -48,15 +47,9 @@ async function withRoom<T>(ctx: RunContext, attempt: () => Promise<T>): Promise<
   }
 }
 
-/** Opens an engine session only while the pod holds the run (read at the last moment: see RunContext.holds). */
-function held<T>(ctx: RunContext, open: () => Promise<T>): Promise<T> {
-  if (ctx.holds?.() === false) return Promise.reject(new RunHalted());
-  return open();
-}
-
 /** Starts a conversation with its first line, waiting for room under the limits when there is none. */
 export async function startConversation(ctx: RunContext, connect: ConnectInput, line: string, notes: string[]): Promise<TurnResultView> {
-  const { value, waited } = await withRoom(ctx, () => held(ctx, () => ctx.conversationService.start(callOf(ctx, connect, line))));
+  const { value, waited } = await withRoom(ctx, () => ctx.conversationService.start(callOf(ctx, connect, line)));
   if (waited) notes.push(WAITED_FOR_ROOM);
   return value;
 }
@@ -82,5 +75,5 @@ export async function closeConversation(ctx: RunContext, last: TurnResultView): 
 
 /** Opens and closes a socket for a device that never connected, counted as one of the run's conversations. */
 export async function warmUpDevice(ctx: RunContext, connect: ConnectInput): Promise<void> {
-  await withRoom(ctx, () => held(ctx, () => ctx.conversationService.warmUp(ctx.caller, ctx.access, connect, ctx.room)));
+  await withRoom(ctx, () => ctx.conversationService.warmUp(ctx.caller, ctx.access, connect, ctx.room));
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RunLimitFull } from '../../conversations/admission.js';
 import type { RunMembership } from '../../conversations/conversation.js';
+import { RunHalted } from './journal.js';
 
 /** How a full limit reads in the run's note. */
 const HELD: Record<RunLimitFull['limit'], (held: number) => string> = {
@@ -28,11 +29,22 @@ export class RunRoom implements RunMembership {
   readonly #held = new Map<RunLimitFull['limit'], number>();
 
   readonly #onWaiting: ((full: RunLimitFull, why: string) => void) | undefined;
+  readonly #holds: (() => boolean) | undefined;
 
-  /** `onWaiting`: told each time the run starts waiting for room (none of its starts waited a moment before). */
-  constructor(concurrency: number, onWaiting?: (full: RunLimitFull, why: string) => void) {
+  /**
+   * `onWaiting`: told each time the run starts waiting for room (none of its starts waited a moment
+   * before). `holds`: false once this pod no longer knows that it holds the run (its lease lapsed, it
+   * was fenced; reading it halts the run); absent for a run nobody else can hold.
+   */
+  constructor(concurrency: number, onWaiting?: (full: RunLimitFull, why: string) => void, holds?: () => boolean) {
     this.concurrency = concurrency;
     this.#onWaiting = onWaiting;
+    this.#holds = holds;
+  }
+
+  /** No engine session opens for the run once this pod may have lost it: the run halts here instead. */
+  opening(): void {
+    if (this.#holds?.() === false) throw new RunHalted();
   }
 
   /** Waits with `wait` because `full` is full, counting the time in the run's wait. */

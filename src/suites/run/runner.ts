@@ -153,6 +153,13 @@ const cutShort = (suite: RunState['suite'], made: AttemptReport[]): boolean =>
   made.filter((a) => a.status !== 'cancelled').length < suite.repeat;
 
 /**
+ * Every engine session an attempt used, in the order it used them, so a person can find each one:
+ * an attack's plant, the attempt's own, the attack's control.
+ */
+const sessionsOf = (a: AttemptReport): string[] =>
+  [a.attack?.plant?.session_id, a.session_id, a.attack?.control?.session_id].filter((id) => typeof id === 'string');
+
+/**
  * The run's report from its conversations' attempts. A cancelled run decides nothing (`passed`
  * null, `cancelled` first); `undecided` says which conversations it left undecided (a run's: those
  * whose attempts did not all run; a comparison's side: those the gate had not decided).
@@ -198,7 +205,7 @@ export function runReportOf(
     pass_rate: suite.passRate,
     totals: totalsOf(conversations),
     model_usage: conversations.reduce((sum, c) => addUsage(sum, c.model_usage), noUsage()),
-    session_ids: conversations.flatMap((c) => c.attempts.flatMap((a) => (a.session_id === null ? [] : [a.session_id]))),
+    session_ids: conversations.flatMap((c) => c.attempts.flatMap(sessionsOf)),
     memory: state.memory,
     monitor: null,
     conversations,

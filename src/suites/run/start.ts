@@ -137,6 +137,14 @@ async function counted<T>(
   }
 }
 
+/**
+ * The run's room: it refuses an engine session once the journal is halted, which reading it does
+ * when this pod's lease on the run lapsed (a pod resumed after a pause, even for an attempt it had
+ * decided on before the pause, or a reconnect of a conversation the engine closed meanwhile).
+ */
+const roomOf = (admitted: Admitted, running: Running): RunRoom =>
+  new RunRoom(admitted.suite.concurrency, running.onWaiting, () => !running.journal.halted);
+
 const sideContext = (
   app: FastifyInstance,
   admitted: Admitted,
@@ -151,7 +159,6 @@ const sideContext = (
     agent,
     access,
     signal: running.signal,
-    holds: () => !running.journal.halted,
     room: running.room,
     log: running.log,
     onTurn: onTurn && (side === undefined ? onTurn : (event: TurnEvent) => onTurn({ ...event, side })),
@@ -160,7 +167,7 @@ const sideContext = (
 
 /** Starts (or, resumed, continues) a run of `admitted` with id `id`. */
 export function launchRun(app: FastifyInstance, admitted: Admitted, id: string, running: Running, resumed?: Resumed): Launched<RunReport> {
-  const room = new RunRoom(admitted.suite.concurrency, running.onWaiting);
+  const room = roomOf(admitted, running);
   const ctx = sideContext(app, admitted, { ...running, room }, admitted.agent, admitted.access);
   const state =
     resumed !== undefined && 'run' in resumed.identities
@@ -215,7 +222,7 @@ export function launchComparison(
   resumed?: Resumed,
 ): Launched<ComparisonReport> {
   // Both sides' conversations count under the one concurrency.
-  const both = { ...running, room: new RunRoom(admitted.suite.concurrency, running.onWaiting) };
+  const both = { ...running, room: roomOf(admitted, running) };
   const sides: Record<Side, RunContext> = {
     baseline: sideContext(app, admitted, both, admitted.baseline.agent, admitted.baseline.access, 'baseline'),
     candidate: sideContext(app, admitted, both, admitted.agent, admitted.access, 'candidate'),
