@@ -16,6 +16,10 @@ import { ndjsonLines } from '../src/http/ndjson.js';
 import { CLI_NODE_MAJOR_NEEDED } from '../src/node-version.js';
 import { demoBanner, startDemo } from './support/demo.js';
 import { childEnv, eventually } from './support/stack.js';
+import { scaled } from './support/time.js';
+
+// The file starts the demo as a fresh machine does: longer than the runner's 120 s on a loaded machine.
+t.setTimeout(scaled(300_000));
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -29,6 +29,10 @@ import {
   type Ran,
 } from './support/doc-samples.js';
 import { UUID } from './support/stack.js';
+import { scaled } from './support/time.js';
+
+// The file starts the demo and runs the documented commands end to end: longer than the runner's 120 s on a loaded machine.
+t.setTimeout(scaled(300_000));
 
 interface Fence {
   lang: string;

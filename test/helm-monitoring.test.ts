@@ -9,6 +9,7 @@ import { parse } from 'yaml';
 import { needs, toolPath } from './support/tools.js';
 import { chartDir } from './support/chart.js';
 import { ROOT } from './support/root.js';
+import { scaled } from './support/time.js';
 
 const read = (...path: string[]) => readFileSync(join(...path), 'utf8');
 const RULES = join(chartDir, 'files', 'prometheus-rules.yaml');
@@ -27,6 +28,9 @@ interface Rule {
 const groups = parse(read(RULES)).groups as Array<{ name: string; rules: Rule[] }>;
 const rules = groups.flatMap((g) => g.rules);
 const alerts = rules.filter((r) => r.alert !== undefined);
+
+// promtool's unit tests replay days of series: CPU-bound, so a loaded machine takes a few times longer.
+t.setTimeout(scaled(300_000));
 
 const promtool = (...args: string[]) => spawnSync(toolPath('promtool')!, args, { cwd: ROOT, encoding: 'utf8' });
 

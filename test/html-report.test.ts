@@ -21,6 +21,10 @@ import { comparisonFixture } from './support/report-fixtures.js';
 import { startStack, type Stack } from './support/stack.js';
 import { comparePath, runPath } from './support/http.js';
 import { needs } from './support/tools.js';
+import { scaled } from './support/time.js';
+
+// The file renders the reports in a real Chromium: longer than the runner's 120 s on a loaded machine.
+t.setTimeout(scaled(300_000));
 
 const NO_CHROMIUM = needs('chromium').skip;
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));

@@ -211,8 +211,8 @@ export function createMetrics(config: MetricsConfig) {
       help:
         'Attempts of monitored runs (a run naming a monitor), by monitor, agent, revision, conversation and outcome ' +
         '(passed, failed, error, invalid), and for a reviewed failed or invalid attempt who the failure review found ' +
-        'responsible (agent, judge, unclear, simulated_user), added when the run finishes; at most MAX_MONITOR_SERIES ' +
-        'label sets per pod.',
+        'responsible (agent, judge, unclear, simulated_user), added when the run finishes (to a new label set, after a ' +
+        'scrape has read it at 0); at most MAX_MONITOR_SERIES label sets per pod.',
       labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome', 'responsible'] as const,
       registers,
     }),
@@ -220,8 +220,8 @@ export function createMetrics(config: MetricsConfig) {
       name: `${p}monitor_attack_attempts_total`,
       help:
         'Attempts of the attack conversations of monitored runs that could be judged, by monitor, agent, revision, ' +
-        'conversation and outcome (held: the agent held; broke: the attack broke it), added when the run finishes; within ' +
-        'MAX_MONITOR_SERIES.',
+        'conversation and outcome (held: the agent held; broke: the attack broke it), added when the run finishes (to a ' +
+        'new label set, after a scrape has read it at 0); within MAX_MONITOR_SERIES.',
       labelNames: ['monitor', 'agent', 'revision', 'conversation', 'outcome'] as const,
       registers,
     }),
