@@ -1,4 +1,12 @@
-import type { ComparisonReport, ConversationComparison, ConversationDecision, RateInterval, Side } from '../comparison.js';
+import type {
+  ComparisonReport,
+  ConversationComparison,
+  ConversationDecision,
+  DecidedSide,
+  RateInterval,
+  Side,
+  SideResult,
+} from '../comparison.js';
 import { attemptsModeText, confidenceText, fraction } from '../wording.js';
 import { html, type Html } from './kit.js';
 import { convId } from './parts.js';
@@ -76,7 +84,7 @@ function sideMarks(side: Side, { passed, judged, interval }: PlotSide, cy: numbe
       ><text class="none" x="${at(AXIS_LEFT + 6)}" y="${at(cy + 4)}">${side}: no attempt could be judged</text></g
     >`;
   }
-  const tip = `${side} ${passed}/${judged} passed: ${Math.round(estimate * 100)} % ` + `(95 % interval ${fraction(low)}–${fraction(high)})`;
+  const tip = `${side} ${passed}/${judged} passed: ${Math.round(estimate * 100)} % (95 % interval ${fraction(low)}–${fraction(high)})`;
   const [l, h] = [x(low), x(high)];
   return html`<g class="${`series ${side}`}"
     ><title>${tip}</title><line class="ci" x1="${at(l)}" y1="${at(cy)}" x2="${at(h)}" y2="${at(cy)}"></line
@@ -101,7 +109,7 @@ function row(r: PlotRow, i: number, key: string): Html {
 }
 
 /** A report's side: its passes, the attempts judged (neither in error, invalid nor cancelled), the gate's interval. */
-const reportSide = (s: ComparisonReport['conversations'][number]['baseline']): PlotSide => ({
+const reportSide = (s: SideResult): PlotSide => ({
   passed: s.attempts_passed,
   judged: s.attempts_total - s.attempts_error - s.attempts_invalid - s.attempts_cancelled,
   interval: s.pass_rate_interval,
@@ -244,7 +252,7 @@ export interface LiveComparison {
   };
 }
 
-const decidedSide = (s: ConversationDecision['baseline']): PlotSide => ({
+const liveSide = (s: DecidedSide): PlotSide => ({
   passed: s.passed,
   judged: s.judged,
   interval: s.pass_rate_interval,
@@ -264,7 +272,7 @@ function liveRow(c: LiveComparison['progress']['conversations'][number]): PlotRo
       pending: `${c.state === 'running' ? 'deciding' : c.state}: ${c.rounds} of ${c.budget} rounds`,
     };
   }
-  const sides = { baseline: decidedSide(d.baseline), candidate: decidedSide(d.candidate) };
+  const sides = { baseline: liveSide(d.baseline), candidate: liveSide(d.candidate) };
   return d.verdict === null
     ? { ...base, tone: 'stopped', word: 'stopped', sides }
     : { ...base, tone: d.verdict, word: VERDICT_WORD[d.verdict], sides };
