@@ -13,7 +13,7 @@ import { launch } from './support/browser.js';
 import { startNginx, startRunPods, type Pod } from './support/cluster.js';
 import type { Json } from './support/http.js';
 import { runOn, startComparison, until } from './support/runs.js';
-import { openSignedIn } from './support/runs-page.js';
+import { openSignedIn, pageShot } from './support/runs-page.js';
 import { scaled } from './support/time.js';
 import { needs } from './support/tools.js';
 
@@ -104,6 +104,12 @@ t.test(
     // nginx reloads at once; its old worker ends once the drained pod has ended the page's stream.
     const routedOut = nginx.route(holder.port, false);
     routedOut.catch(() => undefined);
+
+    // What a reader sees once the page follows the run on its new pod (docs/runs-page.md).
+    await page.waitForFunction(() => document.querySelector('#notice')?.textContent?.startsWith('Following the run again'), undefined, {
+      timeout: scaled(60_000),
+    });
+    await page.screenshot({ path: pageShot('moved'), fullPage: true });
 
     const sibling = pods.find((pod) => pod !== holder)!;
     let view: Json;

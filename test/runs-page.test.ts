@@ -5,23 +5,19 @@
  * its verdict, side by side, hostile agent text shown as text, cancel, the list, and axe-core.
  */
 
-import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { browserModules } from '../src/routes/runs-page.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { comparisonAnswer } from '../src/suites/report/wording.js';
 import type { Page } from 'playwright-core';
-import { launch, REFRESH_DOCS } from './support/browser.js';
-import { axeViolations, openSignedIn } from './support/runs-page.js';
+import { launch } from './support/browser.js';
+import { axeViolations, openSignedIn, pageShot as shot } from './support/runs-page.js';
 import { comparePath, runPath } from './support/http.js';
 import { eventually, startStack, type Stack } from './support/stack.js';
 import { scaled } from './support/time.js';
 import { needs } from './support/tools.js';
 
-const SHOTS = fileURLToPath(new URL(REFRESH_DOCS ? '../docs/' : './output/', import.meta.url));
-const shot = (name: string) => `${SHOTS}runs-page-${name}.png`;
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
 /** The demo agent's revision 3 answers an order's delivery date without looking it up: a regression (test/comparisons.test.ts). */
@@ -144,7 +140,6 @@ t.test('a comparison followed live to its verdict, side by side, hostile text as
     /95 %.*95 %.*regressed/s,
     'its row in the table: both sides’ intervals and the verdict',
   );
-  if (REFRESH_DOCS) mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: shot('live'), fullPage: true });
 
   // The verdict appears when it ends, the report's own sentence.

@@ -200,7 +200,7 @@ function liveFacts(state) {
               ${view.moves.map(
                 (m) =>
                   html`<div>
-                    from ${m.from} to ${m.to} (${m.cause}) after ${plural(m.rounds_completed, 'round')},
+                    from ${m.from} to ${m.to} (${m.cause}) after ${plural(m.rounds_completed, 'round')} over all conversations,
                     ${plural(m.attempts_rerun, 'attempt')} run again
                   </div>`,
               )}

@@ -1,8 +1,13 @@
 /** The runs page in a browser: signed in as a reader, checked by axe-core. */
 
+import { fileURLToPath } from 'node:url';
 import axeCore from 'axe-core';
 import type { Browser, Page } from 'playwright-core';
-import { watchProblems } from './browser.js';
+import { REFRESH_DOCS, watchProblems } from './browser.js';
+
+/** Where a screenshot of the runs page goes: docs/ when they are refreshed on purpose (`npm run screenshot`), else test/output/. */
+export const pageShot = (name: string): string =>
+  fileURLToPath(new URL(`${REFRESH_DOCS ? '../../docs/' : '../output/'}runs-page-${name}.png`, import.meta.url));
 
 /** Opens `url` (a page of the gateway) and signs in with `token`, typed once: the tab keeps it. */
 export async function openSignedIn(browser: Browser, url: string, token = 'demo-token'): Promise<{ page: Page; problems: string[] }> {
