@@ -1,7 +1,8 @@
 // Writes src/api/report-shapes.ts, the TypeScript types of openapi.yaml's run and comparison report
-// components (RunReport, RunStreamLine, ComparisonReport, JudgeCheckReport and every component they reference), with
-// openapi-typescript. `npm run generate:types` runs it; test/report-shapes.test.ts fails when the
-// committed file differs from what it writes now.
+// components (RunReport, RunStreamLine, ComparisonReport, the ConversationDecision a comparison's
+// progress shows, JudgeCheckReport and every component they reference), with openapi-typescript.
+// `npm run generate:types` runs it; test/report-shapes.test.ts fails when the committed file
+// differs from what it writes now.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
@@ -13,7 +14,7 @@ const OPENAPI = new URL('../openapi.yaml', import.meta.url);
 export const REPORT_SHAPES = new URL('../src/api/report-shapes.ts', import.meta.url);
 
 /** The components the reports start from; the others they reference come with them. */
-const ROOTS = ['RunReport', 'RunStreamLine', 'ComparisonReport', 'JudgeCheckReport'];
+const ROOTS = ['RunReport', 'RunStreamLine', 'ComparisonReport', 'ConversationDecision', 'JudgeCheckReport'];
 
 const HEADER = `// Generated from openapi.yaml's report components by scripts/generate-report-shapes.ts (openapi-typescript):
 // do not edit. Change openapi.yaml, then run \`npm run generate:types\`.

@@ -48,6 +48,8 @@ t.test('coach.3 regresses the order lookup: exit 1, the differing expectation, J
       `${Math.round(plan.sessions.unchanged)} if nothing changed, at most 120 · ` +
       `wall time at concurrency 10 and 30 s a session (assumed): about ${Math.round(plan.seconds.unchanged / 60)} min, at most 20 min`,
   );
+  t.match(result.stderr, /^ {2}order status: stopped after 7 rounds \(decided: regressed\)$/m, 'each conversation as the gate stops it');
+  t.match(result.stderr, /^ {2}size help: stopped after 7 rounds \(futile\)$/m);
   t.match(result.stdout, /agent:coach \(revision 2, Published\) → agent:coach\.3 \(revision 3, Preview\)/);
   t.match(result.stdout, /✗ order status · REGRESSED · baseline passed 7\/7 · candidate failed 0\/7 · replies diverged at turn 2/);
   t.match(

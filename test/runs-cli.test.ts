@@ -19,6 +19,7 @@ t.test('run --detach prints the id; follow reads it to the report; cancel cancel
   const id = /^([0-9a-f-]{36})\trun of ok/m.exec(detached.out())?.[1];
   t.ok(id, `the run's id is printed: ${detached.out()}`);
   t.match(detached.out(), new RegExp(`agent-test-gateway follow ${id} · ${s.url}/runs/${id}$`, 'm'), "and the run's page");
+  t.equal((await s.call('GET', `/v1/runs/${id}`)).body.suite, 'ok', 'a suite file without a name: the run is listed by the file’s');
 
   const started = io();
   t.equal(await run.main([`${dir}/ok.yaml`, '--gateway', s.url], started), 0, started.err());

@@ -10,6 +10,7 @@ import t from 'tap';
 import { browserModules } from '../src/routes/runs-page.js';
 import type { ComparisonReport } from '../src/suites/report/comparison.js';
 import { comparisonAnswer } from '../src/suites/report/wording.js';
+import type { Page } from 'playwright-core';
 import { launch } from './support/browser.js';
 import { axeViolations, openSignedIn, pageShot as shot } from './support/runs-page.js';
 import { comparePath, runPath } from './support/http.js';
@@ -27,6 +28,22 @@ const orderLookup = {
 /** The demo agent repeats what it does not know: its reply is this markup. */
 const hostile = { name: `markup ${HOSTILE}`, turns: [{ line: HOSTILE, expect: { text_contains: 'Anything else' } }] };
 const steady = { name: 'steady', turns: [{ line: 'hi', expect: { text_contains: 'hi' } }] };
+/** Fixed in revision 3 (`sim:chance:0,1`: the baseline never passes, the candidate always); each attempt a second slower than others. */
+const slowFix = {
+  name: 'slow fix',
+  turns: [{ line: 'sim:delay:1000' }, { line: 'sim:chance:0,1', expect: { text_contains: 'Yes' } }],
+};
+
+/** The pass-rate plot's rows as the page shows them: live or the report's, each row's verdict and its sides' tooltips. */
+const plotRows = (page: Page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll('#plot svg.plot g.row')].map((g) => ({
+      name: g.querySelector('.name > title')?.textContent,
+      live: g.closest('.plot-card')?.classList.contains('live') ?? false,
+      verdict: g.querySelector('.verdict')?.textContent,
+      sides: [...g.querySelectorAll('g.series > title')].map((title) => title.textContent),
+    })),
+  );
 
 const startComparison = async (s: Stack, body: Record<string, unknown>, token = 'demo-token'): Promise<string> => {
   const started = await s.call('POST', comparePath(), { body, token, headers: { prefer: 'respond-async' } });
@@ -108,7 +125,7 @@ t.test('a comparison followed live to its verdict, side by side, hostile text as
     name: 'release gate',
     min_attempts: 3,
     max_attempts: 6,
-    conversations: [orderLookup, hostile, steady],
+    conversations: [orderLookup, hostile, steady, slowFix],
   });
   const { page, problems } = await openSignedIn(browser, `${s.url}/runs/${id}`);
 
@@ -116,6 +133,30 @@ t.test('a comparison followed live to its verdict, side by side, hostile text as
   await page.waitForSelector('#sessions');
   const first = Number(await page.textContent('#sessions'));
   await page.waitForFunction((n) => Number(document.querySelector('#sessions')?.textContent) > n, first, { timeout: scaled(30_000) });
+
+  // The plot fills in as the gate stops conversations: the regression drawn while the slow one is still deciding.
+  await page.waitForFunction(
+    () => {
+      // order lookup is the suite's first conversation, slow fix its fourth.
+      const row = (index: number) => document.querySelector(`#plot .plot-card.live g.row[data-index="${index}"]`);
+      return row(0)?.querySelector('g.series') != null && row(3)?.querySelector('g.series') === null;
+    },
+    undefined,
+    { timeout: scaled(60_000) },
+  );
+  const early = await plotRows(page);
+  const drawn = early.filter((row) => row.sides.length > 0);
+  t.ok(
+    early.every((row) => row.live),
+    'the live plot, before the report',
+  );
+  t.same(early.find((row) => row.name === 'slow fix')?.sides, [], 'the slow conversation is still deciding');
+  t.same(drawn.find((row) => row.name === 'order lookup')?.verdict, 'regressed', 'a regression is drawn as soon as it is decided');
+  t.match(
+    await page.textContent('#table tr[data-conversation="order lookup"]'),
+    /95 %.*95 %.*regressed/s,
+    'its row in the table: both sides’ intervals and the verdict',
+  );
   await page.screenshot({ path: shot('live'), fullPage: true });
 
   // The verdict appears when it ends, the report's own sentence.
@@ -123,6 +164,20 @@ t.test('a comparison followed live to its verdict, side by side, hostile text as
   const view = await ended(s, id);
   const report = view.report as ComparisonReport;
   t.equal((await page.textContent('header .answer'))?.trim(), comparisonAnswer(report).text, 'the verdict is the report’s');
+
+  // At the end the report's plot: every row drawn, and each row drawn live is drawn the same.
+  const final = await plotRows(page);
+  t.same(
+    final.map((row) => [row.name, row.live, row.sides.length]),
+    report.conversations.map((c) => [c.name, false, 2]),
+    'the report’s plot, every conversation drawn',
+  );
+  t.same(final.find((row) => row.name === 'slow fix')?.verdict, 'fixed', 'more drawn after');
+  for (const row of drawn) {
+    const same = final.find((f) => f.name === row.name)!;
+    t.same(row.sides, same.sides, `${row.name}: the live intervals are the report’s`);
+    if (row.verdict !== 'stopped') t.equal(row.verdict, same.verdict, `${row.name}: the live verdict is the report’s`);
+  }
   t.equal(await page.evaluate(() => performance.getEntriesByType('navigation').length), 1, 'no reload');
   await page.waitForSelector('svg');
   t.same(await axeViolations(page), [], 'axe: no serious or critical violation on the run');
@@ -193,13 +248,15 @@ t.test('the list, cancel with a confirmation, sign out', NO_CHROMIUM, async (t) 
   const browser = await launch(t);
   const done = await s.call('POST', runPath(), { body: { conversations: [steady] } });
   t.equal(done.status, 200);
-  const id = await startComparison(s, { baseline: 'coach', max_attempts: 20, conversations: [orderLookup, steady] });
+  const id = await startComparison(s, { baseline: 'coach', name: 'nightly gate', max_attempts: 20, conversations: [orderLookup, steady] });
 
   const { page, problems } = await openSignedIn(browser, `${s.url}/runs`);
   await page.waitForSelector(`tr[data-run="${id}"]`);
   const rows = await page.locator('tr[data-run]').evaluateAll((r) => r.map((e) => e.getAttribute('data-status')));
   t.same(rows, ['running', 'passed'], 'newest first');
   t.match(await page.textContent(`tr[data-run="${id}"]`), /coach → coach\.3/, 'baseline → candidate');
+  const suites = await page.locator('tr[data-run] td:nth-child(3)').allTextContents();
+  t.same(suites, ['nightly gate', '–'], 'the suite’s name; a run of a suite sent without one has none');
   t.same(await axeViolations(page), [], 'axe: no serious or critical violation on the list');
   await page.screenshot({ path: shot('list'), fullPage: true });
   await page.selectOption('#filters select[name=status]', 'passed');

@@ -1,7 +1,7 @@
 // Runs as resources on one pod: Prefer: respond-async, GET /v1/runs/{id}, its events from any line,
-// the caller's list, ownership, DELETE, a follower hanging up and coming back within the grace,
-// and a drain with no sibling: cancelled, with a report of what was completed and no attempt that
-// was not made.
+// the caller's list, ownership, DELETE, a follower hanging up and coming back within the grace, a
+// comparison's decisions as they come, and a drain with no sibling: cancelled, with a report of
+// what was completed and no attempt that was not made.
 import t from 'tap';
 import { request } from 'undici';
 import { comparePath, runPath, type Json } from './support/http.js';
@@ -28,6 +28,7 @@ async function events(s: Stack, id: string, after = 0, token = 'demo-token'): Pr
 t.test('Prefer: respond-async answers 202 with the run; it is read, followed from any line, and listed', async (t) => {
   const s = await startStack(t);
   const suite = {
+    name: 'orders',
     conversations: [{ name: 'order', turns: [intro, { line: 'Where is my order?', expect: { tool: 'lookup_order' } }] }],
     repeat: 2,
   };
@@ -36,7 +37,7 @@ t.test('Prefer: respond-async answers 202 with the run; it is read, followed fro
   const id = started.body.id;
   t.match(id, UUID);
   t.equal(started.headers.location, `/v1/runs/${id}`);
-  t.match(started.body, { kind: 'run', status: 'running', agent: 'agent:coach', baseline: null, report: null, moves: [] });
+  t.match(started.body, { kind: 'run', status: 'running', agent: 'agent:coach', baseline: null, suite: 'orders', report: null, moves: [] });
 
   const all = await events(s, id);
   t.equal(all.status, 200);
@@ -65,9 +66,9 @@ t.test('Prefer: respond-async answers 202 with the run; it is read, followed fro
   const list = await s.call('GET', '/v1/runs');
   t.equal(list.status, 200);
   t.same(
-    list.body.runs.map((r: Json) => [r.id, r.report]),
-    [[id, null]],
-    'the list has the run, without its report',
+    list.body.runs.map((r: Json) => [r.id, r.suite, r.report]),
+    [[id, 'orders', null]],
+    'the list has the run and its suite’s name, without its report',
   );
 });
 
@@ -75,6 +76,7 @@ t.test('the team reads a run, only its caller cancels it; a stranger and an unkn
   const s = await startStack(t);
   const started = await s.call('POST', runPath(), { body: { conversations: [{ turns: [intro] }] }, headers: { prefer: 'respond-async' } });
   const id = started.body.id;
+  t.equal(started.body.suite, null, 'a suite sent without a name has none');
   for (const [method, path] of [
     ['GET', `/v1/runs/${id}`],
     ['GET', `/v1/runs/${id}/events`],
@@ -139,6 +141,42 @@ t.test('a follower that hangs up and comes back within the grace keeps the run; 
   const rest = await events(s, id, 1);
   t.match(rest.lines.at(-1), { report: { run_id: id, passed: true } }, 'followed again to its report');
   t.equal((await s.call('GET', `/v1/runs/${id}`)).body.status, 'passed');
+});
+
+t.test("a comparison's decisions as the gate stops each conversation: its decided lines and progress, equal to the report's", async (t) => {
+  const s = await startStack(t);
+  const conversations = [
+    { name: 'broken', turns: [{ line: 'sim:chance:1,0', expect: { text_contains: 'Yes' } }] },
+    { name: 'same', turns: [{ line: 'sim:chance:1', expect: { text_contains: 'Yes' } }] },
+  ];
+  const started = await s.call('POST', comparePath(), {
+    body: { baseline: 'coach', min_attempts: 3, max_attempts: 6, conversations },
+    headers: { prefer: 'respond-async' },
+  });
+  const id = started.body.id;
+  const all = await events(s, id);
+  const decided = all.lines.filter((l) => l.decided !== undefined).map((l) => l.decided);
+  const view = (await s.call('GET', `/v1/runs/${id}`)).body;
+  const { report } = view;
+  t.same(decided.map((d: Json) => d.conversation).sort(), ['broken', 'same'], 'one decided line per conversation');
+  t.same(
+    view.progress.conversations.map((c: Json) => c.decision),
+    [0, 1].map((i) => decided.find((d: Json) => d.conversation_index === i)),
+    'the progress carries each decision as its line said',
+  );
+  const broken = decided.find((d: Json) => d.conversation === 'broken');
+  t.match(broken, { stop: 'decided', verdict: 'regressed', baseline: { passed: broken.rounds, errors: 0 }, candidate: { passed: 0 } });
+  for (const d of decided) {
+    const c = report.conversations[d.conversation_index];
+    t.same(
+      [d.baseline.pass_rate_interval, d.candidate.pass_rate_interval, d.rounds, d.stop],
+      [c.baseline.pass_rate_interval, c.candidate.pass_rate_interval, c.statistics.rounds, c.statistics.stop],
+      `${d.conversation}: the report's intervals, rounds and stop`,
+    );
+    const judged = (side: Json) => side.attempts_total - side.attempts_error - side.attempts_invalid - side.attempts_cancelled;
+    t.same([d.baseline.judged, d.candidate.judged], [judged(c.baseline), judged(c.candidate)], `${d.conversation}: the attempts judged`);
+    if (d.verdict !== null) t.equal(d.verdict, c.verdict, `${d.conversation}: the report's verdict`);
+  }
 });
 
 t.test('a drain with no sibling ends a comparison cancelled, with what it completed and no attempt it did not make', async (t) => {

@@ -15,7 +15,7 @@ const row = (run) => {
   return html`<tr data-run="${run.id}" data-status="${run.status}">
     <td>${run.kind}</td>
     <td><a href="${`/runs/${run.id}`}">${agentsText(run)}</a></td>
-    <td>${run.report?.name ?? '–'}</td>
+    <td>${run.suite ?? '–'}</td>
     <td>${startedBy(run)}</td>
     <td>${statusBadge(run.status)}</td>
     <td>${bar(p.decided, p.conversations.length, `conversations decided of ${run.id}`)} ${p.decided}/${p.conversations.length}</td>

@@ -1,7 +1,8 @@
 // One run, answer first: the verdict sentence once it has one, live progress while it runs (the
-// run's lines followed across pods), the pass-rate plot and the conversations with every attempt
-// as a mark; a mark opens that attempt's transcript (side by side in a comparison). Only the
-// opened transcript is in the document.
+// run's lines followed across pods), the pass-rate plot and the conversations (a comparison's
+// filling in as the gate stops each one), every attempt a mark once the report is there; a mark
+// opens that attempt's transcript (side by side in a comparison). Only the opened transcript is
+// in the document.
 
 import { ApiError, api, followRun, getJson } from '/runs/page/api.js';
 import { startedBy } from '/runs/page/list.js';
@@ -10,7 +11,8 @@ import { duration, plural, timestamp } from '/runs/page/modules/suites/report/ht
 import { attemptBody, attemptMeta, convId } from '/runs/page/modules/suites/report/html/parts.js';
 import { comparisonHeader, runHeader } from '/runs/page/modules/suites/report/html/headers.js';
 import { sideBySide } from '/runs/page/modules/suites/report/html/side-by-side.js';
-import { passRatePlot } from '/runs/page/modules/suites/report/html/plot.js';
+import { livePlot, passRatePlot } from '/runs/page/modules/suites/report/html/plot.js';
+import { intervalText } from '/runs/page/modules/suites/report/wording.js';
 
 const MARK = { passed: '✓', failed: '✗', error: '!', invalid: '?' };
 const isComparison = (report) => report !== null && report.comparison_id !== undefined;
@@ -93,10 +95,18 @@ function reportTable(report) {
   </table>`;
 }
 
-/** While it runs: each conversation's progress from the run's view. */
+/** A comparison's conversation once the gate stopped it: its verdict, or that the report gives it. */
+const verdictCell = (decision) =>
+  decision === null ? '' : decision.verdict === null ? html`<span class="muted">with the report</span>` : badge(decision.verdict);
+
+/** While it runs: each conversation's progress from the run's view, with what the gate decided as it decides. */
 function progressTable(view) {
   const comparison = view.kind === 'comparison';
-  const sideText = (s) => (s === null ? '' : `${s.passed}/${s.attempts} passed${s.errors > 0 ? `, ${s.errors} in error` : ''}`);
+  const sideText = (s, decided) =>
+    s === null
+      ? ''
+      : `${s.passed}/${s.attempts} passed${s.errors > 0 ? `, ${s.errors} in error` : ''}` +
+        `${decided === undefined ? '' : ` · ${intervalText(decided.pass_rate_interval)}`}`;
   return html`<table class="card conversations">
     <thead>
       <tr>
@@ -106,7 +116,8 @@ function progressTable(view) {
         ${
           comparison
             ? html`<th scope="col">Baseline</th>
-                <th scope="col">Candidate</th>`
+                <th scope="col">Candidate</th>
+                <th scope="col">Verdict</th>`
             : html`<th scope="col">Passed</th>`
         }
       </tr>
@@ -114,14 +125,15 @@ function progressTable(view) {
     <tbody>
       ${view.progress.conversations.map(
         (c) =>
-          html`<tr data-conversation="${c.conversation}">
+          html`<tr data-conversation="${c.conversation}" id="${convId('cmp', c.conversation_index)}">
             <th scope="row">${c.conversation}</th>
             <td>${badge(c.state === 'running' ? 'skipped' : c.state, c.state)}</td>
             <td>${bar(c.rounds, c.budget, `${c.conversation}: rounds`)} ${c.rounds}/${c.budget}</td>
             ${
               comparison
-                ? html`<td>${sideText(c.baseline)}</td>
-                    <td>${sideText(c.candidate)}</td>`
+                ? html`<td>${sideText(c.baseline, c.decision?.baseline)}</td>
+                    <td>${sideText(c.candidate, c.decision?.candidate)}</td>
+                    <td>${verdictCell(c.decision)}</td>`
                 : html`<td>${sideText(c.attempts)}</td>`
             }
           </tr>`,
@@ -359,6 +371,8 @@ export async function showRun(main, id, signal) {
     show(el('live'), liveFacts(state));
     if (state.report === null) {
       show(el('head'), plainHeader(state.view));
+      // A comparison's plot fills in as the gate stops its conversations; the report's replaces it at the end.
+      if (state.view.kind === 'comparison') show(el('plot'), livePlot(state.view));
       show(el('table'), progressTable(state.view));
     }
   };

@@ -619,6 +619,38 @@ export type components = {
     RunStreamMovedLine: {
       moved: components['schemas']['RunMove'];
     };
+    /**
+     * @description A comparison's conversation once the gate stopped it: why, after how many rounds, each side's
+     *     attempts as the test counted them with the pass rate's 95 % interval (final: a stopped
+     *     conversation runs no more rounds, and the report shows the same), and its verdict where the
+     *     stop decided it.
+     */
+    ConversationDecision: {
+      conversation: string;
+      conversation_index: number;
+      /** @enum {string} */
+      stop: 'decided' | 'futile' | 'budget';
+      rounds: number;
+      /**
+       * @description Stopped `decided`: the side its boundary was crossed to, which is the report's verdict (a
+       *     crossing is within the first step of the report's Holm procedure). Stopped `futile` or at
+       *     its `budget`: null; its verdict comes with the report, from every conversation's test
+       *     together (`unchanged` mostly, but the Holm procedure may still find a difference).
+       * @enum {string|null}
+       */
+      verdict: 'regressed' | 'fixed' | null;
+      baseline: components['schemas']['DecidedSide'];
+      candidate: components['schemas']['DecidedSide'];
+    };
+    /** @description One side of a stopped conversation, as the gate's test counted its rounds. */
+    DecidedSide: {
+      /** @description Attempts that passed or failed (invalid and cancelled ones are left out, run again within a round). */
+      judged: number;
+      passed: number;
+      /** @description Rounds whose attempt ended in error, left out of the test. */
+      errors: number;
+      pass_rate_interval: components['schemas']['RateInterval'];
+    };
     RunStreamTurnLine: {
       turn: {
         /** @description The conversation's name. */

@@ -277,8 +277,10 @@ class Follower<Report, Turn> {
       }
     } else if (item.turn !== undefined) this.#progress.above(() => o.onTurn(item.turn as Turn));
     else if (item.decided !== undefined) {
-      const d = item.decided as { conversation: string; stop: string; rounds: number };
-      this.#progress.say(`  ${d.conversation}: stopped after ${d.rounds} round${d.rounds === 1 ? '' : 's'} (${d.stop})\n`);
+      // `verdict` where the stop decided it (a gateway of the previous release sends none).
+      const d = item.decided as { conversation: string; stop: string; rounds: number; verdict?: string | null };
+      const why = d.verdict == null ? d.stop : `${d.stop}: ${d.verdict}`;
+      this.#progress.say(`  ${d.conversation}: stopped after ${d.rounds} round${d.rounds === 1 ? '' : 's'} (${why})\n`);
     } else if (item.waiting !== undefined) this.#progress.say(`  ${(item.waiting as { message: string }).message}\n`);
     else if (item.moved !== undefined) {
       const m = item.moved as { to: string; cause: string; attempts_rerun: number };

@@ -78,6 +78,8 @@ async function prepare(
     body.memory = wire;
   }
   const name = loaded.suite.name ?? basename(file, extname(file));
+  // The gateway knows a run's suite by its name (the runs page lists it): the name this command prints, the file's where it has none.
+  body.name ??= name;
   return { ok: true, suite: { file, name, loaded, body } };
 }
 

@@ -62,7 +62,27 @@ const specSchema = z.object({
   monitor: z.string().max(64).optional(),
   detached: z.boolean(),
   created_at: z.number().int().min(0),
-  outline: z.object({ names: z.array(z.string()), budget: z.number().int().min(1) }),
+  // `suite` came with this release: a pod of the previous one sends none.
+  outline: z.object({ suite: z.string().nullable().default(null), names: z.array(z.string()), budget: z.number().int().min(1) }),
+});
+
+const count = z.number().int().min(0);
+const stopSchema = z.enum(['decided', 'futile', 'budget']);
+const decidedSideSchema = z.object({
+  judged: count,
+  passed: count,
+  errors: count,
+  pass_rate_interval: z.object({ estimate: z.number().nullable(), low: z.number(), high: z.number() }),
+});
+/** openapi.yaml's ConversationDecision. */
+const decisionSchema = z.object({
+  conversation: z.string(),
+  conversation_index: count,
+  stop: stopSchema,
+  rounds: count,
+  verdict: z.enum(['regressed', 'fixed']).nullable(),
+  baseline: decidedSideSchema,
+  candidate: decidedSideSchema,
 });
 
 const moveSchema = z.object({
@@ -94,8 +114,10 @@ export const checkpointSchema = z.object({
   stops: z.array(
     z.object({
       conversation: z.number().int().min(0),
-      stop: z.enum(['decided', 'futile', 'budget']),
+      stop: stopSchema,
       rounds: z.number().int().min(0),
+      // Came with this release: a pod of the previous one sends none.
+      decision: decisionSchema.nullable().default(null),
     }),
   ),
   resumed: resumedSchema.nullable(),
@@ -242,7 +264,7 @@ export function applyCheckpoint(held: Run | undefined, push: Checkpoint, holder:
   run.endedAt = push.ended_at;
   run.moves.splice(0, run.moves.length, ...push.moves);
   run.stops.clear();
-  for (const { conversation, stop, rounds } of push.stops) run.stops.set(conversation, { stop, rounds });
+  for (const { conversation, ...stopped } of push.stops) run.stops.set(conversation, stopped);
   run.resumed = (push.resumed ?? undefined) as Resumed | undefined;
   // A cancel known here (sent to this pod while its holder did not answer) sticks, whatever the push says.
   const cancelled = push.cancelled ?? held?.cancelledBecause ?? null;

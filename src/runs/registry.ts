@@ -172,6 +172,7 @@ export class RunRegistry {
       detached: opts.detached,
       createdAt: Date.now(),
       outline: {
+        suite: suite.name ?? null,
         names: suite.conversations.map((c) => c.name),
         budget: kind === 'run' ? suite.repeat : plan.kind === 'repeat' ? plan.attempts : plan.max,
       },

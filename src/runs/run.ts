@@ -1,5 +1,6 @@
 import type { AgentAccess, AgentRef } from '../domain/vocabulary.js';
 import type { ComparisonStop } from '../stats/index.js';
+import type { ConversationDecision } from '../suites/report/comparison.js';
 import type { CompletedRound, RunJournal } from '../suites/run/journal.js';
 import type { Resumed, RunStates } from '../suites/run/start.js';
 import { FIRST_EPOCH, type Epoch } from './holding.js';
@@ -29,8 +30,10 @@ export interface RunSpec {
   outline: RunOutline;
 }
 
-/** The suite's shape a run's progress needs, fixed at the start: conversation names and the budget of each. */
+/** The suite's shape a run's progress needs, fixed at the start: its name, conversation names and the budget of each. */
 export interface RunOutline {
+  /** The suite's `name:` (the CLI sends its file's name where it has none); null when it came without one. */
+  suite: string | null;
   names: string[];
   /** Attempts per conversation (a run) or rounds per conversation (a comparison). */
   budget: number;
@@ -58,6 +61,8 @@ export interface RunError {
 export interface Stopped {
   stop: ComparisonStop;
   rounds: number;
+  /** What its test read then; null when a pod of the previous release stopped it (it sent none). */
+  decision: ConversationDecision | null;
 }
 
 /**
@@ -171,11 +176,11 @@ export class Run implements RunJournal {
     this.#roundsByKey.set(`${round.unit}:${round.round}`, round);
   }
 
-  stopped(conversation: number, stop: ComparisonStop, rounds: number): void {
+  stopped(decision: ConversationDecision): void {
+    const { conversation_index: conversation, stop, rounds } = decision;
     if (this.stops.has(conversation)) return;
-    this.stops.set(conversation, { stop, rounds });
-    const name = this.spec.outline.names[conversation];
-    this.emit({ decided: { conversation: name, conversation_index: conversation, stop, rounds } });
+    this.stops.set(conversation, { stop, rounds, decision });
+    this.emit({ decided: decision });
   }
 
   /** Adds a line for the followers. */

@@ -1,3 +1,4 @@
+import type { ConversationDecision } from '../suites/report/comparison.js';
 import { conversationReportOf, type AttemptReport } from '../suites/report/run-report.js';
 import type { Run, RunError, RunKind, RunMove, RunStatus } from './run.js';
 
@@ -29,6 +30,8 @@ export interface ConversationProgress {
    * when the run was cancelled before it got there.
    */
   state: string;
+  /** A comparison's conversation once the gate stopped it: what its test read (its `decided` line); null before, and in a run. */
+  decision: ConversationDecision | null;
 }
 
 /** openapi.yaml's Run: what `GET /v1/runs/{id}` answers. */
@@ -39,6 +42,8 @@ export interface RunView {
   agent: string;
   baseline: string | null;
   monitor: string | null;
+  /** The suite's name (see RunOutline.suite). */
+  suite: string | null;
   /** Who started it, as the platform's users/me answered for its caller's token. */
   started_by: { id: string; email: string | null };
   created_at: string;
@@ -118,6 +123,7 @@ function progressOf(run: Run): ConversationProgress[] {
             : run.status === 'cancelled'
               ? 'cancelled'
               : 'running',
+      decision: stopped?.decision ?? null,
     };
   });
 }
@@ -136,6 +142,7 @@ export function runView(run: Run, pod: string): RunView {
     agent: `agent:${run.spec.access.agentKey}`,
     baseline: run.spec.baseline === undefined ? null : `agent:${run.spec.baseline.access.agentKey}`,
     monitor: run.spec.monitor ?? null,
+    suite: outline.suite,
     started_by: { id: run.spec.callerId, email: run.spec.callerEmail ?? null },
     created_at: iso(run.spec.createdAt)!,
     ended_at: iso(run.endedAt),

@@ -87,6 +87,8 @@ export class ConversationGate {
   #largestRegressed = 0;
   #largestFixed = 0;
   #stop: ComparisonStop | null = null;
+  /** The side the boundary was crossed to, once it was (a `decided` stop). */
+  #crossed: 'regressed' | 'fixed' | null = null;
   /** After each round: the pairs and discordant pairs so far (what the suite's looks add up). */
   #history: SuiteLook[] = [];
 
@@ -106,6 +108,14 @@ export class ConversationGate {
    */
   get stop(): ComparisonStop | null {
     return this.#stop;
+  }
+
+  /**
+   * The side its boundary was crossed to when it stopped `decided`, else null. A crossing's
+   * p-value is within the first step of `Gate.finalize`'s Holm procedure, so it is the verdict.
+   */
+  get crossed(): 'regressed' | 'fixed' | null {
+    return this.#crossed;
   }
 
   /** Whether no round can follow: decided, or out of budget. */
@@ -162,7 +172,8 @@ export class ConversationGate {
     const statistic = boundaryStatistic(design, n, x, y);
     this.#largestRegressed = Math.max(this.#largestRegressed, statistic);
     this.#largestFixed = Math.max(this.#largestFixed, -statistic);
-    if (crossing(design, n, x, y) !== null) this.#stop = 'decided';
+    this.#crossed = crossing(design, n, x, y);
+    if (this.#crossed !== null) this.#stop = 'decided';
     else if (this.#rounds >= design.maxRounds) this.#stop = 'budget';
     else this.#stop = futile(design, n, x, y) ? 'futile' : null;
     return { stop: this.#stop };
@@ -204,13 +215,14 @@ export class ConversationGate {
     copy.#largestRegressed = this.#largestRegressed;
     copy.#largestFixed = this.#largestFixed;
     copy.#stop = this.#stop;
+    copy.#crossed = this.#crossed;
     copy.#history = [...this.#history];
     return copy;
   }
 
-  /** @internal The summary `finalize` reports, before Holm. */
-  summary(): { baseline: Side; candidate: Side; pairs: number } {
-    return { baseline: { ...this.#baseline }, candidate: { ...this.#candidate }, pairs: this.#pairs };
+  /** Each side's counts and pass rate as they stand: what `finalize` reports, and a live view shows once it stopped. */
+  sides(): { baseline: SideSummary; candidate: SideSummary } {
+    return { baseline: summarize(this.#baseline), candidate: summarize(this.#candidate) };
   }
 }
 
@@ -224,7 +236,7 @@ function tally(side: Side, passed: boolean | null, unpaired: boolean[]): void {
   unpaired.push(passed);
 }
 
-export function summarize(side: Side): SideSummary {
+function summarize(side: Side): SideSummary {
   const { estimate, low, high } = wilson(side.passed, side.attempts);
   return { ...side, rate: estimate, low, high, pass_hat_k: passHatK(side.passed, side.attempts) };
 }

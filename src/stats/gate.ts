@@ -1,4 +1,4 @@
-import { ConversationGate, summarize, type ComparisonStop, type ConversationVerdict, type Verdict } from './conversation-gate.js';
+import { ConversationGate, type ComparisonStop, type ConversationVerdict, type Verdict } from './conversation-gate.js';
 import { type Design, type GateOptions, designGate, detectableDrop, regressionPower } from './gate-design.js';
 import { type Interval, newcombeDifference } from './intervals.js';
 import { pooledDifference, suiteCrossing, suiteFutile, suitePValues, type SuiteLook } from './suite.js';
@@ -229,7 +229,7 @@ export class Gate {
     // One conversation after another: searches run side by side would each take a power per
     // turn of the loop, and hold it for all of them at once.
     for (const [index, conversation] of conversations.entries()) {
-      const { baseline, candidate } = conversation.summary();
+      const { baseline, candidate } = conversation.sides();
       const p = pValues[index];
       const outcome = decided.conversations[index];
       const verdict = outcome?.verdict ?? 'error';
@@ -241,8 +241,8 @@ export class Gate {
         p_fixed: p?.fixed ?? null,
         p_needed: outcome?.needed ?? null,
         difference: newcombeDifference(candidate, baseline),
-        baseline: summarize(baseline),
-        candidate: summarize(candidate),
+        baseline,
+        candidate,
         discordant: { baseline_only: baselineOnly, candidate_only: candidateOnly },
         detectable_drop:
           verdict === 'unchanged'

@@ -134,6 +134,33 @@ t.test('a fix, and an unchanged verdict too short to catch anything', async (t) 
   t.match(describeVerdict(b!, 20), /the gate as designed has too few attempts to catch any drop reliably$/);
 });
 
+t.test('a conversation stopped at its boundary has the side it crossed to as its verdict, whatever the others do', async (t) => {
+  // A seeded walk: the same draws on every run.
+  let seed = 7;
+  const draw = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  let crossings = 0;
+  for (let trial = 0; trial < 60; trial++) {
+    const conversations = 2 + (trial % 4);
+    const max = 6 + (trial % 3) * 5;
+    const gate = createGate({ conversations, mode: { kind: 'sequential', min: 3, max } });
+    const rates = Array.from({ length: conversations }, () => [draw(), draw()] as const);
+    const states = rates.map(() => gate.conversation());
+    for (let round = 0; round < max; round++) {
+      states.forEach((state, i) => {
+        if (gate.goesOn(i) && !state.finished) state.record(draw() < rates[i]![0], draw() < rates[i]![1]);
+      });
+    }
+    const { conversations: verdicts } = gate.decide();
+    states.forEach((state, i) => {
+      t.equal(state.crossed !== null, state.stop === 'decided', 'crossed exactly when stopped decided');
+      if (state.crossed === null) return;
+      crossings++;
+      t.equal(verdicts[i], state.crossed, `trial ${trial}, conversation ${i}: the verdict is the crossing's`);
+    });
+  }
+  t.ok(crossings > 20, `${crossings} crossings`);
+});
+
 t.test("Holm's step-down, by hand", async (t) => {
   const verdicts = (ps: number[]) => holm(ps, 0.05).map((r) => r.rejected);
   t.same(verdicts([0.01, 0.04, 0.03, 0.005]), [true, false, false, true], '0.005 ≤ .0125, 0.01 ≤ .0167, 0.03 > .025: stop');

@@ -1,5 +1,5 @@
 import type { components } from '../../api/report-shapes.js';
-import type { ConversationVerdict, Gate, SideSummary, SuiteVerdict } from '../../stats/index.js';
+import type { ConversationGate, ConversationVerdict, Gate, SideSummary, SuiteVerdict } from '../../stats/index.js';
 import { describeSuite, describeVerdict } from './wording.js';
 import { differencesOf } from './differences.js';
 import { addUsage, noUsage, type AttemptReport, type ConversationReport, type RunReport, type TurnReport } from './run-report.js';
@@ -31,6 +31,9 @@ export type RateInterval = Schemas['RateInterval'];
  * has no attempt that could be judged, so the two cannot be compared.
  */
 export type ConversationComparison = Schemas['ComparedConversation'];
+/** A conversation the gate stopped while the comparison runs: its `decided` line, and its row in the run's progress. */
+export type ConversationDecision = Schemas['ConversationDecision'];
+export type DecidedSide = Schemas['DecidedSide'];
 export type ComparedRevision = Schemas['ComparedRevision'];
 export type ComparisonTotals = ComparisonReport['totals'];
 export type ComparisonReport = Schemas['ComparisonReport'];
@@ -49,6 +52,29 @@ function latencyOf(attempts: AttemptReport[]): Latency {
   return { p50_ms: percentile(durations, 50), p95_ms: percentile(durations, 95) };
 }
 
+const intervalOf = (summary: SideSummary): RateInterval => ({ estimate: summary.rate, low: summary.low, high: summary.high });
+
+const decidedSide = (summary: SideSummary): DecidedSide => ({
+  judged: summary.attempts,
+  passed: summary.passed,
+  errors: summary.errors,
+  pass_rate_interval: intervalOf(summary),
+});
+
+/** What the gate read of conversation `index` when it stopped it (final: it runs no more rounds). */
+export function conversationDecision(name: string, index: number, test: ConversationGate): ConversationDecision {
+  const { baseline, candidate } = test.sides();
+  return {
+    conversation: name,
+    conversation_index: index,
+    stop: test.stop!,
+    rounds: test.rounds,
+    verdict: test.crossed,
+    baseline: decidedSide(baseline),
+    candidate: decidedSide(candidate),
+  };
+}
+
 const sideOf = (conv: ConversationReport, summary: SideSummary): SideResult => ({
   status: conv.status,
   passed: conv.passed,
@@ -60,7 +86,7 @@ const sideOf = (conv: ConversationReport, summary: SideSummary): SideResult => (
   attempts_invalid: conv.attempts_invalid,
   attempts_cancelled: conv.attempts_cancelled,
   responsibility: conv.responsibility,
-  pass_rate_interval: { estimate: summary.rate, low: summary.low, high: summary.high },
+  pass_rate_interval: intervalOf(summary),
   pass_hat_k: summary.pass_hat_k,
   latency: latencyOf(conv.attempts),
   model_usage: conv.model_usage,

@@ -1,5 +1,5 @@
 import { createGate, type ConversationGate, type Gate } from '../../stats/index.js';
-import { comparisonReportOf, type ComparisonReport, type Side } from '../report/comparison.js';
+import { comparisonReportOf, conversationDecision, type ComparisonReport, type Side } from '../report/comparison.js';
 import type { AttemptReport } from '../report/run-report.js';
 import type { HttpMemory, Suite } from '../spec/format.js';
 import { cancelledBecause } from './cancellation.js';
@@ -69,7 +69,7 @@ export async function compareSuite(
   for (const side of SIDES) await restoreUnusedFixture(sides[side], states[side]);
   /** Tells the journal of each conversation that goes on no more (it keeps the first word on each). */
   const announce = (conversations: number[]) => {
-    for (const i of conversations) if (!gate.goesOn(i)) journal.stopped(i, tests[i]!.stop!, tests[i]!.rounds);
+    for (const i of conversations) if (!gate.goesOn(i)) journal.stopped(conversationDecision(suite.conversations[i]!.name, i, tests[i]!));
   };
   const journey = async (group: number[], g: number) => {
     for (let round = 1; round <= gate.maxRounds && !journal.halted; round++) {

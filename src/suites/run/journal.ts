@@ -1,5 +1,4 @@
-import type { ComparisonStop } from '../../stats/index.js';
-import type { Side } from '../report/comparison.js';
+import type { ConversationDecision, Side } from '../report/comparison.js';
 import type { AttemptReport } from '../report/run-report.js';
 
 /**
@@ -36,8 +35,8 @@ export interface RunJournal {
    * abandoned (their turns cancelled); the sibling runs them again.
    */
   readonly halted: boolean;
-  /** A comparison's conversation stopped: decided, futile, or out of budget. */
-  stopped(conversation: number, stop: ComparisonStop, rounds: number): void;
+  /** A comparison's conversation stopped: decided, futile, or out of budget, with what its test read. */
+  stopped(decision: ConversationDecision): void;
 }
 
 /** Thrown out of a runner whose journal was halted: the run goes on elsewhere, there is no report here. */

@@ -1,4 +1,12 @@
-import type { ComparisonReport, ConversationComparison, Side, SideResult } from '../comparison.js';
+import type {
+  ComparisonReport,
+  ConversationComparison,
+  ConversationDecision,
+  DecidedSide,
+  RateInterval,
+  Side,
+  SideResult,
+} from '../comparison.js';
 import { attemptsModeText, confidenceText, fraction } from '../wording.js';
 import { html, type Html } from './kit.js';
 import { convId } from './parts.js';
@@ -8,6 +16,8 @@ import { convId } from './parts.js';
  * mark (baseline a circle, candidate a diamond) with its 95 % interval as a line on a 0–100 %
  * axis; regressed rows red, fixed rows green. Inline SVG drawn here, no script; every name from the
  * report goes through the kit's escape like any other text; the colours are the style sheet's.
+ * The runs page draws the same plot while a comparison runs (`livePlot`), each row as the gate
+ * stops its conversation.
  */
 
 const WIDTH = 1100;
@@ -49,17 +59,32 @@ function mark(side: Side, cx: number, cy: number): Html {
   return html`<polygon class="dot" points="${points}"></polygon>`;
 }
 
-function sideMarks(side: Side, s: SideResult, cy: number): Html {
-  const judged = s.attempts_total - s.attempts_error;
-  const { estimate, low, high } = s.pass_rate_interval;
+/** One side of a row: its passes of the attempts judged, and the pass rate's interval. */
+interface PlotSide {
+  passed: number;
+  judged: number;
+  interval: RateInterval;
+}
+
+/** One conversation's row: its sides (null until the gate stopped it, live), its tone (the row's class) and verdict's word. */
+interface PlotRow {
+  name: string;
+  index: number;
+  tone: string;
+  word: string;
+  sides: Record<Side, PlotSide> | null;
+  /** What the axis says where a live row has no marks yet. */
+  pending: string;
+}
+
+function sideMarks(side: Side, { passed, judged, interval }: PlotSide, cy: number): Html {
+  const { estimate, low, high } = interval;
   if (estimate === null) {
     return html`<g class="${`series ${side}`}"
       ><text class="none" x="${at(AXIS_LEFT + 6)}" y="${at(cy + 4)}">${side}: no attempt could be judged</text></g
     >`;
   }
-  const tip =
-    `${side} ${s.attempts_passed}/${judged} passed: ${Math.round(estimate * 100)} % ` +
-    `(95 % interval ${fraction(low)}–${fraction(high)})`;
+  const tip = `${side} ${passed}/${judged} passed: ${Math.round(estimate * 100)} % (95 % interval ${fraction(low)}–${fraction(high)})`;
   const [l, h] = [x(low), x(high)];
   return html`<g class="${`series ${side}`}"
     ><title>${tip}</title><line class="ci" x1="${at(l)}" y1="${at(cy)}" x2="${at(h)}" y2="${at(cy)}"></line
@@ -68,16 +93,36 @@ function sideMarks(side: Side, s: SideResult, cy: number): Html {
   >`;
 }
 
-function row(c: ConversationComparison, i: number, key: string): Html {
+function row(r: PlotRow, i: number, key: string): Html {
   const top = HEAD + i * ROW;
-  return html`<g class="${`row ${c.verdict}`}">
-    <a href="${`#${convId(`${key}cmp`, c.index)}`}"
-      ><text class="name" x="${NAME_END}" y="${top + 21}" text-anchor="end"><title>${c.name}</title>${cut(c.name)}</text></a
+  return html`<g class="${`row ${r.tone}`}" data-index="${r.index}">
+    <a href="${`#${convId(`${key}cmp`, r.index)}`}"
+      ><text class="name" x="${NAME_END}" y="${top + 21}" text-anchor="end"><title>${r.name}</title>${cut(r.name)}</text></a
     >
-    ${sideMarks('baseline', c.baseline, top + 11)}${sideMarks('candidate', c.candidate, top + 23)}
-    <text class="verdict" x="${VERDICT_AT}" y="${top + 21}">${VERDICT_WORD[c.verdict]}${c.fails_on_both_sides ? ', both fail' : ''}</text>
+    ${
+      r.sides === null
+        ? html`<text class="none" x="${at(AXIS_LEFT + 6)}" y="${at(top + 21)}">${r.pending}</text>`
+        : html`${sideMarks('baseline', r.sides.baseline, top + 11)}${sideMarks('candidate', r.sides.candidate, top + 23)}`
+    }
+    <text class="verdict" x="${VERDICT_AT}" y="${top + 21}">${r.word}</text>
   </g>`;
 }
+
+/** A report's side: its passes, the attempts judged (neither in error, invalid nor cancelled), the gate's interval. */
+const reportSide = (s: SideResult): PlotSide => ({
+  passed: s.attempts_passed,
+  judged: s.attempts_total - s.attempts_error - s.attempts_invalid - s.attempts_cancelled,
+  interval: s.pass_rate_interval,
+});
+
+const reportRow = (c: ConversationComparison): PlotRow => ({
+  name: c.name,
+  index: c.index,
+  tone: c.verdict,
+  word: `${VERDICT_WORD[c.verdict]}${c.fails_on_both_sides ? ', both fail' : ''}`,
+  sides: { baseline: reportSide(c.baseline), candidate: reportSide(c.candidate) },
+  pending: '',
+});
 
 /** Room above the suite's row for its own axis (its ticks are points of difference, not pass rates). */
 const SUITE_GAP = 30;
@@ -121,11 +166,9 @@ function suiteRow(report: ComparisonReport, top: number): Html {
 }
 
 /** The rows' backgrounds, under the axis' grid: red for a regression, green for a fix. */
-const bands = (report: ComparisonReport): Html =>
+const bands = (rows: PlotRow[]): Html =>
   html`<g class="bands">
-    ${report.conversations.map(
-      (c, i) => html`<rect class="${`band ${c.verdict}`}" x="0" y="${HEAD + i * ROW}" width="${WIDTH}" height="${ROW}"></rect>`,
-    )}
+    ${rows.map((r, i) => html`<rect class="${`band ${r.tone}`}" x="0" y="${HEAD + i * ROW}" width="${WIDTH}" height="${ROW}"></rect>`)}
   </g>`;
 
 function axis(height: number): Html {
@@ -137,7 +180,7 @@ function axis(height: number): Html {
   return html`<g class="axis">${ticks}</g>`;
 }
 
-function legend(report: ComparisonReport): Html {
+function legend(agents: Record<Side, string>): Html {
   const item = (side: Side, left: number, label: string) =>
     html`<g class="${`series ${side}`}"
       ><line class="ci" x1="${left - 12}" y1="18" x2="${left + 12}" y2="18"></line>${mark(side, left, 18)}<text
@@ -148,15 +191,25 @@ function legend(report: ComparisonReport): Html {
       ></g
     >`;
   return html`<g class="legend-row">
-    ${item('baseline', AXIS_LEFT + 12, `baseline ${report.baseline.agent}`)}
-    ${item('candidate', AXIS_LEFT + 332, `candidate ${report.candidate.agent}`)}
+    ${item('baseline', AXIS_LEFT + 12, `baseline ${agents.baseline}`)}
+    ${item('candidate', AXIS_LEFT + 332, `candidate ${agents.candidate}`)}
   </g>`;
+}
+
+/** The plot's frame around its rows: the axis, the legend, and the suite's row when there is one. */
+function plotSvg(rows: PlotRow[], agents: Record<Side, string>, label: string, key: string, report: ComparisonReport | null = null): Html {
+  const suite = report?.suite ?? null;
+  const suiteTop = HEAD + rows.length * ROW + SUITE_GAP;
+  const height = (suite === null ? HEAD + rows.length * ROW : suiteTop + ROW) + 10;
+  return html`<svg class="plot" viewBox="${`0 0 ${WIDTH} ${height}`}" role="group" aria-label="${label}">
+    ${bands(rows)}${axis(suite === null ? height : suiteTop - SUITE_GAP + 4)}${legend(agents)}${rows.map((r, i) => row(r, i, key))}${
+      suite === null ? '' : suiteRow(report!, suiteTop)
+    }
+  </svg>`;
 }
 
 /** The pass-rate plot, with a caption saying what its marks mean. */
 export function passRatePlot(report: ComparisonReport, key: string): Html {
-  const suiteTop = HEAD + report.conversations.length * ROW + SUITE_GAP;
-  const height = (report.suite === null ? HEAD + report.conversations.length * ROW : suiteTop + ROW) + 10;
   const t = report.totals;
   const label =
     `Pass rates with their 95 % intervals, baseline ${report.baseline.agent} against candidate ${report.candidate.agent}: ` +
@@ -164,12 +217,9 @@ export function passRatePlot(report: ComparisonReport, key: string): Html {
     `${t.error > 0 ? `, ${t.error} could not be compared` : ''}` +
     `${t.fails_on_both_sides > 0 ? `; ${t.fails_on_both_sides} failing on both sides` : ''}` +
     `${report.suite === null ? '' : `; the suite as a whole ${VERDICT_WORD[report.suite.verdict]}`}`;
+  const agents = { baseline: report.baseline.agent, candidate: report.candidate.agent };
   return html`<section class="card plot-card">
-    <svg class="plot" viewBox="${`0 0 ${WIDTH} ${height}`}" role="group" aria-label="${label}">
-      ${bands(report)}${axis(report.suite === null ? height : suiteTop - SUITE_GAP + 4)}${legend(report)}${report.conversations.map(
-        (c, i) => row(c, i, key),
-      )}${report.suite === null ? '' : suiteRow(report, suiteTop)}
-    </svg>
+    ${plotSvg(report.conversations.map(reportRow), agents, label, key, report)}
     <p class="plot-caption">
       Each side's pass rate over its judged attempts (the mark) with its 95 % interval (the line). A row is
       <b class="regressed">regressed</b> or <b class="fixed">fixed</b> only when the test says so with ${confidenceText(report.confidence)}
@@ -181,6 +231,76 @@ export function passRatePlot(report: ComparisonReport, key: string): Html {
             '(the square) with its 95 % interval, in points.'
       }
       Attempts: ${attemptsModeText(report.attempts)}; ${report.sessions.spent} of ${report.sessions.budget} sessions spent.
+    </p>
+  </section>`;
+}
+
+/** What the live plot reads of a running comparison, as `GET /v1/runs/{id}` shows it. */
+export interface LiveComparison {
+  /** The candidate's engine key. */
+  agent: string;
+  baseline: string | null;
+  progress: {
+    conversations: Array<{
+      conversation: string;
+      conversation_index: number;
+      rounds: number;
+      budget: number;
+      state: string;
+      decision: ConversationDecision | null;
+    }>;
+  };
+}
+
+const liveSide = (s: DecidedSide): PlotSide => ({
+  passed: s.passed,
+  judged: s.judged,
+  interval: s.pass_rate_interval,
+});
+
+/** A conversation's live row: its intervals and verdict once the gate stopped it, how far it got before. */
+function liveRow(c: LiveComparison['progress']['conversations'][number]): PlotRow {
+  const d = c.decision;
+  const base = { name: c.conversation, index: c.conversation_index, pending: '' };
+  if (d === null) {
+    const cancelled = c.state === 'cancelled';
+    return {
+      ...base,
+      tone: cancelled ? 'undecided' : 'running',
+      word: cancelled ? VERDICT_WORD.undecided : c.state === 'running' ? 'deciding…' : 'stopped',
+      sides: null,
+      pending: `${c.state === 'running' ? 'deciding' : c.state}: ${c.rounds} of ${c.budget} rounds`,
+    };
+  }
+  const sides = { baseline: liveSide(d.baseline), candidate: liveSide(d.candidate) };
+  return d.verdict === null
+    ? { ...base, tone: 'stopped', word: 'stopped', sides }
+    : { ...base, tone: d.verdict, word: VERDICT_WORD[d.verdict], sides };
+}
+
+/**
+ * The plot of a comparison that runs: a row per conversation, its intervals and verdict drawn when
+ * the gate stops it (final: it runs no more rounds), "deciding" before. A conversation that
+ * crossed its boundary has its verdict; one stopped otherwise gets its verdict with the report.
+ * The runs page draws it (public/runs/run.js imports it in the browser, where knip does not look).
+ *
+ * @public
+ */
+export function livePlot(run: LiveComparison): Html {
+  const rows = run.progress.conversations.map(liveRow);
+  const stopped = rows.filter((r) => r.sides !== null).length;
+  const count = (tone: string) => rows.filter((r) => r.tone === tone).length;
+  const agents = { baseline: run.baseline ?? '', candidate: run.agent };
+  const label =
+    `Pass rates with their 95 % intervals so far, baseline ${agents.baseline} against candidate ${agents.candidate}: ` +
+    `${stopped} of ${rows.length} conversations stopped, ${count('regressed')} regressed, ${count('fixed')} fixed`;
+  return html`<section class="card plot-card live">
+    ${plotSvg(rows, agents, label, '')}
+    <p class="plot-caption">
+      Each conversation's row is drawn when the gate stops it: each side's pass rate over its judged attempts (the mark) with its 95 %
+      interval (the line), final, since it runs no more rounds. A conversation whose test crossed its boundary is
+      <b class="regressed">regressed</b> or <b class="fixed">fixed</b> at once, and the report keeps that verdict; one stopped otherwise
+      gets its verdict with the report, from every conversation's test together.
     </p>
   </section>`;
 }
