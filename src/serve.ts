@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './ops/config.js';
+import { drainBoundMs } from './runs/registry.js';
 
 /**
  * Runs the service from the environment. On SIGTERM/SIGINT readiness turns false at once,
@@ -8,7 +9,8 @@ import { ConfigError, loadConfig, type Config } from './ops/config.js';
  */
 async function runServer(config: Config): Promise<void> {
   const app = await buildApp(config);
-  closeWithGrace({ delay: config.shutdownGraceMs + 10_000, logger: app.log }, async ({ signal, err }) => {
+  // The hard stop (exit 1) comes 10 s after the longest a drain takes, never in the middle of one.
+  closeWithGrace({ delay: drainBoundMs(config.shutdownGraceMs) + 10_000, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'stopping after an unexpected error');
     app.log.info(
       { signal, grace_ms: config.shutdownGraceMs, ...app.conversationRegistry.stats, runs: app.runs.running.length },

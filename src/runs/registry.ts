@@ -30,6 +30,12 @@ const STREAM_POLL_MS = 100;
 /** A drain's hand-over gets at least this long, however short the grace (a push to a live sibling takes milliseconds). */
 const HAND_OVER_MIN_MS = 5_000;
 
+/**
+ * How long a drain with a shutdown grace of `graceMs` may take: the grace, but never less than
+ * twice the hand-over's minimum, so that a run is handed over even under a short grace.
+ */
+export const drainBoundMs = (graceMs: number): number => Math.max(HAND_OVER_MIN_MS * 2, graceMs);
+
 /** Why DELETE /v1/runs/{id} cancelled a run, as its report says it. */
 export const CANCELLED_BY_DELETE = 'DELETE /v1/runs/{id} cancelled it';
 
@@ -279,8 +285,7 @@ export class RunRegistry {
     this.#replicas.close();
     const running = this.running;
     for (const run of running) run.halt();
-    const graceOver =
-      deadline === undefined ? undefined : sleep(Math.max(HAND_OVER_MIN_MS * 2, deadline - Date.now()), this.#closing.signal);
+    const graceOver = deadline === undefined ? undefined : sleep(drainBoundMs(deadline - Date.now()), this.#closing.signal);
     const bounded = (work: Promise<unknown>) => (graceOver === undefined ? work : Promise.race([work, graceOver]));
     // Half the grace (at least 5 s) to hand a run over; the rest to end it here, cancelled, if no sibling takes it.
     const handOverBy = deadline === undefined ? Infinity : Date.now() + Math.max(HAND_OVER_MIN_MS, (deadline - Date.now()) / 2);
