@@ -9,55 +9,23 @@ import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { request } from 'undici';
 import { startCountedPods, type Pod } from './support/cluster.js';
-import { comparePath, type Json } from './support/http.js';
-import { collect } from './support/runs.js';
+import type { Json } from './support/http.js';
+import { AUTH, attemptsOf, collect, runOn, startComparison, until } from './support/runs.js';
 import { scaled, sleep } from './support/time.js';
 
 t.setTimeout(scaled(300_000));
-
-const auth = { authorization: 'Bearer demo-token' };
 
 /** Conversations whose agent says yes 80 % of the time, after a pause: identical on both sides. */
 const suite = (maxAttempts: number) => ({
   max_attempts: maxAttempts,
   concurrency: 2,
-  baseline: 'coach',
   conversations: ['a', 'b'].map((name) => ({
     name,
     turns: [{ line: 'sim:delay:200' }, { line: 'sim:chance:0.8', expect: { text_matches: 'Yes' } }],
   })),
 });
 
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + scaled(ms);
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not in time: ${what}`);
-    await sleep(50);
-  }
-}
-
-async function view(pod: Pod, id: string): Promise<Json> {
-  const res = await request(`${pod.url}/v1/runs/${id}`, { headers: auth });
-  return (await res.body.json()) as Json;
-}
-
-async function startComparison(pod: Pod, maxAttempts: number): Promise<string> {
-  const res = await request(pod.url + comparePath('coach.3'), {
-    method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json', prefer: 'respond-async' },
-    body: JSON.stringify(suite(maxAttempts)),
-  });
-  const body = (await res.body.json()) as Json;
-  if (res.statusCode !== 202) throw new Error(`not started: ${JSON.stringify(body)}`);
-  return body.id;
-}
-
-/** A comparison's attempts, as its report counts them on both sides. */
-const attemptsOf = (report: Json): number =>
-  ['baseline', 'candidate'].reduce(
-    (n, side) => n + report.runs[side].conversations.reduce((m: number, c: Json) => m + c.attempts.length, 0),
-    0,
-  );
+const view = async (pod: Pod, id: string): Promise<Json> => (await runOn(pod, id)).body;
 
 /** CPU time (user + system, in clock ticks) a process has used so far. */
 const cpuTicks = (pid: number): number => {
@@ -70,7 +38,7 @@ t.test('SIGSTOP the holder past the takeover time: the sibling goes on, the paus
     pods: [a, b],
     engines,
   } = await startCountedPods(t, { listed: 2, up: 2 });
-  const id = await startComparison(a!, 30);
+  const id = await startComparison(a!, suite(30));
   await until(async () => (await view(a!, id)).progress.sessions >= 4, 60_000, 'two rounds');
   a!.child.kill('SIGSTOP');
   await until(async () => (await view(b!, id)).moves.length > 0, 30_000, 'the sibling took it over');
@@ -108,10 +76,10 @@ t.test('SIGKILL the holder and DELETE the run on the sibling at once: cancelled,
     pods: [a, b],
     engines,
   } = await startCountedPods(t, { listed: 2, up: 2 });
-  const id = await startComparison(a!, 60);
+  const id = await startComparison(a!, suite(60));
   await until(async () => (await view(b!, id)).progress.sessions >= 4, 60_000, 'two rounds, replicated');
   a!.child.kill('SIGKILL');
-  const res = await request(`${b!.url}/v1/runs/${id}`, { method: 'DELETE', headers: auth });
+  const res = await request(`${b!.url}/v1/runs/${id}`, { method: 'DELETE', headers: AUTH });
   const answer = (await res.body.json()) as Json;
   t.equal(res.statusCode, 200);
   t.equal(answer.status, 'cancelled', 'the DELETE answers the run cancelled');
@@ -129,12 +97,12 @@ t.test(
     const {
       pods: [a, b],
     } = await startCountedPods(t, { listed: 3, up: 2, env: { SHUTDOWN_GRACE_MS: String(grace) } });
-    const id = await startComparison(a!, 60);
+    const id = await startComparison(a!, suite(60));
     await until(async () => (await view(a!, id)).progress.sessions >= 4, 60_000, 'two rounds');
     a!.child.kill('SIGTERM');
     t.equal(await a!.exited, 0, 'the first pod drains and exits');
     await until(async () => (await view(b!, id)).moves.length > 0, 30_000, 'the run moved to the sibling');
-    const follow = await request(`${b!.url}/v1/runs/${id}/events?after=0`, { headers: auth });
+    const follow = await request(`${b!.url}/v1/runs/${id}/events?after=0`, { headers: AUTH });
     const lines: Json[] = [];
     const streamed = collect(follow.body, lines).catch(() => undefined);
     const pid = b!.child.pid!;
